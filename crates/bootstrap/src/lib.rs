@@ -1,0 +1,43 @@
+//! Bootstrap: how the processes of one job find each other before any MPI
+//! traffic. The launcher runs a small key/value service; each process
+//! publishes its endpoint (`put`), waits at a `fence`, then reads its peers'
+//! endpoints (`get`).
+//!
+//! This crate holds the `KeyValue` contract that transports use during setup,
+//! an in-process implementation for tests (`LocalKv`), and the environment
+//! variables the launcher hands every rank (`JobEnv`).
+
+mod env;
+mod local;
+
+pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_TRANSPORT};
+pub use local::{local_kv_world, LocalKv};
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum BootstrapError {
+    #[error("bootstrap environment variable {var}: {problem}")]
+    BadEnv { var: &'static str, problem: String },
+    #[error("key {0:?} was never published")]
+    Missing(String),
+    #[error("key/value service: {0}")]
+    Protocol(String),
+    #[error("timed out after {0:?} waiting for {1}")]
+    Timeout(std::time::Duration, String),
+    #[error("I/O error talking to the key/value service: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The exchange every transport uses at setup. Keys and values are short
+/// strings without whitespace or newlines.
+pub trait KeyValue {
+    fn rank(&self) -> u32;
+    fn size(&self) -> u32;
+    /// Publishes `value` under `key`; visible to others after the next fence.
+    fn put(&mut self, key: &str, value: &str) -> Result<(), BootstrapError>;
+    /// Returns when every rank of the job has reached the same fence.
+    fn fence(&mut self) -> Result<(), BootstrapError>;
+    /// Reads a key published before the last fence.
+    fn get(&mut self, key: &str) -> Result<String, BootstrapError>;
+}

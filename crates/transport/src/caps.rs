@@ -1,0 +1,15 @@
+/// What a transport offers, declared as data so that the engine's protocol
+/// choice is a pure function of it (UCX style).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caps {
+    /// Short name, as chosen with `--transport` (e.g. "tcp", "sctp").
+    pub name: &'static str,
+    /// Ordered channels per peer (1 for TCP, the stream count for SCTP).
+    pub channels: u16,
+    /// Largest frame `try_send` accepts, header included.
+    pub max_frame: usize,
+    /// Eager limit the transport suggests (the engine's option overrides it).
+    pub eager_limit_hint: usize,
+    /// Frames are never lost (true for every transport the engine runs on).
+    pub reliable: bool,
+}

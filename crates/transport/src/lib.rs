@@ -1,0 +1,107 @@
+//! The contract between the engine and a transport (tcp, sctp, wamp, ...).
+//!
+//! A transport moves whole frames between the ranks of one job. It offers each
+//! peer `Caps::channels` ordered channels: frames on one channel arrive in the
+//! order they were sent, frames on different channels are independent (TCP has
+//! one channel per peer, SCTP one per stream). The engine chooses the channel;
+//! the transport never looks inside a frame.
+//!
+//! Backpressure is part of the contract: `try_send` is all-or-nothing and
+//! returns `SendStatus::WouldBlock` when the frame cannot be taken now; the
+//! engine keeps it queued and tries again on a later progress call. Nothing
+//! here spins or sleeps except `wait`, which the caller bounds.
+//!
+//! What this crate is not: it knows nothing of MPI matching, tags or requests.
+
+mod caps;
+mod loopback;
+
+pub use caps::Caps;
+pub use loopback::{loopback_pair, loopback_world, Loopback};
+
+use std::time::Duration;
+use thiserror::Error;
+
+/// A process of the job, by its rank in MPI_COMM_WORLD.
+pub type PeerId = u32;
+
+/// Outcome of an attempt to send one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendStatus {
+    /// The whole frame is the transport's now; the caller may reuse the buffers.
+    Sent,
+    /// Nothing was taken; try again after the next progress call.
+    WouldBlock,
+}
+
+/// Something the transport has to tell the engine.
+#[derive(Debug)]
+pub enum Incoming<'a> {
+    /// One complete frame from `peer` on `channel`.
+    Frame { peer: PeerId, channel: u16, bytes: &'a [u8] },
+    /// `peer` is gone (connection closed, association aborted, heartbeats
+    /// unanswered). Requests that involve it can never complete.
+    PeerLost { peer: PeerId, reason: String },
+}
+
+#[derive(Debug, Error)]
+pub enum TransportError {
+    #[error("peer {0} is not part of this job")]
+    NoSuchPeer(PeerId),
+    #[error("channel {channel} out of range (transport has {channels})")]
+    NoSuchChannel { channel: u16, channels: u16 },
+    #[error("frame of {len} bytes exceeds the transport's maximum of {max}")]
+    FrameTooLarge { len: usize, max: usize },
+    #[error("peer {peer} is unreachable: {reason}")]
+    PeerLost { peer: PeerId, reason: String },
+    #[error("transport setup failed: {0}")]
+    Setup(String),
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A transport connecting this process to every rank of the job.
+///
+/// Call order, for each progress step: `poll_recv` (drain everything that
+/// arrived), then `try_send` for queued frames until `WouldBlock`, then
+/// `flush`. Block in `wait` only when no request can advance otherwise.
+pub trait Transport: Send {
+    /// What this transport offers; the engine sizes fragments and picks
+    /// channels from it.
+    fn caps(&self) -> &Caps;
+
+    /// This process's rank in the job.
+    fn rank(&self) -> PeerId;
+
+    /// Number of ranks in the job.
+    fn size(&self) -> u32;
+
+    /// Sends one frame made of `parts` concatenated (header, payload), all or
+    /// nothing. A frame longer than `caps().max_frame` is an error. Sending to
+    /// oneself is allowed and delivers through `poll_recv`.
+    fn try_send(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError>;
+
+    /// Hands every frame received so far to `sink`, in channel order. Returns
+    /// the number of events delivered.
+    fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError>;
+
+    /// Pushes out anything buffered inside the transport. Returns true while
+    /// data is still waiting for the network.
+    fn flush(&mut self) -> Result<bool, TransportError>;
+
+    /// Blocks until something may have arrived or may be sendable, or until
+    /// `timeout` passes. Spurious returns are allowed.
+    fn wait(&mut self, timeout: Duration) -> Result<(), TransportError>;
+
+    /// A file descriptor that becomes readable when `poll_recv` or `flush`
+    /// may make progress, for a progress thread that sleeps outside any lock.
+    /// `None` when the transport has nothing to poll (then callers poll
+    /// periodically).
+    fn readiness_fd(&self) -> Option<i32> {
+        None
+    }
+
+    /// Ends every connection gracefully, waiting at most `timeout` for queued
+    /// data to leave.
+    fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError>;
+}

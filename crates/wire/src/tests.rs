@@ -1,0 +1,72 @@
+use super::*;
+
+fn env() -> Envelope {
+    Envelope { ctx: 7, tag: 42, seq: 3, msg_id: 0x1122334455667788, total_len: 5 }
+}
+
+#[test]
+fn eager_round_trip_and_raw_layout() {
+    let f = Frame::Eager { env: env(), flags: flags::SYNC, payload: b"hello" };
+    let bytes = f.to_vec();
+    // magic, kind, flags (LE u16), ctx, tag, seq, msg_id, total_len, payload
+    assert_eq!(&bytes[..4], &[MAGIC, 1, 1, 0]);
+    assert_eq!(&bytes[4..8], &7u32.to_le_bytes());
+    assert_eq!(&bytes[8..12], &42i32.to_le_bytes());
+    assert_eq!(&bytes[12..20], &3u64.to_le_bytes());
+    assert_eq!(&bytes[20..28], &0x1122334455667788u64.to_le_bytes());
+    assert_eq!(&bytes[28..36], &5u64.to_le_bytes());
+    assert_eq!(&bytes[36..], b"hello");
+    assert_eq!(Frame::parse(&bytes).unwrap(), f);
+}
+
+#[test]
+fn every_kind_round_trips() {
+    let frames = [
+        Frame::Rts { env: Envelope { total_len: 1 << 40, ..env() }, flags: 0 },
+        Frame::Cts { msg_id: 9, accept_len: 1000 },
+        Frame::Data { msg_id: 9, offset: 65536, payload: &[1, 2, 3] },
+        Frame::SyncAck { msg_id: u64::MAX },
+        Frame::RecvCredit { ctx: 1, tag: ANY_TAG, capacity: 1 << 20 },
+        Frame::Eager { env: Envelope { tag: -5, ..env() }, flags: flags::PUSH, payload: &[] },
+    ];
+    for f in frames {
+        let v = f.to_vec();
+        assert_eq!(v.len(), f.kind().header_len() + f.payload().len());
+        assert_eq!(Frame::parse(&v).unwrap(), f, "{f:?}");
+    }
+}
+
+#[test]
+fn rejects_malformed_frames() {
+    assert_eq!(Frame::parse(&[]), Err(WireError::Truncated(0)));
+    assert_eq!(Frame::parse(&[0, 1, 0, 0]), Err(WireError::BadMagic(0)));
+    assert_eq!(Frame::parse(&[MAGIC, 99, 0, 0]), Err(WireError::UnknownKind(99)));
+    assert_eq!(Frame::parse(&[MAGIC, 1, 0, 0x80]), Err(WireError::UnknownFlags(0x8000)));
+    // An RTS cut short.
+    let v = Frame::Rts { env: env(), flags: 0 }.to_vec();
+    assert_eq!(Frame::parse(&v[..20]), Err(WireError::Truncated(20)));
+    // A control frame with trailing bytes.
+    let mut v = Frame::Cts { msg_id: 1, accept_len: 2 }.to_vec();
+    v.push(0);
+    assert!(matches!(Frame::parse(&v), Err(WireError::UnexpectedPayload { kind: Kind::Cts, len: 1 })));
+    // An eager frame claiming fewer bytes than it carries.
+    let v = Frame::Eager { env: Envelope { total_len: 5, ..env() }, flags: 0, payload: b"hello" }.to_vec();
+    let mut longer = v.clone();
+    longer.push(b'!');
+    assert!(matches!(Frame::parse(&longer), Err(WireError::PayloadTooLong { payload: 6, total: 5 })));
+}
+
+#[test]
+fn parse_never_panics_on_prefixes_and_flips() {
+    let v = Frame::Eager { env: env(), flags: 0, payload: b"hello" }.to_vec();
+    for n in 0..v.len() {
+        let _ = Frame::parse(&v[..n]);
+    }
+    for i in 0..v.len() {
+        for bit in 0..8 {
+            let mut w = v.clone();
+            w[i] ^= 1 << bit;
+            let _ = Frame::parse(&w);
+        }
+    }
+}
