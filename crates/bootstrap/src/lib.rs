@@ -4,14 +4,29 @@
 //! endpoints (`get`).
 //!
 //! This crate holds the `KeyValue` contract that transports use during setup,
-//! an in-process implementation for tests (`LocalKv`), and the environment
-//! variables the launcher hands every rank (`JobEnv`).
+//! an in-process implementation for tests (`LocalKv`), the environment
+//! variables the launcher hands every rank (`JobEnv`), the service the
+//! launcher runs (`server`) and the client each rank uses (`Client`), which
+//! proves the job secret before anything else (`auth`).
+//!
+//! It is not a general database: keys and values are short words, and the
+//! table lives only as long as the job.
 
+mod addr;
+pub mod auth;
+mod client;
 mod env;
 mod local;
+pub mod proto;
+pub mod server;
+mod timeout;
 
+pub use addr::{BootstrapAddr, Stream};
+pub use client::Client;
 pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_TRANSPORT};
 pub use local::{local_kv_world, LocalKv};
+pub use server::{Server, ServerConfig, ServerEvent};
+pub use timeout::{timeout_from_env, DEFAULT_TIMEOUT, ENV_BOOTSTRAP_TIMEOUT};
 
 use thiserror::Error;
 
@@ -25,6 +40,10 @@ pub enum BootstrapError {
     Protocol(String),
     #[error("timed out after {0:?} waiting for {1}")]
     Timeout(std::time::Duration, String),
+    #[error("bad bootstrap address {0:?}: {1}")]
+    BadAddress(String, String),
+    #[error("the key/value service refused this rank: {0}")]
+    Refused(String),
     #[error("I/O error talking to the key/value service: {0}")]
     Io(#[from] std::io::Error),
 }

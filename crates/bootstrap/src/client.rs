@@ -1,0 +1,151 @@
+//! A rank's connection to the launcher's key/value service.
+
+use crate::addr::{BootstrapAddr, Stream};
+use crate::auth::{self, Role};
+use crate::proto::{self, check_item, Request, VERSION};
+use crate::{BootstrapError, JobEnv, KeyValue};
+use std::io::{BufReader, Write};
+use std::time::Duration;
+
+/// Implements [`KeyValue`] against the launcher. Puts are kept until the next
+/// fence and then sent together with it, so a fence costs one round trip
+/// however many keys a rank publishes.
+pub struct Client {
+    rank: u32,
+    size: u32,
+    stream: Stream,
+    reader: BufReader<Stream>,
+    pending: Vec<(String, String)>,
+    timeout: Duration,
+}
+
+impl Client {
+    /// Connects to the service named in the job environment; waits are
+    /// bounded by `WANMPI_BOOTSTRAP_TIMEOUT` (default 120 s).
+    pub fn connect(env: &JobEnv) -> Result<Client, BootstrapError> {
+        Client::connect_to(&env.bootstrap, env.rank, env.size, &env.secret, crate::timeout_from_env())
+    }
+
+    /// Connects to `address` as `rank` of a job of `size` ranks.
+    pub fn connect_to(address: &str, rank: u32, size: u32, secret: &[u8; 32], timeout: Duration) -> Result<Client, BootstrapError> {
+        let addr = BootstrapAddr::parse(address)?;
+        let stream = addr.connect(timeout.min(Duration::from_secs(30)))?;
+        // A fence may last up to the server's timeout; give it some margin.
+        stream.set_read_timeout(Some(timeout + Duration::from_secs(5)))?;
+        stream.set_write_timeout(Some(timeout))?;
+        let reader = BufReader::new(stream.try_clone()?);
+        let mut c = Client { rank, size, stream, reader, pending: Vec::new(), timeout };
+        c.handshake(secret)?;
+        Ok(c)
+    }
+
+    fn handshake(&mut self, secret: &[u8; 32]) -> Result<(), BootstrapError> {
+        let greeting = self.read_reply("the greeting")?;
+        let server_nonce = match greeting.split(' ').collect::<Vec<_>>()[..] {
+            ["wanmpi-kv", v, nonce] if v == VERSION.to_string() => nonce.to_string(),
+            _ => return Err(BootstrapError::Protocol(format!("not a wanmpi key/value service: {:?}", proto::one_line(&greeting)))),
+        };
+        let my_nonce = auth::nonce().map_err(|e| BootstrapError::Protocol(format!("no randomness: {e}")))?;
+        let proof = auth::prove(secret, Role::Client, &server_nonce, self.rank);
+        self.send(&[Request::Hello { rank: self.rank, nonce: my_nonce.clone(), proof }])?;
+        let reply = self.read_reply("hello")?;
+        match reply.strip_prefix("ok ") {
+            Some(p) if auth::verify(secret, Role::Server, &my_nonce, self.rank, p) => Ok(()),
+            Some(_) => Err(BootstrapError::Refused("the service could not prove the job secret".into())),
+            None => Err(BootstrapError::Refused(reply.strip_prefix("err ").unwrap_or(&reply).to_string())),
+        }
+    }
+
+    fn send(&mut self, reqs: &[Request]) -> Result<(), BootstrapError> {
+        let mut out = String::new();
+        for r in reqs {
+            out.push_str(&r.render());
+            out.push('\n');
+        }
+        self.stream.write_all(out.as_bytes())?;
+        Ok(())
+    }
+
+    fn read_reply(&mut self, what: &str) -> Result<String, BootstrapError> {
+        match proto::read_line(&mut self.reader) {
+            Ok(Some(l)) => Ok(l),
+            Ok(None) => Err(BootstrapError::Protocol(format!("the service closed the connection (waiting for the reply to {what})"))),
+            Err(BootstrapError::Io(e)) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                Err(BootstrapError::Timeout(self.timeout, what.to_string()))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends one request and expects `ok`.
+    fn call_ok(&mut self, req: Request, what: &str) -> Result<(), BootstrapError> {
+        self.send(&[req])?;
+        expect_ok(self.read_reply(what)?)
+    }
+
+    /// Asks the launcher to end the job with exit code `code`; the launcher
+    /// prints `message` naming this rank. The caller should then exit.
+    pub fn abort(&mut self, code: i32, message: &str) -> Result<(), BootstrapError> {
+        self.call_ok(Request::Abort { code, message: message.to_string() }, "abort")
+    }
+
+    /// Tells the launcher this rank finished MPI cleanly: exiting afterwards
+    /// is not a failure, whatever other ranks are still doing.
+    pub fn finalize(&mut self) -> Result<(), BootstrapError> {
+        self.call_ok(Request::Finalize, "finalize")
+    }
+
+    /// Tells the launcher this rank lost contact with `rank`; the launcher
+    /// ends the job with a message naming both.
+    pub fn report_peer_lost(&mut self, rank: u32, reason: &str) -> Result<(), BootstrapError> {
+        self.call_ok(Request::PeerLost { rank, reason: reason.to_string() }, "peer-lost")
+    }
+}
+
+fn expect_ok(reply: String) -> Result<(), BootstrapError> {
+    if reply == "ok" {
+        Ok(())
+    } else {
+        Err(BootstrapError::Protocol(reply.strip_prefix("err ").unwrap_or(&reply).to_string()))
+    }
+}
+
+impl KeyValue for Client {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+    fn size(&self) -> u32 {
+        self.size
+    }
+    fn put(&mut self, key: &str, value: &str) -> Result<(), BootstrapError> {
+        check_item("key", key)?;
+        check_item("value", value)?;
+        self.pending.push((key.to_string(), value.to_string()));
+        Ok(())
+    }
+    fn fence(&mut self) -> Result<(), BootstrapError> {
+        let mut reqs: Vec<Request> = self.pending.drain(..).map(|(key, value)| Request::Put { key, value }).collect();
+        let puts = reqs.len();
+        reqs.push(Request::Fence);
+        self.send(&reqs)?;
+        for _ in 0..puts {
+            expect_ok(self.read_reply("put")?)?;
+        }
+        match expect_ok(self.read_reply("fence")?) {
+            Err(BootstrapError::Protocol(m)) if m.starts_with("fence timed out") => Err(BootstrapError::Timeout(self.timeout, m)),
+            other => other,
+        }
+    }
+    fn get(&mut self, key: &str) -> Result<String, BootstrapError> {
+        check_item("key", key)?;
+        self.send(&[Request::Get { key: key.to_string() }])?;
+        let reply = self.read_reply("get")?;
+        if let Some(v) = reply.strip_prefix("val ") {
+            return Ok(v.to_string());
+        }
+        if reply == "missing" {
+            return Err(BootstrapError::Missing(key.to_string()));
+        }
+        Err(BootstrapError::Protocol(reply.strip_prefix("err ").unwrap_or(&reply).to_string()))
+    }
+}

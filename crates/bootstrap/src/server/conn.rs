@@ -1,0 +1,109 @@
+//! One connection: the handshake, then requests until the peer hangs up.
+
+use super::state::Shared;
+use super::ServerEvent;
+use crate::addr::Stream;
+use crate::auth::{self, Role};
+use crate::proto::{self, Request, VERSION};
+use crate::BootstrapError;
+use std::io::{BufReader, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub fn serve(stream: Stream, shared: Arc<Shared>) {
+    let peer = stream.peer();
+    let rank = match handshake(&stream, &shared) {
+        Ok(rank) => rank,
+        Err(reason) => {
+            let _ = stream.shutdown();
+            (shared.sink)(ServerEvent::Refused { peer, reason });
+            return;
+        }
+    };
+    (shared.sink)(ServerEvent::Connected { rank });
+    // Requests may come hours apart (finalize after a long run): no timeout.
+    let _ = stream.set_read_timeout(None);
+    let _ = requests(rank, stream, &shared);
+}
+
+fn send(mut w: &Stream, line: &str) -> std::io::Result<()> {
+    w.write_all(format!("{line}\n").as_bytes())
+}
+
+fn handshake(stream: &Stream, shared: &Shared) -> Result<u32, String> {
+    let cfg = &shared.config;
+    stream.set_read_timeout(Some(cfg.hello_timeout)).map_err(|e| e.to_string())?;
+    stream.set_write_timeout(Some(cfg.hello_timeout)).map_err(|e| e.to_string())?;
+    let nonce = auth::nonce().map_err(|e| format!("no randomness for a nonce: {e}"))?;
+    send(stream, &format!("wanmpi-kv {VERSION} {nonce}")).map_err(|e| e.to_string())?;
+    let mut reader = BufReader::new(stream);
+    let line = match proto::read_line(&mut reader) {
+        Ok(Some(l)) => l,
+        Ok(None) => return Err("closed before hello".into()),
+        Err(BootstrapError::Io(e)) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            return Err(format!("no hello within {:?}", cfg.hello_timeout))
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let refuse = |why: &str| {
+        let _ = send(stream, &format!("err {why}"));
+        Err(why.to_string())
+    };
+    let Ok(Request::Hello { rank, nonce: client_nonce, proof }) = Request::parse(&line) else {
+        return refuse("expected hello");
+    };
+    if rank >= cfg.size {
+        return refuse(&format!("rank {rank} is not in a job of size {}", cfg.size));
+    }
+    if !auth::verify(&cfg.secret, Role::Client, &nonce, rank, &proof) {
+        return refuse(&format!("wrong proof of the job secret for rank {rank}"));
+    }
+    let answer = auth::prove(&cfg.secret, Role::Server, &client_nonce, rank);
+    send(stream, &format!("ok {answer}")).map_err(|e| e.to_string())?;
+    stream.set_write_timeout(Some(Duration::from_secs(30))).map_err(|e| e.to_string())?;
+    Ok(rank)
+}
+
+fn requests(rank: u32, stream: Stream, shared: &Shared) -> Result<(), BootstrapError> {
+    shared.register(stream.try_clone()?);
+    let mut reader = BufReader::new(stream.try_clone()?);
+    while let Some(line) = proto::read_line(&mut reader)? {
+        let req = match Request::parse(&line) {
+            Ok(r) => r,
+            Err(why) => {
+                send(&stream, &format!("err {}", proto::one_line(&why)))?;
+                continue;
+            }
+        };
+        let reply = match req {
+            Request::Hello { .. } => "err already said hello".to_string(),
+            Request::Put { key, value } => {
+                shared.put(key, value);
+                "ok".into()
+            }
+            Request::Fence => match shared.fence(rank) {
+                Ok(()) => "ok".into(),
+                Err(why) => format!("err {why}"),
+            },
+            Request::Get { key } => match shared.get(&key) {
+                Some(v) => format!("val {v}"),
+                None => "missing".into(),
+            },
+            Request::Abort { code, message } => {
+                (shared.sink)(ServerEvent::Abort { rank, code, message });
+                "ok".into()
+            }
+            Request::Finalize => {
+                shared.finalize(rank);
+                (shared.sink)(ServerEvent::Finalized { rank });
+                "ok".into()
+            }
+            Request::PeerLost { rank: lost, reason } => {
+                (shared.sink)(ServerEvent::PeerLost { reporter: rank, rank: lost, reason });
+                "ok".into()
+            }
+        };
+        send(&stream, &reply)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! The key/value service the launcher runs on a thread for one job.
+//!
+//! One thread accepts connections; each connection gets a thread that first
+//! checks the peer's proof of the job secret (see `auth`), then serves its
+//! requests. Things the launcher must act on (an abort, a finalize, a lost
+//! peer, a refused stray) are handed to the `sink` callback as
+//! [`ServerEvent`]s.
+
+mod conn;
+mod state;
+
+use crate::addr::{BootstrapAddr, Stream};
+use crate::BootstrapError;
+use state::Shared;
+use std::net::{IpAddr, Ipv4Addr, TcpListener};
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// What the service needs to know about the job.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub size: u32,
+    pub secret: [u8; 32],
+    /// How long a rank may wait at a fence for the others.
+    pub fence_timeout: Duration,
+    /// How long a new connection has to prove the secret.
+    pub hello_timeout: Duration,
+    /// For a TCP service bound to a wildcard address: the host name ranks
+    /// should connect to.
+    pub advertise_host: Option<String>,
+}
+
+impl ServerConfig {
+    pub fn new(size: u32, secret: [u8; 32]) -> ServerConfig {
+        ServerConfig {
+            size,
+            secret,
+            fence_timeout: crate::timeout_from_env(),
+            hello_timeout: Duration::from_secs(10),
+            advertise_host: None,
+        }
+    }
+}
+
+/// Something the launcher should know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerEvent {
+    /// A rank proved the secret (it called MPI init).
+    Connected { rank: u32 },
+    /// A connection failed the handshake and was closed.
+    Refused { peer: String, reason: String },
+    /// A rank asked to end the job.
+    Abort { rank: u32, code: i32, message: String },
+    /// A rank finished MPI cleanly.
+    Finalized { rank: u32 },
+    /// A rank lost contact with another.
+    PeerLost { reporter: u32, rank: u32, reason: String },
+    /// A fence failed for lack of ranks.
+    FenceTimeout { rank: u32, missing: Vec<u32> },
+}
+
+pub type Sink = Box<dyn Fn(ServerEvent) + Send + Sync>;
+
+enum Listener {
+    Unix(UnixListener),
+    Tcp(TcpListener),
+}
+
+/// A running service. Dropping it stops it and removes its socket file.
+pub struct Server {
+    address: String,
+    wake: BootstrapAddr,
+    shared: Arc<Shared>,
+    accept: Option<JoinHandle<()>>,
+    unix_path: Option<PathBuf>,
+}
+
+impl Server {
+    /// Binds `bind` (for TCP, port 0 picks a free port) and starts serving.
+    pub fn start(bind: &BootstrapAddr, config: ServerConfig, sink: Sink) -> Result<Server, BootstrapError> {
+        let (listener, address, wake, unix_path) = match bind {
+            BootstrapAddr::Unix(path) => {
+                let l = UnixListener::bind(path)?;
+                (Listener::Unix(l), bind.render(), bind.clone(), Some(path.clone()))
+            }
+            BootstrapAddr::Tcp(host, port) => {
+                let l = TcpListener::bind((host.as_str(), *port))?;
+                let local = l.local_addr()?;
+                let wildcard = local.ip().is_unspecified();
+                let shown = match (&config.advertise_host, wildcard) {
+                    (Some(h), _) => h.clone(),
+                    (None, false) => local.ip().to_string(),
+                    (None, true) => {
+                        return Err(BootstrapError::BadAddress(bind.render(), "a wildcard address needs an advertised host".into()))
+                    }
+                };
+                let wake_ip = if wildcard { IpAddr::V4(Ipv4Addr::LOCALHOST) } else { local.ip() };
+                let address = BootstrapAddr::Tcp(shown, local.port()).render();
+                (Listener::Tcp(l), address, BootstrapAddr::Tcp(wake_ip.to_string(), local.port()), None)
+            }
+        };
+        let shared = Arc::new(Shared::new(config, sink));
+        let s2 = shared.clone();
+        let accept = std::thread::Builder::new()
+            .name("wanmpi-kv-accept".into())
+            .spawn(move || accept_loop(listener, s2))?;
+        Ok(Server { address, wake, shared, accept: Some(accept), unix_path })
+    }
+
+    /// The address ranks connect to, in the `WANMPI_BOOTSTRAP` form.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// Ranks that have called finalize so far.
+    pub fn finalized(&self) -> Vec<u32> {
+        self.shared.finalized()
+    }
+
+    /// Stops accepting, fails pending fences and closes every connection.
+    pub fn shutdown(&mut self) {
+        if self.shared.stopping.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.shared.end_all("the job is ending");
+        // The accept thread blocks in accept(); a connection wakes it.
+        let _ = self.wake.connect(Duration::from_secs(1));
+        if let Some(h) = self.accept.take() {
+            let _ = h.join();
+        }
+        if let Some(p) = self.unix_path.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn accept_loop(listener: Listener, shared: Arc<Shared>) {
+    loop {
+        let stream = match &listener {
+            Listener::Unix(l) => l.accept().map(|(s, _)| Stream::Unix(s)),
+            Listener::Tcp(l) => l.accept().map(|(s, _)| {
+                let _ = s.set_nodelay(true);
+                Stream::Tcp(s)
+            }),
+        };
+        if shared.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        match stream {
+            Ok(s) => {
+                let sh = shared.clone();
+                let spawned = std::thread::Builder::new().name("wanmpi-kv-conn".into()).spawn(move || conn::serve(s, sh));
+                if let Err(e) = spawned {
+                    (shared.sink)(ServerEvent::Refused { peer: "a new connection".into(), reason: format!("no thread for it: {e}") });
+                }
+            }
+            // Transient accept errors (EMFILE, ECONNABORTED): keep serving the job.
+            Err(_) => std::thread::yield_now(),
+        }
+    }
+}
