@@ -157,6 +157,22 @@ impl BasicType {
         }
     }
 
+    /// For a pair type: (value type, index type, byte offset of the index).
+    /// MPI-3.1 §5.9.4 defines each pair as a struct of two basic types, so
+    /// the datatype engine packs and counts them as two elements.
+    pub const fn pair_parts(self) -> Option<(BasicType, BasicType, usize)> {
+        use BasicType::*;
+        match self {
+            FloatInt => Some((Float, Int, 4)),
+            DoubleInt => Some((Double, Int, 8)),
+            LongInt => Some((Long, Int, 8)),
+            TwoInt => Some((Int, Int, 4)),
+            ShortInt => Some((Short, Int, 4)),
+            LongDoubleInt => Some((LongDouble, Int, 16)),
+            _ => None,
+        }
+    }
+
     pub const fn op_class(self) -> OpClass {
         use BasicType::*;
         match self {

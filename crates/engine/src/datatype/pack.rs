@@ -1,0 +1,102 @@
+//! Packing and unpacking (MPI-3.1 §4.2): copying the data bytes of `count`
+//! elements between a user buffer and a contiguous byte stream, in typemap
+//! order. The `_range` forms work on any window of the packed stream, so a
+//! long message can be sent and received fragment by fragment.
+
+use std::ptr;
+
+use super::layout::walk_repeat;
+use super::Datatype;
+
+impl Datatype {
+    /// Bytes that `count` elements pack to (exactly `count * size`,
+    /// saturating: no buffer that large can exist).
+    pub fn packed_size(&self, count: usize) -> usize {
+        count.saturating_mul(self.size())
+    }
+
+    /// Calls `f(addr, len)` for the runs of packed bytes `[lo, hi)` of
+    /// `count` elements, `addr` relative to the buffer start.
+    fn walk_elements<F: FnMut(isize, usize)>(&self, count: usize, lo: usize, hi: usize, f: &mut F) {
+        let hi = hi.min(self.packed_size(count));
+        if lo >= hi {
+            return;
+        }
+        let inner = self.inner();
+        match inner.layout.single_block() {
+            // Elements follow each other with no gap: one copy for the lot.
+            Some((off, len)) if isize::try_from(len) == Ok(inner.extent) => {
+                f(off.wrapping_add(lo as isize), hi - lo)
+            }
+            _ => walk_repeat(0, inner.extent, &inner.layout, lo, hi, f),
+        }
+    }
+
+    /// Appends the data of `count` elements laid out at `base` to `out`, in
+    /// typemap order.
+    ///
+    /// # Safety
+    /// Every data byte of the `count` elements (`base + i * extent + d` for
+    /// each displacement `d` of the typemap) must be readable.
+    pub unsafe fn pack(&self, base: *const u8, count: usize, out: &mut Vec<u8>) {
+        self.pack_range(base, count, 0, usize::MAX, out);
+    }
+
+    /// Appends packed bytes `[offset, offset + max)` of `count` elements
+    /// (clipped to the packed size) to `out`; returns how many it appended.
+    ///
+    /// # Safety
+    /// As for [`Datatype::pack`], for the bytes in the window.
+    pub unsafe fn pack_range(&self, base: *const u8, count: usize, offset: usize, max: usize, out: &mut Vec<u8>) -> usize {
+        let total = self.packed_size(count);
+        let hi = offset.saturating_add(max).min(total);
+        if offset >= hi {
+            return 0;
+        }
+        out.reserve(hi - offset);
+        let before = out.len();
+        self.walk_elements(count, offset, hi, &mut |addr, len| {
+            // SAFETY: the caller guarantees these bytes are readable.
+            let src = unsafe { std::slice::from_raw_parts(base.wrapping_offset(addr), len) };
+            out.extend_from_slice(src);
+        });
+        out.len() - before
+    }
+
+    /// Scatters `src` (packed bytes) into `count` elements at `base`; stops at
+    /// the end of `src` or after `count` elements; returns bytes consumed.
+    ///
+    /// # Safety
+    /// Every data byte of the `count` elements must be writable, and must not
+    /// overlap `src`.
+    pub unsafe fn unpack(&self, src: &[u8], base: *mut u8, count: usize) -> usize {
+        self.unpack_range(src, base, count, 0)
+    }
+
+    /// Scatters `src` as packed bytes `[offset, offset + src.len())` of
+    /// `count` elements (clipped to the packed size); returns bytes consumed.
+    /// Fragments of a long message may so be unpacked in any order.
+    ///
+    /// # Safety
+    /// As for [`Datatype::unpack`], for the bytes in the window.
+    pub unsafe fn unpack_range(&self, src: &[u8], base: *mut u8, count: usize, offset: usize) -> usize {
+        let total = self.packed_size(count);
+        let hi = offset.saturating_add(src.len()).min(total);
+        if offset >= hi {
+            return 0;
+        }
+        let mut at = 0usize;
+        self.walk_elements(count, offset, hi, &mut |addr, len| {
+            // The walk yields exactly `hi - offset <= src.len()` bytes; the
+            // check keeps a layout bug from reading past `src`.
+            let Some(chunk) = src.get(at..at + len) else {
+                debug_assert!(false, "walk overran the source");
+                return;
+            };
+            // SAFETY: the caller guarantees the destination is writable.
+            unsafe { ptr::copy_nonoverlapping(chunk.as_ptr(), base.wrapping_offset(addr), len) };
+            at += len;
+        });
+        at
+    }
+}
