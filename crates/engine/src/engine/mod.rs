@@ -1,0 +1,168 @@
+//! The engine proper: requests in flight, frames in (`handle_incoming`) and
+//! frames out (`transmit`), completion (`test`).
+//!
+//! Call order for a progress step, quinn-style: feed every incoming frame,
+//! then `transmit` until the transport refuses, then test requests.
+//! `send.rs` holds the sending side (isend, the per-peer output queues,
+//! clear-to-send and acknowledgements), `recv.rs` the receiving side (irecv,
+//! arrivals, data placement), `complete.rs` completion, cancel and peer loss.
+
+mod complete;
+mod recv;
+mod send;
+
+use std::collections::{HashMap, VecDeque};
+
+use wanmpi_transport::{Caps, PeerId};
+
+use crate::config::EngineConfig;
+use crate::matching::Matcher;
+use crate::request::{RequestId, Requests};
+
+pub use recv::MatchedMessage;
+pub use send::SendMode;
+
+/// Counters for what the engine did, printable at finalize.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EngineStats {
+    pub msgs_sent: u64,
+    pub bytes_sent: u64,
+    pub msgs_received: u64,
+    pub bytes_received: u64,
+    /// Arrivals that found their receive already posted.
+    pub expected: u64,
+    /// Arrivals that had to wait in the unexpected queue.
+    pub unexpected: u64,
+    pub eager_sends: u64,
+    pub credited_sends: u64,
+    pub rendezvous_sends: u64,
+    pub credits_announced: u64,
+    /// Frames from peers that broke the protocol (dropped).
+    pub bad_frames: u64,
+}
+
+/// A frame waiting to go to one peer.
+enum OutItem {
+    /// A small control frame, already encoded.
+    Control { channel: u16, bytes: Vec<u8> },
+    /// The next frame of a send request (first frame, RTS or data).
+    Message(RequestId),
+}
+
+/// Where the data frames of an incoming message go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Recv(RequestId),
+    /// Buffered in `unexpected_data` until a receive matches.
+    Unexpected,
+}
+
+/// Data of an eager message that arrived before its receive.
+struct Buffered {
+    data: Vec<u8>,
+    got: usize,
+    total: usize,
+}
+
+/// A receive credit announced by a peer: it has a receive posted for
+/// (ctx, tag) with room for `capacity` bytes.
+#[derive(Debug, Clone, Copy)]
+struct Credit {
+    ctx: u32,
+    tag: Option<i32>,
+    capacity: u64,
+}
+
+pub struct Engine {
+    rank: PeerId,
+    size: u32,
+    caps: Caps,
+    cfg: EngineConfig,
+    reqs: Requests,
+    matcher: Matcher,
+    /// Output queue per peer.
+    out: Vec<VecDeque<OutItem>>,
+    /// Next sequence number per (destination, context).
+    next_seq: HashMap<(PeerId, u32), u64>,
+    /// Incoming messages whose data is still arriving, by (peer, msg id).
+    inbound: HashMap<(PeerId, u64), Target>,
+    unexpected_data: HashMap<(PeerId, u64), Buffered>,
+    /// Receive credits announced by each peer, oldest first.
+    credits: Vec<VecDeque<Credit>>,
+    /// Peers known to be gone, with the reason.
+    lost: HashMap<PeerId, String>,
+    stats: EngineStats,
+}
+
+impl Engine {
+    pub fn new(rank: PeerId, size: u32, caps: Caps, cfg: EngineConfig) -> Engine {
+        Engine {
+            rank,
+            size,
+            caps,
+            cfg,
+            reqs: Requests::default(),
+            matcher: Matcher::default(),
+            out: (0..size).map(|_| VecDeque::new()).collect(),
+            next_seq: HashMap::new(),
+            inbound: HashMap::new(),
+            unexpected_data: HashMap::new(),
+            credits: (0..size).map(|_| VecDeque::new()).collect(),
+            lost: HashMap::new(),
+            stats: EngineStats::default(),
+        }
+    }
+
+    pub fn rank(&self) -> PeerId {
+        self.rank
+    }
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+    pub fn config(&self) -> &EngineConfig {
+        &self.cfg
+    }
+    pub fn stats(&self) -> &EngineStats {
+        &self.stats
+    }
+
+    /// Marks a context as relaxed (`mpi_assert_allow_overtaking=true`).
+    pub fn set_allow_overtaking(&mut self, ctx: u32, allow: bool) {
+        self.matcher.set_relaxed(ctx, allow);
+    }
+
+    /// The channel every frame of messages on (ctx, tag) uses, so that they
+    /// stay ordered; different (ctx, tag) spread over the channels.
+    fn channel_for(&self, ctx: u32, tag: i32) -> u16 {
+        let n = self.caps.channels.max(1) as u64;
+        if n == 1 {
+            return 0;
+        }
+        // A multiplicative hash: consecutive tags land on different channels.
+        let h = (u64::from(ctx) << 32 | u64::from(tag as u32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h >> 32) % n) as u16
+    }
+
+    /// Largest payload of one frame.
+    fn chunk(&self) -> usize {
+        self.caps.max_frame.saturating_sub(wanmpi_wire::MAX_HEADER_LEN).max(1)
+    }
+
+    /// True while frames wait to be sent.
+    pub fn has_pending_output(&self) -> bool {
+        self.out.iter().any(|q| !q.is_empty())
+    }
+
+    /// Number of requests not yet completed-and-tested.
+    pub fn live_requests(&self) -> usize {
+        self.reqs.live()
+    }
+
+    /// Peers known lost, with reasons.
+    pub fn lost_peers(&self) -> &HashMap<PeerId, String> {
+        &self.lost
+    }
+}
+
+#[cfg(test)]
+mod tests;

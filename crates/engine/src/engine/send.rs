@@ -1,0 +1,233 @@
+//! The sending side: posting sends, choosing the protocol, the per-peer
+//! output queues and their fair interleaving, and the frames that answer a
+//! send (clear-to-send, synchronous acknowledgement, receive credits).
+
+use wanmpi_transport::{PeerId, SendStatus, TransportError};
+use wanmpi_wire::{flags, Envelope, Frame, HeaderBuf};
+
+use super::{Credit, Engine, OutItem};
+use crate::error::{err, ErrorClass, MpiResult};
+use crate::protocol::{self, Protocol};
+use crate::request::{ReqKind, Request, RequestId, SendData, SendPhase, SendReq, Status};
+
+/// MPI send modes that change the protocol (ready and buffered sends are
+/// handled above the engine: they travel as standard sends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendMode {
+    Standard,
+    /// MPI_Ssend: completes only after the receiver matched.
+    Synchronous,
+}
+
+impl Engine {
+    /// Starts a send of `data` to world rank `dest` on context `ctx`.
+    ///
+    /// # Safety
+    /// A `SendData::Raw` buffer must stay valid and unchanged until the
+    /// request completes.
+    pub unsafe fn isend(&mut self, dest: PeerId, ctx: u32, tag: i32, data: SendData, mode: SendMode) -> MpiResult<RequestId> {
+        if dest >= self.size {
+            return err(ErrorClass::Rank, format!("destination {dest} is not a process of this job (size {})", self.size));
+        }
+        if let Some(reason) = self.lost.get(&dest) {
+            return err(ErrorClass::ProcFailed, format!("rank {dest} is lost: {reason}"));
+        }
+        let seq_slot = self.next_seq.entry((dest, ctx)).or_insert(0);
+        let seq = *seq_slot;
+        *seq_slot += 1;
+        let len = data.len();
+        let credit = self.take_credit(dest, ctx, tag, len);
+        let proto = protocol::select(len, self.cfg.eager_limit, credit);
+        match proto {
+            Protocol::Eager => self.stats.eager_sends += 1,
+            Protocol::Credited => self.stats.credited_sends += 1,
+            Protocol::Rendezvous => self.stats.rendezvous_sends += 1,
+        }
+        self.stats.msgs_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        let channel = self.channel_for(ctx, tag);
+        let id = self.reqs.insert(Request {
+            kind: ReqKind::Send(SendReq {
+                dest,
+                ctx,
+                tag,
+                seq,
+                channel,
+                data,
+                sync: mode == SendMode::Synchronous,
+                proto,
+                phase: SendPhase::Queued,
+                acked: false,
+            }),
+            complete: false,
+            status: Status::empty(),
+            detached: false,
+        });
+        self.out[dest as usize].push_back(OutItem::Message(id));
+        Ok(id)
+    }
+
+    /// Consumes the oldest credit of `dest` that a message on (ctx, tag)
+    /// would use, returning its capacity. A short message consumes a credit
+    /// too when it names the credit's tag: it will most likely take that
+    /// receive, and the credit must not be spent twice.
+    fn take_credit(&mut self, dest: PeerId, ctx: u32, tag: i32, len: usize) -> Option<u64> {
+        let q = &mut self.credits[dest as usize];
+        let i = q.iter().position(|c| c.ctx == ctx && c.tag.is_none_or(|t| t == tag))?;
+        let c = q.remove(i)?;
+        (len > self.cfg.eager_limit && c.capacity >= len as u64).then_some(c.capacity)
+    }
+
+    /// Queues a small control frame to `peer`.
+    pub(super) fn queue_control(&mut self, peer: PeerId, channel: u16, frame: Frame<'_>) {
+        self.out[peer as usize].push_back(OutItem::Control { channel, bytes: frame.to_vec() });
+    }
+
+    /// Announces a posted receive to its source (see `protocol`).
+    pub(super) fn announce_credit(&mut self, src: PeerId, ctx: u32, tag: Option<i32>, capacity: usize) {
+        if !self.cfg.recv_credits || capacity <= self.cfg.eager_limit || self.lost.contains_key(&src) {
+            return;
+        }
+        let channel = self.channel_for(ctx, tag.unwrap_or(0));
+        let frame = Frame::RecvCredit { ctx, tag: tag.unwrap_or(wanmpi_wire::ANY_TAG), capacity: capacity as u64 };
+        self.queue_control(src, channel, frame);
+        self.stats.credits_announced += 1;
+    }
+
+    pub(super) fn handle_credit(&mut self, peer: PeerId, ctx: u32, tag: i32, capacity: u64) {
+        let tag = (tag != wanmpi_wire::ANY_TAG).then_some(tag);
+        self.credits[peer as usize].push_back(Credit { ctx, tag, capacity });
+    }
+
+    /// Hands queued frames to `send` (the transport) until it refuses or the
+    /// queues are empty. Multi-frame messages take turns, one frame each, so a
+    /// short message never waits behind a whole long one.
+    pub fn transmit(
+        &mut self,
+        send: &mut dyn FnMut(PeerId, u16, &[&[u8]]) -> Result<SendStatus, TransportError>,
+    ) -> Result<(), TransportError> {
+        for peer in 0..self.size {
+            while let Some(item) = self.out[peer as usize].pop_front() {
+                match self.transmit_one(peer, item, send)? {
+                    None => {}
+                    Some(back) => {
+                        self.out[peer as usize].push_front(back);
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends one frame of `item`. Returns the item back when the transport
+    /// would block; requeues unfinished messages at the tail.
+    fn transmit_one(
+        &mut self,
+        peer: PeerId,
+        item: OutItem,
+        send: &mut dyn FnMut(PeerId, u16, &[&[u8]]) -> Result<SendStatus, TransportError>,
+    ) -> Result<Option<OutItem>, TransportError> {
+        let id = match item {
+            OutItem::Control { channel, ref bytes } => {
+                return Ok(match send(peer, channel, &[bytes])? {
+                    SendStatus::Sent => None,
+                    SendStatus::WouldBlock => Some(item),
+                });
+            }
+            OutItem::Message(id) => id,
+        };
+        let chunk = self.chunk();
+        let Some(Request { kind: ReqKind::Send(s), .. }) = self.reqs.get_mut(id) else {
+            return Ok(None); // cancelled or failed meanwhile
+        };
+        let len = s.data.len();
+        let env = Envelope { ctx: s.ctx, tag: s.tag, seq: s.seq, msg_id: id.to_u64(), total_len: len as u64 };
+        let sync = if s.sync { flags::SYNC } else { 0 };
+        let mut header = HeaderBuf::new();
+        // What this frame covers of the data, and the phase after it.
+        let (from, to, next_phase) = match (s.phase, s.proto) {
+            (SendPhase::Queued, Protocol::Rendezvous) => {
+                Frame::Rts { env, flags: sync }.emit_header(&mut header);
+                (0, 0, SendPhase::AwaitCts)
+            }
+            (SendPhase::Queued, _) => {
+                let to = len.min(chunk);
+                let more = if to < len { flags::PUSH } else { 0 };
+                Frame::Eager { env, flags: sync | more, payload: &[] }.emit_header(&mut header);
+                (0, to, after_data(to, len, s.sync))
+            }
+            (SendPhase::Streaming { next, end }, _) => {
+                let to = end.min(next + chunk);
+                Frame::Data { msg_id: env.msg_id, offset: next as u64, payload: &[] }.emit_header(&mut header);
+                let last = if s.proto == Protocol::Rendezvous { SendPhase::Done } else { after_data(to, to, s.sync) };
+                (next, to, if to < end { SendPhase::Streaming { next: to, end } } else { last })
+            }
+            _ => return Ok(None),
+        };
+        // SAFETY: the send contract keeps the buffer valid until completion.
+        let payload = unsafe { s.data.slice(from, to) };
+        let channel = s.channel;
+        match send(peer, channel, &[header.as_slice(), payload])? {
+            SendStatus::WouldBlock => return Ok(Some(OutItem::Message(id))),
+            SendStatus::Sent => {}
+        }
+        let acked = s.acked;
+        s.phase = match next_phase {
+            SendPhase::AwaitSyncAck if acked => SendPhase::Done,
+            p => p,
+        };
+        match s.phase {
+            SendPhase::Streaming { .. } => self.out[peer as usize].push_back(OutItem::Message(id)),
+            SendPhase::Done => self.complete(id, Status::empty()),
+            _ => {}
+        }
+        Ok(None)
+    }
+
+    /// The receiver matched our RTS and takes `accept_len` bytes.
+    pub(super) fn handle_cts(&mut self, peer: PeerId, msg_id: u64, accept_len: u64) {
+        let id = RequestId::from_u64(msg_id);
+        let Some(Request { kind: ReqKind::Send(s), .. }) = self.reqs.get_mut(id) else {
+            return self.bad_frame(peer, "clear-to-send for an unknown message");
+        };
+        if s.dest != peer || s.phase != SendPhase::AwaitCts || accept_len > s.data.len() as u64 {
+            return self.bad_frame(peer, "clear-to-send that does not fit its message");
+        }
+        let end = accept_len as usize;
+        if end == 0 {
+            s.phase = SendPhase::Done;
+            self.complete(id, Status::empty());
+        } else {
+            s.phase = SendPhase::Streaming { next: 0, end };
+            self.out[peer as usize].push_back(OutItem::Message(id));
+        }
+    }
+
+    /// The receiver matched our synchronous eager send.
+    pub(super) fn handle_sync_ack(&mut self, peer: PeerId, msg_id: u64) {
+        let id = RequestId::from_u64(msg_id);
+        let Some(Request { kind: ReqKind::Send(s), .. }) = self.reqs.get_mut(id) else {
+            return self.bad_frame(peer, "acknowledgement for an unknown message");
+        };
+        if s.dest != peer || !s.sync {
+            return self.bad_frame(peer, "acknowledgement for a message that asked none");
+        }
+        s.acked = true;
+        if s.phase == SendPhase::AwaitSyncAck {
+            s.phase = SendPhase::Done;
+            self.complete(id, Status::empty());
+        }
+    }
+}
+
+/// Phase after an eager frame that carried data up to `to` of `len`.
+fn after_data(to: usize, len: usize, sync: bool) -> SendPhase {
+    if to < len {
+        SendPhase::Streaming { next: to, end: len }
+    } else if sync {
+        SendPhase::AwaitSyncAck
+    } else {
+        SendPhase::Done
+    }
+}

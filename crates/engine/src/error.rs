@@ -1,0 +1,133 @@
+//! MPI error classes (MPI-3.1 §8.4) and the engine's error value.
+//!
+//! The numeric values are MPICH's, because the C API follows the MPICH ABI;
+//! the engine itself only ever names the enum.
+
+use thiserror::Error;
+
+/// An MPI error class. `ProcFailed` is ULFM's MPIX_ERR_PROC_FAILED.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum ErrorClass {
+    Buffer = 1,
+    Count = 2,
+    Type = 3,
+    Tag = 4,
+    Comm = 5,
+    Rank = 6,
+    Root = 7,
+    Group = 8,
+    Op = 9,
+    Topology = 10,
+    Dims = 11,
+    Arg = 12,
+    Unknown = 13,
+    Truncate = 14,
+    Other = 15,
+    Intern = 16,
+    InStatus = 17,
+    Pending = 18,
+    Request = 19,
+    Info = 28,
+    InfoKey = 29,
+    InfoValue = 30,
+    InfoNokey = 31,
+    NoMem = 34,
+    Keyval = 48,
+    UnsupportedOperation = 44,
+    ProcAborted = 76,
+    ProcFailed = 101,
+}
+
+impl ErrorClass {
+    /// The C name of the class, for messages.
+    pub fn mpi_name(self) -> &'static str {
+        use ErrorClass::*;
+        match self {
+            Buffer => "MPI_ERR_BUFFER",
+            Count => "MPI_ERR_COUNT",
+            Type => "MPI_ERR_TYPE",
+            Tag => "MPI_ERR_TAG",
+            Comm => "MPI_ERR_COMM",
+            Rank => "MPI_ERR_RANK",
+            Root => "MPI_ERR_ROOT",
+            Group => "MPI_ERR_GROUP",
+            Op => "MPI_ERR_OP",
+            Topology => "MPI_ERR_TOPOLOGY",
+            Dims => "MPI_ERR_DIMS",
+            Arg => "MPI_ERR_ARG",
+            Unknown => "MPI_ERR_UNKNOWN",
+            Truncate => "MPI_ERR_TRUNCATE",
+            Other => "MPI_ERR_OTHER",
+            Intern => "MPI_ERR_INTERN",
+            InStatus => "MPI_ERR_IN_STATUS",
+            Pending => "MPI_ERR_PENDING",
+            Request => "MPI_ERR_REQUEST",
+            Info => "MPI_ERR_INFO",
+            InfoKey => "MPI_ERR_INFO_KEY",
+            InfoValue => "MPI_ERR_INFO_VALUE",
+            InfoNokey => "MPI_ERR_INFO_NOKEY",
+            NoMem => "MPI_ERR_NO_MEM",
+            Keyval => "MPI_ERR_KEYVAL",
+            UnsupportedOperation => "MPI_ERR_UNSUPPORTED_OPERATION",
+            ProcAborted => "MPI_ERR_PROC_ABORTED",
+            ProcFailed => "MPIX_ERR_PROC_FAILED",
+        }
+    }
+
+    /// The standard's one-line description of the class.
+    pub fn description(self) -> &'static str {
+        use ErrorClass::*;
+        match self {
+            Buffer => "invalid buffer pointer",
+            Count => "invalid count argument",
+            Type => "invalid datatype",
+            Tag => "invalid tag",
+            Comm => "invalid communicator",
+            Rank => "invalid rank",
+            Root => "invalid root",
+            Group => "invalid group",
+            Op => "invalid reduce operation",
+            Topology => "invalid topology",
+            Dims => "invalid dimension argument",
+            Arg => "invalid argument",
+            Unknown => "unknown error",
+            Truncate => "message truncated",
+            Other => "other error",
+            Intern => "internal error",
+            InStatus => "error code is in status",
+            Pending => "pending request",
+            Request => "invalid request",
+            Info => "invalid info object",
+            InfoKey => "invalid info key",
+            InfoValue => "invalid info value",
+            InfoNokey => "info key not defined",
+            NoMem => "out of memory",
+            Keyval => "invalid attribute key",
+            UnsupportedOperation => "operation not supported",
+            ProcAborted => "peer process aborted",
+            ProcFailed => "peer process failed",
+        }
+    }
+}
+
+/// An MPI error: its class and a message saying what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{}: {msg}", class.mpi_name())]
+pub struct MpiError {
+    pub class: ErrorClass,
+    pub msg: String,
+}
+
+impl MpiError {
+    pub fn new(class: ErrorClass, msg: impl Into<String>) -> MpiError {
+        MpiError { class, msg: msg.into() }
+    }
+}
+
+/// Shorthand for building an error in argument checks.
+pub fn err<T>(class: ErrorClass, msg: impl Into<String>) -> Result<T, MpiError> {
+    Err(MpiError::new(class, msg))
+}
+
+pub type MpiResult<T> = Result<T, MpiError>;
