@@ -1,0 +1,208 @@
+//! `wanmpi-emu`: bring up, inspect, drive and tear down a WAN emulation.
+//! See docs/emulator.md.
+
+use clap::{Parser, Subcommand};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use wanmpi_emulator::state::{self, DEFAULT_ROOT};
+use wanmpi_emulator::{down_all, down_dir, EmuError, Emulation, LinkProfile, Topology, UpOptions};
+
+#[derive(Parser)]
+#[command(name = "wanmpi-emu", version, about = "WAN emulator: hosts in network namespaces joined by emulated links")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Args)]
+struct Which {
+    /// State directory of the emulation (default: the only one under /run/wanmpi-emu).
+    #[arg(long)]
+    state: Option<PathBuf>,
+    /// Emulation id (its state directory is /run/wanmpi-emu/ID).
+    #[arg(long, conflicts_with = "state")]
+    id: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Create the hosts and start the forwarder; prints the state directory.
+    Up {
+        #[arg(long)]
+        hosts: Option<usize>,
+        /// Uniform profile for every link, e.g. delay=20ms,jitter=1ms,loss=1%,rate=100mbit,queue=50ms.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Topology file with per-pair profiles and a link schedule (see docs/emulator.md).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Seed of the loss and jitter draws.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Give every host a second address/TUN (198.19.0.0/24).
+        #[arg(long)]
+        second_path: bool,
+        /// State directory to create (default /run/wanmpi-emu/<id>).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// TCP congestion control in every host (reno, cubic, bbr).
+        #[arg(long)]
+        cc: Option<String>,
+    },
+    /// Stop the forwarder, delete the namespaces, remove the state; prints final counters.
+    Down {
+        #[command(flatten)]
+        which: Which,
+        /// Tear down every emulation under /run/wanmpi-emu.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Per-link counters: packets, bytes, drops by reason, queue high-water.
+    Status {
+        #[command(flatten)]
+        which: Which,
+        /// Also links without traffic.
+        #[arg(long)]
+        all: bool,
+        /// Machine-readable lines instead of a table.
+        #[arg(long)]
+        raw: bool,
+    },
+    /// List hosts: index, namespace, addresses.
+    Hosts {
+        #[command(flatten)]
+        which: Which,
+    },
+    /// Run a command inside a host (index, h<i>, namespace name or address).
+    Exec {
+        #[command(flatten)]
+        which: Which,
+        host: String,
+        #[arg(last = true, required = true)]
+        cmd: Vec<String>,
+    },
+    /// Take both directions between two hosts down or up.
+    Link {
+        #[command(flatten)]
+        which: Which,
+        a: String,
+        b: String,
+        #[arg(value_parser = ["up", "down"])]
+        state: String,
+        /// Only this path (0 or 1).
+        #[arg(long)]
+        path: Option<u8>,
+    },
+    /// Run the forwarder (started by `up`; not for direct use).
+    #[command(hide = true)]
+    Forward {
+        #[arg(long)]
+        state: PathBuf,
+    },
+}
+
+fn state_dir(w: &Which) -> Result<PathBuf, EmuError> {
+    if let Some(s) = &w.state {
+        return Ok(s.clone());
+    }
+    if let Some(id) = &w.id {
+        return Ok(Path::new(DEFAULT_ROOT).join(id));
+    }
+    let all = state::list(Path::new(DEFAULT_ROOT));
+    match all.len() {
+        1 => Ok(all[0].clone()),
+        0 => Err(EmuError::state(DEFAULT_ROOT, "no emulation is up")),
+        n => Err(EmuError::state(DEFAULT_ROOT, format!("{n} emulations are up; pick one with --id or --state"))),
+    }
+}
+
+fn topology(hosts: Option<usize>, profile: Option<String>, config: Option<PathBuf>, seed: Option<u64>, second: bool) -> Result<Topology, EmuError> {
+    let mut t = match config {
+        Some(p) => {
+            let text = std::fs::read_to_string(&p).map_err(|e| EmuError::Parse(format!("{}: {e}", p.display())))?;
+            Topology::parse(&text)?
+        }
+        None => Topology::uniform(2, LinkProfile::default()),
+    };
+    if let Some(h) = hosts {
+        t.hosts = h;
+    }
+    if let Some(p) = profile {
+        t.default = LinkProfile::parse(&p)?;
+    }
+    if let Some(s) = seed {
+        t.seed = s;
+    }
+    if second {
+        t.paths = 2;
+    }
+    t.validate()?;
+    Ok(t)
+}
+
+fn run(cli: Cli) -> Result<(), EmuError> {
+    match cli.cmd {
+        Cmd::Up { hosts, profile, config, seed, second_path, state, cc } => {
+            let topo = topology(hosts, profile, config, seed, second_path)?;
+            let opts = UpOptions { forwarder_exe: None, state_dir: state, congestion_control: cc };
+            let emu = Emulation::up(&topo, &opts)?;
+            eprintln!("emulation {} up: {} hosts, default link {}", emu.id(), emu.host_count(), topo.default);
+            for h in emu.hosts() {
+                let addrs: Vec<String> = h.addrs.iter().map(|a| a.to_string()).collect();
+                eprintln!("  host {}  netns {}  {}", h.index, h.netns, addrs.join(" "));
+            }
+            println!("{}", emu.detach().display());
+        }
+        Cmd::Down { which, all } => {
+            if all {
+                for (d, r) in down_all(Path::new(DEFAULT_ROOT)) {
+                    match r {
+                        Ok(_) => eprintln!("removed {}", d.display()),
+                        Err(e) => eprintln!("{}: {e}", d.display()),
+                    }
+                }
+            } else if let Some(c) = down_dir(&state_dir(&which)?)? {
+                print!("{}", c.to_table(false));
+            }
+        }
+        Cmd::Status { which, all, raw } => {
+            let emu = Emulation::attach(&state_dir(&which)?)?;
+            let c = emu.counters()?;
+            print!("{}", if raw { c.to_text() } else { c.to_table(all) });
+        }
+        Cmd::Hosts { which } => {
+            let emu = Emulation::attach(&state_dir(&which)?)?;
+            for h in emu.hosts() {
+                let addrs: Vec<String> = h.addrs.iter().map(|a| a.to_string()).collect();
+                println!("{} {} {}", h.index, h.netns, addrs.join(" "));
+            }
+        }
+        Cmd::Exec { which, host, cmd } => {
+            let emu = Emulation::attach(&state_dir(&which)?)?;
+            let i = emu.resolve_host(&host)?;
+            let mut c = emu.command(i, &cmd[0])?;
+            c.args(&cmd[1..]);
+            // exec replaces us: exit status and signals are the command's own
+            let e = c.exec();
+            return Err(EmuError::Forwarder(format!("exec {}: {e}", cmd[0])));
+        }
+        Cmd::Link { which, a, b, state, path } => {
+            let emu = Emulation::attach(&state_dir(&which)?)?;
+            let (a, b) = (emu.resolve_host(&a)?, emu.resolve_host(&b)?);
+            emu.set_link(a, b, state == "up", path)?;
+        }
+        Cmd::Forward { state } => wanmpi_emulator::forwarder::run(&state)?,
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("wanmpi-emu: {e}");
+            ExitCode::from(if matches!(e, EmuError::NotPermitted(_)) { 77 } else { 1 })
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! What to emulate: how many hosts, how many paths, which profile each
+//! direction of each link has, and when links go down or up.
+//!
+//! Text form (one item per line, `#` starts a comment):
+//!
+//! ```text
+//! hosts 4
+//! paths 2                       # a second address/TUN per host (multihoming)
+//! seed 42
+//! default delay=20ms,loss=1%    # every link, both paths
+//! 0 <-> 1 delay=40ms            # both directions between hosts 0 and 1 (keys on top of default)
+//! 0 -> 2 loss=5%                # one direction only
+//! 0 <-> 1 path=1 delay=5ms      # only on the second path (paths are 0 and 1)
+//! * -> 3 rate=10mbit,queue=50ms # `*` is any host
+//! at 2s down 0 <-> 1            # link failure 2 s after start
+//! at 3500ms up 0 <-> 1
+//! ```
+
+use crate::error::{EmuError, Result};
+use crate::profile::LinkProfile;
+use crate::units::{fmt_duration_ns, parse_duration_ns};
+use std::fmt::Write as _;
+
+/// Most hosts one emulation can hold (host i gets address .i+1 in a /24).
+pub const MAX_HOSTS: usize = 250;
+
+/// Which links a line applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkSel {
+    /// `None` = any host.
+    pub a: Option<usize>,
+    pub b: Option<usize>,
+    /// Also the direction b -> a.
+    pub both: bool,
+    /// `None` = every path.
+    pub path: Option<u8>,
+}
+
+impl LinkSel {
+    /// Both directions between two hosts, on every path.
+    pub fn pair(a: usize, b: usize) -> Self {
+        LinkSel { a: Some(a), b: Some(b), both: true, path: None }
+    }
+
+    /// Does this selector cover the direction `src -> dst` on `path`?
+    pub fn matches(&self, src: usize, dst: usize, path: u8) -> bool {
+        let host = |sel: Option<usize>, h: usize| sel.map_or(true, |s| s == h);
+        let fwd = host(self.a, src) && host(self.b, dst);
+        let back = self.both && host(self.a, dst) && host(self.b, src);
+        (fwd || back) && self.path.map_or(true, |p| p == path)
+    }
+
+    fn fmt_into(&self, out: &mut String) {
+        let h = |s: Option<usize>| s.map_or("*".to_string(), |v| v.to_string());
+        let _ = write!(out, "{} {} {}", h(self.a), if self.both { "<->" } else { "->" }, h(self.b));
+        if let Some(p) = self.path {
+            let _ = write!(out, " path={p}");
+        }
+    }
+}
+
+/// A per-link override: `profile` keys applied on top of the default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Override {
+    pub sel: LinkSel,
+    pub profile: String,
+}
+
+/// A link going down or up at a time after the forwarder started.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkEvent {
+    pub at_ns: u64,
+    pub sel: LinkSel,
+    pub up: bool,
+}
+
+/// A whole emulation's description.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Topology {
+    pub hosts: usize,
+    /// 1, or 2 for a second address per host (198.19.0.0/24).
+    pub paths: u8,
+    /// Seed of every link's loss and jitter draws.
+    pub seed: u64,
+    pub default: LinkProfile,
+    pub overrides: Vec<Override>,
+    pub schedule: Vec<LinkEvent>,
+}
+
+impl Topology {
+    /// `hosts` hosts, one path, every link with `profile`.
+    pub fn uniform(hosts: usize, profile: LinkProfile) -> Self {
+        Topology { hosts, paths: 1, seed: 1, default: profile, overrides: Vec::new(), schedule: Vec::new() }
+    }
+
+    /// Check the numbers that the rest of the crate relies on.
+    pub fn validate(&self) -> Result<()> {
+        if self.hosts < 1 || self.hosts > MAX_HOSTS {
+            return Err(EmuError::Parse(format!("hosts must be 1..={MAX_HOSTS}, got {}", self.hosts)));
+        }
+        if self.paths != 1 && self.paths != 2 {
+            return Err(EmuError::Parse(format!("paths must be 1 or 2, got {}", self.paths)));
+        }
+        let check = |sel: &LinkSel| -> Result<()> {
+            for h in [sel.a, sel.b].into_iter().flatten() {
+                if h >= self.hosts {
+                    return Err(EmuError::Parse(format!("host {h} out of range (hosts = {})", self.hosts)));
+                }
+            }
+            if sel.path.map_or(false, |p| p >= self.paths) {
+                return Err(EmuError::Parse(format!("path out of range (paths = {})", self.paths)));
+            }
+            Ok(())
+        };
+        for o in &self.overrides {
+            check(&o.sel)?;
+            LinkProfile::parse(&o.profile)?;
+        }
+        for e in &self.schedule {
+            check(&e.sel)?;
+        }
+        Ok(())
+    }
+
+    /// Number of one-way links (every ordered pair, on every path).
+    pub fn link_count(&self) -> usize {
+        self.paths as usize * self.hosts * self.hosts
+    }
+
+    /// Dense index of the direction `src -> dst` on `path`.
+    pub fn link_index(&self, src: usize, dst: usize, path: u8) -> usize {
+        (path as usize * self.hosts + src) * self.hosts + dst
+    }
+
+    /// Inverse of `link_index`.
+    pub fn link_of_index(&self, idx: usize) -> (usize, usize, u8) {
+        let n = self.hosts;
+        ((idx / n) % n, idx % n, (idx / (n * n)) as u8)
+    }
+
+    /// The profile in force on `src -> dst` over `path`: the default with every
+    /// matching override applied in file order.
+    pub fn profile_for(&self, src: usize, dst: usize, path: u8) -> Result<LinkProfile> {
+        let mut p = self.default;
+        for o in self.overrides.iter().filter(|o| o.sel.matches(src, dst, path)) {
+            p.apply(&o.profile)?;
+        }
+        Ok(p)
+    }
+
+    /// Parse the text form described in the module docs.
+    pub fn parse(text: &str) -> Result<Self> {
+        let mut t = Topology::uniform(2, LinkProfile::default());
+        for (no, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            parse_line(&mut t, line).map_err(|e| EmuError::Parse(format!("line {}: {e}", no + 1)))?;
+        }
+        t.validate()?;
+        Ok(t)
+    }
+
+    /// The text form; `Topology::parse` reads it back to an equal value.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "hosts {}\npaths {}\nseed {}\ndefault {}", self.hosts, self.paths, self.seed, self.default);
+        for o in &self.overrides {
+            o.sel.fmt_into(&mut s);
+            let _ = writeln!(s, " {}", o.profile);
+        }
+        for e in &self.schedule {
+            let _ = write!(s, "at {} {} ", fmt_duration_ns(e.at_ns), if e.up { "up" } else { "down" });
+            e.sel.fmt_into(&mut s);
+            s.push('\n');
+        }
+        s
+    }
+}
+
+fn parse_line(t: &mut Topology, line: &str) -> Result<()> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let num = |w: Option<&&str>, what: &str| -> Result<u64> {
+        w.and_then(|v| v.parse().ok()).ok_or_else(|| EmuError::Parse(format!("`{what}` needs a number")))
+    };
+    match words[0] {
+        "hosts" => t.hosts = num(words.get(1), "hosts")? as usize,
+        "paths" => t.paths = num(words.get(1), "paths")?.min(255) as u8,
+        "seed" => t.seed = num(words.get(1), "seed")?,
+        "default" => t.default = LinkProfile::parse(&words[1..].join(","))?,
+        "at" => {
+            let at = words.get(1).ok_or_else(|| EmuError::Parse("`at` needs a time".into()))?;
+            let up = match words.get(2).copied() {
+                Some("up") => true,
+                Some("down") => false,
+                _ => return Err(EmuError::Parse("`at TIME` must be followed by up or down".into())),
+            };
+            let (sel, rest) = parse_sel(&words[3..])?;
+            if !rest.is_empty() {
+                return Err(EmuError::Parse(format!("unexpected `{}`", rest.join(" "))));
+            }
+            t.schedule.push(LinkEvent { at_ns: parse_duration_ns(at)?, sel, up });
+        }
+        _ => {
+            let (sel, rest) = parse_sel(&words)?;
+            let profile = rest.join(",");
+            LinkProfile::parse(&profile)?;
+            t.overrides.push(Override { sel, profile });
+        }
+    }
+    Ok(())
+}
+
+/// `A -> B [path=P]` or `A <-> B [path=P]`; returns the words left over.
+fn parse_sel<'a, 'b>(words: &'b [&'a str]) -> Result<(LinkSel, &'b [&'a str])> {
+    if words.len() < 3 {
+        return Err(EmuError::Parse("expected `A -> B` or `A <-> B`".into()));
+    }
+    let host = |w: &str| -> Result<Option<usize>> {
+        if w == "*" {
+            Ok(None)
+        } else {
+            w.parse().map(Some).map_err(|_| EmuError::Parse(format!("`{w}`: expected a host index or *")))
+        }
+    };
+    let both = match words[1] {
+        "<->" => true,
+        "->" => false,
+        w => return Err(EmuError::Parse(format!("`{w}`: expected -> or <->"))),
+    };
+    let mut sel = LinkSel { a: host(words[0])?, b: host(words[2])?, both, path: None };
+    let mut rest = &words[3..];
+    if let Some(p) = rest.first().and_then(|w| w.strip_prefix("path=")) {
+        sel.path = Some(p.parse().map_err(|_| EmuError::Parse(format!("`path={p}`: expected 0 or 1")))?);
+        rest = &rest[1..];
+    }
+    Ok((sel, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "hosts 4\npaths 2\nseed 7\ndefault delay=20ms,loss=1%\n\
+        0 <-> 1 delay=40ms\n0 -> 2 loss=5%   # one way\n0 <-> 1 path=1 delay=5ms\n\
+        * -> 3 rate=10mbit,queue=50ms\nat 2s down 0 <-> 1\nat 3500ms up 0 <-> 1\n";
+
+    #[test]
+    fn resolves_profiles_in_order() {
+        let t = Topology::parse(SAMPLE).unwrap();
+        assert_eq!((t.hosts, t.paths, t.seed), (4, 2, 7));
+        assert_eq!(t.profile_for(1, 0, 0).unwrap().delay_ns, 40_000_000);
+        assert_eq!(t.profile_for(0, 1, 1).unwrap().delay_ns, 5_000_000);
+        let p = t.profile_for(0, 2, 0).unwrap();
+        assert!((p.loss - 0.05).abs() < 1e-12);
+        assert_eq!(p.delay_ns, 20_000_000);
+        assert!((t.profile_for(2, 0, 0).unwrap().loss - 0.01).abs() < 1e-12);
+        assert_eq!(t.profile_for(2, 3, 1).unwrap().rate_bps, 10_000_000);
+        assert_eq!(t.profile_for(3, 2, 1).unwrap().rate_bps, 0);
+        assert_eq!(t.schedule.len(), 2);
+        assert!(t.schedule[1].up && t.schedule[1].at_ns == 3_500_000_000);
+    }
+
+    #[test]
+    fn text_round_trip() {
+        let t = Topology::parse(SAMPLE).unwrap();
+        assert_eq!(Topology::parse(&t.to_text()).unwrap(), t);
+    }
+
+    #[test]
+    fn link_indices_are_dense_and_invertible() {
+        let t = Topology::parse(SAMPLE).unwrap();
+        let mut seen = vec![false; t.link_count()];
+        for path in 0..2 {
+            for s in 0..4 {
+                for d in 0..4 {
+                    let i = t.link_index(s, d, path);
+                    assert!(!seen[i]);
+                    seen[i] = true;
+                    assert_eq!(t.link_of_index(i), (s, d, path));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_out_of_range() {
+        assert!(Topology::parse("hosts 2\n0 -> 5 delay=1ms").is_err());
+        assert!(Topology::parse("hosts 2\n0 -> 1 path=1 delay=1ms").is_err());
+        assert!(Topology::parse("hosts 0").is_err());
+        assert!(Topology::parse("at soon down 0 -> 1").is_err());
+    }
+}
