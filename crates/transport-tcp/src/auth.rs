@@ -1,0 +1,298 @@
+//! Mutual proof of the job secret on a fresh connection, before any frame.
+//!
+//! Independent of TCP: the exchange is four fixed-size byte messages, driven
+//! either by the sans-IO [`Connector`] / [`Acceptor`] (for nonblocking
+//! sockets in an event loop) or by [`connect_blocking`] / [`accept_blocking`]
+//! over any `Read + Write`. Any transport with a byte stream or messages can
+//! reuse it.
+//!
+//! ```text
+//! connector                                   acceptor
+//!   HELLO     = MAGIC | VERSION | from rank | to rank | nonce_c   ->
+//!          <-  CHALLENGE = nonce_a | HMAC(secret, "acceptor" | HELLO | nonce_a)
+//!   PROOF     = HMAC(secret, "connector" | HELLO | nonce_a)       ->
+//!          <-  VERDICT   = ACCEPT (or the connection is closed)
+//! ```
+//!
+//! Each side's MAC covers a nonce the *other* side chose fresh, so a recorded
+//! exchange cannot be replayed; the role labels differ, so one side's answer
+//! can never be reflected back as the other's. The secret never travels.
+//! This authenticates; it does not encrypt or protect later frames.
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use std::io::{Read, Write};
+use thiserror::Error;
+
+type HmacSha256 = Hmac<Sha256>;
+
+const MAGIC: [u8; 4] = *b"WNMP";
+const VERSION: u8 = 1;
+const NONCE_LEN: usize = 32;
+const MAC_LEN: usize = 32;
+
+/// HELLO: magic (4) | version (1) | from rank u32 LE (4) | to rank u32 LE (4) | nonce (32).
+pub const HELLO_LEN: usize = 4 + 1 + 4 + 4 + NONCE_LEN;
+/// CHALLENGE: acceptor nonce (32) | acceptor MAC (32).
+pub const CHALLENGE_LEN: usize = NONCE_LEN + MAC_LEN;
+/// PROOF: connector MAC (32).
+pub const PROOF_LEN: usize = MAC_LEN;
+/// VERDICT: one byte.
+pub const VERDICT_LEN: usize = 1;
+/// The verdict byte that admits the connector. A refusal is a closed
+/// connection, so a stray learns nothing more.
+pub const VERDICT_ACCEPT: [u8; VERDICT_LEN] = [0xA5];
+
+const LABEL_ACCEPTOR: &[u8] = b"wanmpi-auth-v1 acceptor";
+const LABEL_CONNECTOR: &[u8] = b"wanmpi-auth-v1 connector";
+
+#[derive(Debug, Error)]
+pub enum AuthError {
+    #[error("not a wanmpi handshake (bad magic)")]
+    BadMagic,
+    #[error("handshake version {0} not supported (expected {VERSION})")]
+    BadVersion(u8),
+    #[error("handshake message of {got} bytes, expected {want}")]
+    BadLength { got: usize, want: usize },
+    #[error("connection meant for rank {to}, this is rank {me}")]
+    WrongTarget { to: u32, me: u32 },
+    #[error("peer does not know the job secret")]
+    BadProof,
+    #[error("peer refused the connection")]
+    Refused,
+    #[error("no randomness for a nonce: {0}")]
+    Random(String),
+    #[error("I/O during handshake: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn mac(secret: &[u8; 32], label: &[u8], hello: &[u8], nonce_a: &[u8]) -> HmacSha256 {
+    // A 32-byte key is always accepted by HMAC, so this cannot fail.
+    let mut m = <HmacSha256 as Mac>::new_from_slice(secret).expect("HMAC accepts any key length");
+    m.update(label);
+    m.update(hello);
+    m.update(nonce_a);
+    m
+}
+
+fn nonce() -> Result<[u8; NONCE_LEN], AuthError> {
+    let mut n = [0u8; NONCE_LEN];
+    getrandom::getrandom(&mut n).map_err(|e| AuthError::Random(e.to_string()))?;
+    Ok(n)
+}
+
+fn exact<const N: usize>(msg: &[u8]) -> Result<&[u8; N], AuthError> {
+    msg.try_into().map_err(|_| AuthError::BadLength { got: msg.len(), want: N })
+}
+
+/// The side that opens the connection and names its rank.
+pub struct Connector {
+    secret: [u8; 32],
+    hello: [u8; HELLO_LEN],
+}
+
+impl Connector {
+    /// Draws a fresh nonce for a connection from `my_rank` to `peer_rank`.
+    pub fn new(secret: &[u8; 32], my_rank: u32, peer_rank: u32) -> Result<Connector, AuthError> {
+        let mut hello = [0u8; HELLO_LEN];
+        hello[0..4].copy_from_slice(&MAGIC);
+        hello[4] = VERSION;
+        hello[5..9].copy_from_slice(&my_rank.to_le_bytes());
+        hello[9..13].copy_from_slice(&peer_rank.to_le_bytes());
+        hello[13..].copy_from_slice(&nonce()?);
+        Ok(Connector { secret: *secret, hello })
+    }
+
+    /// The first message to send.
+    pub fn hello(&self) -> &[u8; HELLO_LEN] {
+        &self.hello
+    }
+
+    /// Checks the acceptor's proof and returns this side's proof to send.
+    pub fn answer(&self, challenge: &[u8]) -> Result<[u8; PROOF_LEN], AuthError> {
+        let c = exact::<CHALLENGE_LEN>(challenge)?;
+        let (nonce_a, their_mac) = c.split_at(NONCE_LEN);
+        mac(&self.secret, LABEL_ACCEPTOR, &self.hello, nonce_a)
+            .verify_slice(their_mac)
+            .map_err(|_| AuthError::BadProof)?;
+        Ok(mac(&self.secret, LABEL_CONNECTOR, &self.hello, nonce_a).finalize().into_bytes().into())
+    }
+
+    /// Reads the acceptor's verdict.
+    pub fn check_verdict(&self, verdict: &[u8]) -> Result<(), AuthError> {
+        if exact::<VERDICT_LEN>(verdict)? == &VERDICT_ACCEPT {
+            Ok(())
+        } else {
+            Err(AuthError::Refused)
+        }
+    }
+}
+
+/// The side that accepts a connection and learns who is calling.
+pub struct Acceptor {
+    secret: [u8; 32],
+    my_rank: u32,
+    state: Option<([u8; HELLO_LEN], [u8; NONCE_LEN])>,
+}
+
+impl Acceptor {
+    pub fn new(secret: &[u8; 32], my_rank: u32) -> Acceptor {
+        Acceptor { secret: *secret, my_rank, state: None }
+    }
+
+    /// Parses HELLO; returns the rank the connector *claims* (not yet proven)
+    /// and the challenge to send.
+    pub fn challenge(&mut self, hello: &[u8]) -> Result<(u32, [u8; CHALLENGE_LEN]), AuthError> {
+        let h = exact::<HELLO_LEN>(hello)?;
+        if h[0..4] != MAGIC {
+            return Err(AuthError::BadMagic);
+        }
+        if h[4] != VERSION {
+            return Err(AuthError::BadVersion(h[4]));
+        }
+        let from = u32::from_le_bytes([h[5], h[6], h[7], h[8]]);
+        let to = u32::from_le_bytes([h[9], h[10], h[11], h[12]]);
+        if to != self.my_rank {
+            return Err(AuthError::WrongTarget { to, me: self.my_rank });
+        }
+        let nonce_a = nonce()?;
+        let mut out = [0u8; CHALLENGE_LEN];
+        out[..NONCE_LEN].copy_from_slice(&nonce_a);
+        out[NONCE_LEN..].copy_from_slice(&mac(&self.secret, LABEL_ACCEPTOR, h, &nonce_a).finalize().into_bytes());
+        self.state = Some((*h, nonce_a));
+        Ok((from, out))
+    }
+
+    /// Checks the connector's proof; returns its rank, now authenticated.
+    /// The caller then sends [`VERDICT_ACCEPT`] or closes the connection.
+    pub fn verify(&self, proof: &[u8]) -> Result<u32, AuthError> {
+        let (hello, nonce_a) = self.state.as_ref().ok_or(AuthError::BadProof)?;
+        mac(&self.secret, LABEL_CONNECTOR, hello, nonce_a).verify_slice(proof).map_err(|_| AuthError::BadProof)?;
+        Ok(u32::from_le_bytes([hello[5], hello[6], hello[7], hello[8]]))
+    }
+}
+
+/// Runs the connector's side over a blocking stream (set its timeouts first).
+pub fn connect_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: u32, peer_rank: u32) -> Result<(), AuthError> {
+    let c = Connector::new(secret, my_rank, peer_rank)?;
+    s.write_all(c.hello())?;
+    let mut chal = [0u8; CHALLENGE_LEN];
+    s.read_exact(&mut chal)?;
+    s.write_all(&c.answer(&chal)?)?;
+    let mut verdict = [0u8; VERDICT_LEN];
+    match s.read_exact(&mut verdict) {
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(AuthError::Refused),
+        other => other?,
+    }
+    c.check_verdict(&verdict)
+}
+
+/// Runs the acceptor's side over a blocking stream. `admit` sees the proven
+/// rank and decides (e.g. refuses a rank already connected). Returns the rank.
+pub fn accept_blocking<S: Read + Write>(
+    s: &mut S,
+    secret: &[u8; 32],
+    my_rank: u32,
+    admit: impl FnOnce(u32) -> bool,
+) -> Result<u32, AuthError> {
+    let mut a = Acceptor::new(secret, my_rank);
+    let mut hello = [0u8; HELLO_LEN];
+    s.read_exact(&mut hello)?;
+    let (_, chal) = a.challenge(&hello)?;
+    s.write_all(&chal)?;
+    let mut proof = [0u8; PROOF_LEN];
+    s.read_exact(&mut proof)?;
+    let rank = a.verify(&proof)?;
+    if !admit(rank) {
+        return Err(AuthError::Refused);
+    }
+    s.write_all(&VERDICT_ACCEPT)?;
+    Ok(rank)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: [u8; 32] = [7; 32];
+
+    fn run(conn_secret: [u8; 32], acc_secret: [u8; 32]) -> (Result<[u8; PROOF_LEN], AuthError>, Option<Result<u32, AuthError>>) {
+        let c = Connector::new(&conn_secret, 2, 5).unwrap();
+        let mut a = Acceptor::new(&acc_secret, 5);
+        let (claimed, chal) = a.challenge(c.hello()).unwrap();
+        assert_eq!(claimed, 2);
+        match c.answer(&chal) {
+            Ok(proof) => (Ok(proof), Some(a.verify(&proof))),
+            Err(e) => (Err(e), None),
+        }
+    }
+
+    #[test]
+    fn same_secret_authenticates_both_ways() {
+        let (proof, verified) = run(S, S);
+        assert!(proof.is_ok());
+        assert_eq!(verified.unwrap().unwrap(), 2);
+    }
+
+    #[test]
+    fn wrong_secret_is_caught_by_the_connector_first() {
+        // The acceptor proves itself first, so a connector with the wrong
+        // secret (or talking to a stray acceptor) stops before answering.
+        let (proof, _) = run([8; 32], S);
+        assert!(matches!(proof, Err(AuthError::BadProof)));
+    }
+
+    #[test]
+    fn acceptor_rejects_a_forged_proof_and_garbage() {
+        let c = Connector::new(&S, 1, 5).unwrap();
+        let mut a = Acceptor::new(&S, 5);
+        a.challenge(c.hello()).unwrap();
+        assert!(matches!(a.verify(&[0u8; PROOF_LEN]), Err(AuthError::BadProof)));
+        assert!(matches!(a.verify(&[0u8; 3]), Err(AuthError::BadProof)));
+        let mut b = Acceptor::new(&S, 5);
+        assert!(matches!(b.challenge(&[b'G'; HELLO_LEN]), Err(AuthError::BadMagic)));
+        assert!(matches!(b.challenge(&[0u8; 10]), Err(AuthError::BadLength { got: 10, .. })));
+        let mut wrong_version = *c.hello();
+        wrong_version[4] = 9;
+        assert!(matches!(b.challenge(&wrong_version), Err(AuthError::BadVersion(9))));
+    }
+
+    #[test]
+    fn a_connection_meant_for_another_rank_is_refused() {
+        let c = Connector::new(&S, 1, 4).unwrap();
+        let mut a = Acceptor::new(&S, 5);
+        assert!(matches!(a.challenge(c.hello()), Err(AuthError::WrongTarget { to: 4, me: 5 })));
+    }
+
+    #[test]
+    fn a_proof_does_not_carry_over_to_another_challenge() {
+        // Replaying a proof recorded on one connection fails on the next,
+        // because the acceptor's nonce differs.
+        let c = Connector::new(&S, 1, 5).unwrap();
+        let mut a1 = Acceptor::new(&S, 5);
+        let (_, chal1) = a1.challenge(c.hello()).unwrap();
+        let proof1 = c.answer(&chal1).unwrap();
+        let mut a2 = Acceptor::new(&S, 5);
+        a2.challenge(c.hello()).unwrap();
+        assert!(matches!(a2.verify(&proof1), Err(AuthError::BadProof)));
+        // The acceptor's MAC cannot be reflected as the connector's proof.
+        assert!(matches!(a1.verify(&chal1[NONCE_LEN..]), Err(AuthError::BadProof)));
+    }
+
+    #[test]
+    fn blocking_helpers_over_a_socket_pair() {
+        let (mut x, mut y) = std::os::unix::net::UnixStream::pair().unwrap();
+        let t = std::thread::spawn(move || accept_blocking(&mut y, &S, 3, |r| r == 1));
+        connect_blocking(&mut x, &S, 1, 3).unwrap();
+        assert_eq!(t.join().unwrap().unwrap(), 1);
+
+        let (mut x, mut y) = std::os::unix::net::UnixStream::pair().unwrap();
+        let t = std::thread::spawn(move || {
+            let r = accept_blocking(&mut y, &S, 3, |_| false);
+            drop(y);
+            r
+        });
+        assert!(matches!(connect_blocking(&mut x, &S, 1, 3), Err(AuthError::Refused)));
+        assert!(matches!(t.join().unwrap(), Err(AuthError::Refused)));
+    }
+}

@@ -1,0 +1,186 @@
+//! One connection being set up: a nonblocking socket driven through the
+//! `auth` exchange, either as the connector (we dialled a higher rank) or as
+//! the acceptor (someone dialled us and must prove who it is).
+
+use crate::auth::{Acceptor, Connector, CHALLENGE_LEN, HELLO_LEN, PROOF_LEN, VERDICT_ACCEPT, VERDICT_LEN};
+use crate::sys::send_vectored;
+use socket2::Socket;
+use std::io::{self, Read};
+use std::os::fd::AsRawFd;
+use std::time::Instant;
+
+/// Room for the longest handshake message read at once.
+const MSG_ROOM: usize = 64;
+const _: () = assert!(CHALLENGE_LEN <= MSG_ROOM && HELLO_LEN <= MSG_ROOM && PROOF_LEN <= MSG_ROOM);
+
+pub(crate) enum Role {
+    /// We dialled `peer`.
+    Out { peer: u32, conn: Connector, step: OutStep },
+    /// A caller that has not yet proven who it is.
+    In { acc: Acceptor, step: InStep },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutStep {
+    Connecting,
+    AwaitChallenge,
+    AwaitVerdict,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InStep {
+    AwaitHello,
+    AwaitProof,
+    SendVerdict(u32),
+}
+
+/// What the owner of all handshakes decides for an incoming caller.
+pub(crate) trait Admit {
+    /// May a caller claiming `rank` go on (checked on HELLO and on proof)?
+    fn may_claim(&self, rank: u32) -> Result<(), String>;
+    /// The caller proved `rank`; reserve it so a duplicate is refused.
+    fn claim(&mut self, rank: u32);
+}
+
+pub(crate) enum Step {
+    /// Waiting for the socket; `write` asks for writability too.
+    Blocked { write: bool },
+    /// Authenticated connection to this rank.
+    Done(u32),
+}
+
+pub(crate) struct Handshake {
+    pub(crate) sock: Socket,
+    pub(crate) addr: String,
+    pub(crate) role: Role,
+    pub(crate) deadline: Instant,
+    out: Vec<u8>,
+    out_pos: usize,
+    inb: Vec<u8>,
+    want: usize,
+}
+
+impl Handshake {
+    pub(crate) fn outgoing(sock: Socket, addr: String, peer: u32, conn: Connector, deadline: Instant) -> Handshake {
+        let role = Role::Out { peer, conn, step: OutStep::Connecting };
+        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: 0 }
+    }
+
+    pub(crate) fn incoming(sock: Socket, addr: String, acc: Acceptor, deadline: Instant) -> Handshake {
+        let role = Role::In { acc, step: InStep::AwaitHello };
+        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: HELLO_LEN }
+    }
+
+    /// The rank we dialled, for outgoing handshakes.
+    pub(crate) fn dialled(&self) -> Option<u32> {
+        match self.role {
+            Role::Out { peer, .. } => Some(peer),
+            Role::In { .. } => None,
+        }
+    }
+
+    /// Advances as far as the socket allows. An error is the reason to drop
+    /// the connection.
+    pub(crate) fn drive(&mut self, admit: &mut dyn Admit) -> Result<Step, String> {
+        loop {
+            if let Role::Out { step: OutStep::Connecting, .. } = self.role {
+                if !self.connected()? {
+                    return Ok(Step::Blocked { write: true });
+                }
+            }
+            if self.out_pos < self.out.len() {
+                match send_vectored(self.sock.as_raw_fd(), &[&self.out[self.out_pos..]]) {
+                    Ok(n) => self.out_pos += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Blocked { write: true }),
+                    Err(e) => return Err(format!("send failed: {e}")),
+                }
+                continue;
+            }
+            if self.inb.len() < self.want {
+                let mut tmp = [0u8; MSG_ROOM];
+                let room = self.want - self.inb.len();
+                match (&self.sock).read(&mut tmp[..room]) {
+                    Ok(0) => return Err("closed during the handshake".into()),
+                    Ok(n) => self.inb.extend_from_slice(&tmp[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Blocked { write: false }),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(format!("receive failed: {e}")),
+                }
+                continue;
+            }
+            if let Some(rank) = self.advance(admit)? {
+                return Ok(Step::Done(rank));
+            }
+        }
+    }
+
+    /// True once a nonblocking connect has completed; its error otherwise.
+    fn connected(&mut self) -> Result<bool, String> {
+        if let Some(e) = self.sock.take_error().map_err(|e| e.to_string())? {
+            return Err(format!("connect failed: {e}"));
+        }
+        match self.sock.peer_addr() {
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => return Ok(false),
+            Err(e) => return Err(format!("connect failed: {e}")),
+        }
+        if let Role::Out { conn, step, .. } = &mut self.role {
+            self.out = conn.hello().to_vec();
+            self.out_pos = 0;
+            self.want = CHALLENGE_LEN;
+            *step = OutStep::AwaitChallenge;
+        }
+        Ok(true)
+    }
+
+    /// A whole message has arrived (or been sent): take the next step.
+    fn advance(&mut self, admit: &mut dyn Admit) -> Result<Option<u32>, String> {
+        let msg = std::mem::take(&mut self.inb);
+        self.out.clear();
+        self.out_pos = 0;
+        match &mut self.role {
+            Role::Out { peer, conn, step } => match step {
+                OutStep::Connecting => Ok(None),
+                OutStep::AwaitChallenge => {
+                    self.out = conn.answer(&msg).map_err(|e| e.to_string())?.to_vec();
+                    self.want = VERDICT_LEN;
+                    *step = OutStep::AwaitVerdict;
+                    Ok(None)
+                }
+                OutStep::AwaitVerdict => {
+                    conn.check_verdict(&msg).map_err(|e| e.to_string())?;
+                    Ok(Some(*peer))
+                }
+            },
+            Role::In { acc, step } => match *step {
+                InStep::AwaitHello => {
+                    let (claimed, chal) = acc.challenge(&msg).map_err(|e| e.to_string())?;
+                    admit.may_claim(claimed)?;
+                    self.out = chal.to_vec();
+                    self.want = PROOF_LEN;
+                    *step = InStep::AwaitProof;
+                    Ok(None)
+                }
+                InStep::AwaitProof => {
+                    let rank = acc.verify(&msg).map_err(|e| e.to_string())?;
+                    admit.may_claim(rank)?;
+                    admit.claim(rank);
+                    self.out = VERDICT_ACCEPT.to_vec();
+                    self.want = 0;
+                    *step = InStep::SendVerdict(rank);
+                    Ok(None)
+                }
+                InStep::SendVerdict(rank) => Ok(Some(rank)),
+            },
+        }
+    }
+
+    /// The rank this caller already proved, if any (to release its claim
+    /// when the connection fails before completion).
+    pub(crate) fn claimed(&self) -> Option<u32> {
+        match self.role {
+            Role::In { step: InStep::SendVerdict(rank), .. } => Some(rank),
+            _ => None,
+        }
+    }
+}

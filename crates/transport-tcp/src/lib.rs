@@ -1,0 +1,38 @@
+//! The tcp transport: the baseline every MPI has, kept honest and tuned.
+//!
+//! One TCP connection per pair of ranks (the lower rank dials the higher),
+//! `TCP_NODELAY`, socket buffers left to the kernel's autotuning unless set
+//! (see [`TcpOptions`]), nonblocking sockets and one level-triggered epoll
+//! set whose fd is [`Transport::readiness_fd`].
+//!
+//! - **Setup** (`setup`): listen on an ephemeral port, publish
+//!   `tcp-ep-<rank>` = `host:port`, fence, connect. Each connection first
+//!   proves the job secret both ways ([`auth`]); failures are logged to
+//!   stderr in one line and setup keeps waiting for the real peer, up to
+//!   `setup_timeout`. The listener closes when setup is done, so later
+//!   strays are refused by the kernel.
+//! - **Frames** (`tx`, `rx`): a u32 little-endian length, then the bytes.
+//!   One channel per peer. `try_send` is all-or-nothing; a partly written
+//!   frame's tail is kept per peer and flushed before anything new.
+//! - **Loss**: a closed or failed connection, or a length over `max_frame`
+//!   (a protocol violation), is reported once as `Incoming::PeerLost`.
+//! - **Shutdown** (`shutdown`): flush, half-close, wait for the peers' EOF.
+//!
+//! What it is not: no reconnection after a loss, no encryption (the
+//! handshake authenticates the peer; frames after it are plain), no
+//! multiplexing of independent channels (that is what sctp/quic are for).
+
+pub mod auth;
+mod handshake;
+mod options;
+mod rx;
+mod setup;
+mod shutdown;
+mod sys;
+mod transport;
+mod tx;
+
+pub use options::{TcpOptions, DEFAULT_MAX_FRAME, ENV_RCVBUF, ENV_SETUP_TIMEOUT, ENV_SNDBUF};
+pub use setup::endpoint_key;
+pub use transport::TcpTransport;
+pub use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError};

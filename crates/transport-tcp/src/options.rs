@@ -1,0 +1,129 @@
+//! Settings of the tcp transport, with defaults and environment overrides.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+use wanmpi_transport::TransportError;
+
+/// Socket buffer size in bytes; 0 keeps the kernel default.
+pub const ENV_SNDBUF: &str = "WANMPI_TCP_SNDBUF";
+pub const ENV_RCVBUF: &str = "WANMPI_TCP_RCVBUF";
+/// Seconds (may be fractional) to wait for every peer at setup.
+pub const ENV_SETUP_TIMEOUT: &str = "WANMPI_TCP_SETUP_TIMEOUT";
+
+/// Default largest frame: 1 MiB. Large enough that per-frame costs vanish
+/// against the bytes (the engine fragments long messages to this size), small
+/// enough that fragments of different messages interleave finely and a
+/// receiver never needs a huge buffer per connection.
+pub const DEFAULT_MAX_FRAME: usize = 1 << 20;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpOptions {
+    /// Address the listener binds (default 0.0.0.0: reachable on every interface).
+    pub bind_addr: IpAddr,
+    /// Host or address peers use to reach this rank (default 127.0.0.1).
+    pub publish_addr: Option<String>,
+    /// SO_SNDBUF / SO_RCVBUF in bytes. Default 0 = leave the kernel default,
+    /// because setting either one turns off Linux's buffer autotuning for the
+    /// socket and caps it at net.core.[rw]mem_max (often ~200 KiB), while
+    /// autotuning grows to tcp_[rw]mem's max (MiBs): a WAN path needs buffers
+    /// of a bandwidth-delay product, e.g. 1 Gbit/s x 40 ms = 5 MB.
+    pub sndbuf: usize,
+    pub rcvbuf: usize,
+    /// How long setup waits for all peers before failing (default 60 s).
+    pub setup_timeout: Duration,
+    /// How long one incoming or outgoing handshake may take before that
+    /// connection is dropped (a silent stray must not hold a slot).
+    pub handshake_timeout: Duration,
+    /// Largest frame sent or accepted (see [`DEFAULT_MAX_FRAME`]). Every rank
+    /// of a job must use the same value.
+    pub max_frame: usize,
+}
+
+impl Default for TcpOptions {
+    fn default() -> Self {
+        TcpOptions {
+            bind_addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            publish_addr: None,
+            sndbuf: 0,
+            rcvbuf: 0,
+            setup_timeout: Duration::from_secs(60),
+            handshake_timeout: Duration::from_secs(10),
+            max_frame: DEFAULT_MAX_FRAME,
+        }
+    }
+}
+
+fn bad(var: &str, v: &str, why: &str) -> TransportError {
+    TransportError::Setup(format!("{var}={v:?}: {why}"))
+}
+
+impl TcpOptions {
+    /// Defaults overridden by WANMPI_TCP_SNDBUF, WANMPI_TCP_RCVBUF,
+    /// WANMPI_TCP_SETUP_TIMEOUT and the launcher's WANMPI_ADDR.
+    pub fn from_env() -> Result<TcpOptions, TransportError> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Like `from_env` with a chosen lookup (tests need no process-wide state).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<TcpOptions, TransportError> {
+        let mut o = TcpOptions::default();
+        let size = |var: &str| -> Result<Option<usize>, TransportError> {
+            match get(var) {
+                None => Ok(None),
+                Some(v) => v.trim().parse::<usize>().map(Some).map_err(|_| bad(var, &v, "not a byte count")),
+            }
+        };
+        if let Some(n) = size(ENV_SNDBUF)? {
+            o.sndbuf = n;
+        }
+        if let Some(n) = size(ENV_RCVBUF)? {
+            o.rcvbuf = n;
+        }
+        if let Some(v) = get(ENV_SETUP_TIMEOUT) {
+            let secs: f64 = v.trim().parse().map_err(|_| bad(ENV_SETUP_TIMEOUT, &v, "not a number of seconds"))?;
+            if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
+                return Err(bad(ENV_SETUP_TIMEOUT, &v, "must be a positive number of seconds"));
+            }
+            o.setup_timeout = Duration::from_secs_f64(secs);
+        }
+        if let Some(a) = get(wanmpi_bootstrap::ENV_ADDR).filter(|s| !s.trim().is_empty()) {
+            o.publish_addr = Some(a.trim().to_string());
+        }
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k| m.get(k).cloned()
+    }
+
+    #[test]
+    fn defaults_keep_autotuning_and_env_overrides() {
+        let d = TcpOptions::from_lookup(lookup(&[])).unwrap();
+        assert_eq!((d.sndbuf, d.rcvbuf, d.setup_timeout), (0, 0, Duration::from_secs(60)));
+        let o = TcpOptions::from_lookup(lookup(&[
+            (ENV_SNDBUF, "4194304"),
+            (ENV_RCVBUF, " 1048576 "),
+            (ENV_SETUP_TIMEOUT, "2.5"),
+            ("WANMPI_ADDR", "10.1.2.3"),
+        ]))
+        .unwrap();
+        assert_eq!((o.sndbuf, o.rcvbuf), (4 << 20, 1 << 20));
+        assert_eq!(o.setup_timeout, Duration::from_millis(2500));
+        assert_eq!(o.publish_addr.as_deref(), Some("10.1.2.3"));
+    }
+
+    #[test]
+    fn bad_values_are_errors_naming_the_variable() {
+        for (k, v) in [(ENV_SNDBUF, "lots"), (ENV_SETUP_TIMEOUT, "-1"), (ENV_SETUP_TIMEOUT, "inf")] {
+            let e = TcpOptions::from_lookup(lookup(&[(k, v)])).unwrap_err().to_string();
+            assert!(e.contains(k), "{e}");
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Sending side of one connection: all-or-nothing frames over a nonblocking
+//! socket.
+//!
+//! A frame goes out in one vectored send of [length prefix, parts...]. If the
+//! kernel takes only part of it, the unsent tail is kept here (the residual)
+//! and the frame counts as sent: the caller may reuse its buffers. While a
+//! residual exists no new frame is accepted until the residual has been
+//! flushed, so at most one frame per peer is ever buffered here.
+
+use crate::sys::{send_vectored, MAX_IOV};
+use std::io;
+use std::os::fd::RawFd;
+use wanmpi_transport::SendStatus;
+
+#[derive(Default)]
+pub(crate) struct TxState {
+    residual: Vec<u8>,
+    sent: usize,
+}
+
+fn would_block(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::WouldBlock
+}
+
+impl TxState {
+    /// True while part of an accepted frame still waits for the socket.
+    pub(crate) fn pending(&self) -> bool {
+        self.sent < self.residual.len()
+    }
+
+    pub(crate) fn pending_bytes(&self) -> usize {
+        self.residual.len() - self.sent
+    }
+
+    /// Pushes the residual; returns true when nothing is left.
+    pub(crate) fn flush(&mut self, fd: RawFd) -> io::Result<bool> {
+        while self.pending() {
+            match send_vectored(fd, &[&self.residual[self.sent..]]) {
+                Ok(n) => self.sent += n,
+                Err(e) if would_block(&e) => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        self.residual.clear();
+        self.sent = 0;
+        Ok(true)
+    }
+
+    /// Sends one frame made of `parts`, all or nothing.
+    pub(crate) fn send_frame(&mut self, fd: RawFd, parts: &[&[u8]]) -> io::Result<SendStatus> {
+        if !self.flush(fd)? {
+            return Ok(SendStatus::WouldBlock);
+        }
+        let body: usize = parts.iter().map(|p| p.len()).sum();
+        let prefix = u32::try_from(body)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than u32"))?
+            .to_le_bytes();
+        let mut iov: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
+        iov.push(&prefix);
+        iov.extend(parts.iter().copied().filter(|p| !p.is_empty()));
+        let joined;
+        if iov.len() > MAX_IOV {
+            // Rare: more parts than one sendmsg takes; join them once.
+            joined = iov.concat();
+            iov = vec![&joined];
+        }
+        let n = match send_vectored(fd, &iov) {
+            Ok(n) => n,
+            Err(e) if would_block(&e) => return Ok(SendStatus::WouldBlock),
+            Err(e) => return Err(e),
+        };
+        self.keep_tail(&iov, n);
+        Ok(SendStatus::Sent)
+    }
+
+    /// Copies what the kernel did not take (after `skip` bytes) into the residual.
+    fn keep_tail(&mut self, iov: &[&[u8]], mut skip: usize) {
+        for part in iov {
+            if skip >= part.len() {
+                skip -= part.len();
+                continue;
+            }
+            self.residual.extend_from_slice(&part[skip..]);
+            skip = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn a_full_socket_keeps_the_tail_and_then_refuses_until_flushed() {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let mut tx = TxState::default();
+        let chunk = vec![0x5Au8; 64 * 1024];
+        let mut accepted = 0usize;
+        // Fill the socket until the transport refuses (bounded).
+        for _ in 0..10_000 {
+            match tx.send_frame(a.as_raw_fd(), &[b"hd", &chunk]).unwrap() {
+                SendStatus::Sent => accepted += 1,
+                SendStatus::WouldBlock => break,
+            }
+        }
+        assert!(accepted > 0 && accepted < 10_000);
+        // Read everything the peer gets, flushing as room appears.
+        let expect = accepted * (4 + 2 + chunk.len());
+        let mut got = Vec::with_capacity(expect);
+        let mut buf = vec![0u8; 1 << 16];
+        b.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+        while got.len() < expect {
+            tx.flush(a.as_raw_fd()).unwrap();
+            let n = b.read(&mut buf).unwrap();
+            assert!(n > 0);
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert!(!tx.pending());
+        assert_eq!(got.len(), expect, "exactly the accepted frames arrive, no partial extra");
+        for f in got.chunks(4 + 2 + chunk.len()) {
+            assert_eq!(u32::from_le_bytes([f[0], f[1], f[2], f[3]]) as usize, 2 + chunk.len());
+            assert_eq!(&f[4..6], b"hd");
+            assert!(f[6..].iter().all(|&x| x == 0x5A));
+        }
+    }
+}
