@@ -12,7 +12,8 @@ use std::sync::Arc;
 use super::DatatypeError;
 
 /// Largest number of blocks a repetition is expanded into.
-const FLAT_LIMIT: usize = 1024;
+/// Tests use a tiny limit so that random small types exercise repeat nodes.
+const FLAT_LIMIT: usize = if cfg!(test) { 4 } else { 1024 };
 
 #[derive(Debug, Clone)]
 pub(crate) enum Piece {
@@ -199,14 +200,15 @@ pub(crate) fn walk_repeat<F: FnMut(isize, usize)>(
 ) {
     let bs = body.size;
     let (first, last) = (lo / bs, (hi - 1) / bs);
+    let single = body.single_block();
     let mut b = base.wrapping_add((first as isize).wrapping_mul(stride));
     for i in first..=last {
         let start = i * bs;
         let (s, e) = (lo.saturating_sub(start), (hi - start).min(bs));
-        if s == 0 && e == bs {
-            body.walk_all(b, f);
-        } else {
-            body.walk(b, s, e, f);
+        match single {
+            Some((off, len)) if s == 0 && e == bs => f(b.wrapping_add(off), len),
+            _ if s == 0 && e == bs => body.walk_all(b, f),
+            _ => body.walk(b, s, e, f),
         }
         b = b.wrapping_add(stride);
     }

@@ -53,14 +53,24 @@ impl Datatype {
         if offset >= hi {
             return 0;
         }
-        out.reserve(hi - offset);
-        let before = out.len();
+        let n = hi - offset;
+        out.reserve(n);
+        let spare = &mut out.spare_capacity_mut()[..n];
+        let dst = spare.as_mut_ptr().cast::<u8>();
+        let mut at = 0usize;
         self.walk_elements(count, offset, hi, &mut |addr, len| {
-            // SAFETY: the caller guarantees these bytes are readable.
-            let src = unsafe { std::slice::from_raw_parts(base.wrapping_offset(addr), len) };
-            out.extend_from_slice(src);
+            if at + len > n {
+                debug_assert!(false, "walk overran the window");
+                return;
+            }
+            // SAFETY: the caller guarantees the source bytes are readable;
+            // `dst[at..at + len]` is reserved capacity, checked just above.
+            unsafe { copy_bytes(base.wrapping_offset(addr), dst.add(at), len) };
+            at += len;
         });
-        out.len() - before
+        // SAFETY: the walk initialised exactly `at` bytes of the spare capacity.
+        unsafe { out.set_len(out.len() + at) };
+        at
     }
 
     /// Scatters `src` (packed bytes) into `count` elements at `base`; stops at
@@ -94,9 +104,26 @@ impl Datatype {
                 return;
             };
             // SAFETY: the caller guarantees the destination is writable.
-            unsafe { ptr::copy_nonoverlapping(chunk.as_ptr(), base.wrapping_offset(addr), len) };
+            unsafe { copy_bytes(chunk.as_ptr(), base.wrapping_offset(addr), len) };
             at += len;
         });
         at
+    }
+}
+
+/// `memcpy` with the common element sizes inlined: strided types of small
+/// elements copy millions of tiny blocks, where a call per block dominates.
+///
+/// # Safety
+/// As `ptr::copy_nonoverlapping(src, dst, len)`.
+#[inline(always)]
+unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
+    match len {
+        1 => ptr::copy_nonoverlapping(src, dst, 1),
+        2 => ptr::copy_nonoverlapping(src, dst, 2),
+        4 => ptr::copy_nonoverlapping(src, dst, 4),
+        8 => ptr::copy_nonoverlapping(src, dst, 8),
+        16 => ptr::copy_nonoverlapping(src, dst, 16),
+        _ => ptr::copy_nonoverlapping(src, dst, len),
     }
 }
