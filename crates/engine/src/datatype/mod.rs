@@ -26,18 +26,18 @@
 mod basic;
 mod build;
 mod contents;
-mod datatype;
 mod layout;
 mod pack;
 mod part;
 mod signature;
 mod span;
+mod value;
 
 #[cfg(test)]
 mod tests;
 
 pub use basic::{BasicType, OpClass};
-pub use datatype::Datatype;
+pub use value::Datatype;
 
 /// Errors of the datatype constructors (MPI error class noted per variant).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -36,8 +36,8 @@ pub fn entries(t: &Datatype) -> Vec<(isize, BasicType)> {
             }
         }
         Combiner::Hindexed => {
-            for i in 0..n(0) {
-                put(addrs[i], &types[0], n(1 + i));
+            for (i, &d) in addrs.iter().enumerate() {
+                put(d, &types[0], n(1 + i));
             }
         }
         Combiner::IndexedBlock => {
@@ -46,8 +46,8 @@ pub fn entries(t: &Datatype) -> Vec<(isize, BasicType)> {
             }
         }
         Combiner::HindexedBlock => {
-            for i in 0..n(0) {
-                put(addrs[i], &types[0], n(1));
+            for &d in &addrs {
+                put(d, &types[0], n(1));
             }
         }
         Combiner::Struct => {

@@ -204,7 +204,8 @@ impl Datatype {
         if size == 0 {
             return Some(0);
         }
-        (bytes % size == 0).then_some(bytes / size)
+        let (whole, rest) = (bytes / size, bytes % size);
+        (rest == 0).then_some(whole)
     }
 }
 
