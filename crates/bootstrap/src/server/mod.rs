@@ -30,7 +30,7 @@ pub struct ServerConfig {
     /// How long a new connection has to prove the secret.
     pub hello_timeout: Duration,
     /// For a TCP service bound to a wildcard address: the host name ranks
-    /// should connect to.
+    /// should connect to (a specific bound address is advertised as it is).
     pub advertise_host: Option<String>,
 }
 
@@ -92,8 +92,8 @@ impl Server {
                 let local = l.local_addr()?;
                 let wildcard = local.ip().is_unspecified();
                 let shown = match (&config.advertise_host, wildcard) {
-                    (Some(h), _) => h.clone(),
-                    (None, false) => local.ip().to_string(),
+                    (_, false) => local.ip().to_string(),
+                    (Some(h), true) => h.clone(),
                     (None, true) => {
                         return Err(BootstrapError::BadAddress(bind.render(), "a wildcard address needs an advertised host".into()))
                     }

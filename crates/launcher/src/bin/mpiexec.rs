@@ -1,0 +1,2 @@
+//! `mpiexec`: the same program as `mpirun`.
+fn main() { wanmpi_launcher::cli::main() }

@@ -1,0 +1,2 @@
+//! `mpirun`: see docs/launcher.md.
+fn main() { wanmpi_launcher::cli::main() }

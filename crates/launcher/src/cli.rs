@@ -1,0 +1,237 @@
+//! The `mpirun` / `mpiexec` command line.
+
+use crate::env_vars::parse_assignment;
+use crate::error::LaunchError;
+use crate::hosts::{self, HostEntry};
+use crate::spec::{BootstrapChoice, JobSpec, OutputMode};
+use clap::Parser;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Starts the ranks of a wanmpi job and watches them. Options after PROGRAM
+/// belong to PROGRAM.
+#[derive(Debug, Parser)]
+#[command(name = "mpirun", version, about, after_help = "Documentation: docs/launcher.md")]
+pub struct Args {
+    /// Number of ranks (also -np). Default: one per host slot.
+    #[arg(short = 'n', long = "np", value_name = "N")]
+    pub np: Option<u32>,
+    /// Hosts and slots, e.g. a:2,b:2 (repeatable).
+    #[arg(long = "host", value_name = "HOST[:SLOTS],...")]
+    pub host: Vec<String>,
+    /// Lines `host slots=N [addr=A]` or `host:N`; `#` comments.
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Command that runs a program on a host; `{host}` is replaced by the
+    /// host name, otherwise the host is appended.
+    #[arg(long, value_name = "CMD", default_value = "ssh")]
+    pub launch_agent: String,
+    /// Export VAR (from this environment) or VAR=VALUE to every rank.
+    #[arg(short = 'x', value_name = "VAR[=VALUE]")]
+    pub export: Vec<String>,
+    /// Set VAR=VALUE for every rank.
+    #[arg(long = "env", value_name = "VAR=VALUE")]
+    pub env: Vec<String>,
+    /// Prefix each line of output with [rank].
+    #[arg(long)]
+    pub tag_output: bool,
+    /// End the job (non-zero exit) if it runs longer than this.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Transport (WANMPI_TRANSPORT): tcp, sctp, wamp, adaptive.
+    #[arg(long, value_name = "NAME")]
+    pub transport: Option<String>,
+    /// Eager/rendezvous threshold (WANMPI_EAGER_LIMIT).
+    #[arg(long, value_name = "BYTES")]
+    pub eager_limit: Option<u64>,
+    /// Run the engine's progress thread (WANMPI_PROGRESS_THREAD=1).
+    #[arg(long)]
+    pub progress_thread: bool,
+    /// Where the key/value service listens: auto, unix, tcp, unix:/PATH or tcp:HOST:PORT.
+    #[arg(long, value_name = "KIND", default_value = "auto")]
+    pub bootstrap: String,
+    /// WANMPI_ADDR for the ranks on HOST (repeatable).
+    #[arg(long = "host-addr", value_name = "HOST=ADDR")]
+    pub host_addr: Vec<String>,
+    /// Allow more ranks than slots (wrap around the hosts).
+    #[arg(long)]
+    pub oversubscribe: bool,
+    /// Seconds between SIGTERM and SIGKILL when ending ranks.
+    #[arg(long, value_name = "SECONDS", default_value = "2")]
+    pub grace: f64,
+    /// The program and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = false, value_name = "PROGRAM [ARGS]")]
+    pub command: Vec<String>,
+}
+
+/// Options of ours that take a value, to find where the program starts.
+const TAKES_VALUE: &[&str] = &[
+    "-n", "--np", "--host", "--hostfile", "--launch-agent", "-x", "--env", "--timeout", "--transport", "--eager-limit", "--bootstrap",
+    "--host-addr", "--grace",
+];
+
+/// Rewrites the traditional `-np N` to `-n N`, only before the program.
+pub fn normalize(argv: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut it = argv.into_iter();
+    if let Some(a0) = it.next() {
+        out.push(a0);
+    }
+    let mut in_options = true;
+    let mut skip_value = false;
+    for a in it {
+        if in_options && !skip_value {
+            if a == "--" {
+                in_options = false;
+            } else if a == "-np" {
+                out.push("-n".into());
+                skip_value = true;
+                continue;
+            } else if TAKES_VALUE.contains(&a.as_str()) {
+                skip_value = true;
+            } else if !a.starts_with('-') {
+                in_options = false;
+            }
+        } else {
+            skip_value = false;
+        }
+        out.push(a);
+    }
+    out
+}
+
+fn seconds(what: &str, s: f64) -> Result<Duration, LaunchError> {
+    Duration::try_from_secs_f64(s).map_err(|_| LaunchError::Usage(format!("{what}: {s} is not a number of seconds")))
+}
+
+impl Args {
+    /// The job these options describe.
+    pub fn to_spec(&self) -> Result<JobSpec, LaunchError> {
+        let (program, args) = self.command.split_first().ok_or_else(|| LaunchError::Usage("no program given".into()))?;
+        let mut spec = JobSpec::local(program, &[], 0);
+        spec.args = args.to_vec();
+        spec.np = self.np;
+        let mut hosts: Vec<HostEntry> = Vec::new();
+        for h in &self.host {
+            hosts.extend(hosts::parse_host_list(h)?);
+        }
+        if let Some(f) = &self.hostfile {
+            let name = f.display().to_string();
+            let text = std::fs::read_to_string(f).map_err(|e| LaunchError::Read(name.clone(), e))?;
+            hosts.extend(hosts::parse_hostfile(&name, &text)?);
+        }
+        for ha in &self.host_addr {
+            let (h, a) = ha.split_once('=').filter(|(h, a)| !h.is_empty() && !a.is_empty()).ok_or_else(|| LaunchError::Usage(format!("--host-addr {ha:?}: expected HOST=ADDR")))?;
+            let mut found = false;
+            for e in hosts.iter_mut().filter(|e| e.name == h) {
+                e.addr = Some(a.to_string());
+                found = true;
+            }
+            if !found {
+                return Err(LaunchError::Usage(format!("--host-addr {ha}: {h} is not one of the hosts")));
+            }
+        }
+        spec.hosts = hosts;
+        spec.oversubscribe = self.oversubscribe;
+        spec.launch_agent = self.launch_agent.clone();
+        let lookup = |n: &str| std::env::var(n).ok();
+        for x in &self.export {
+            spec.env.push(parse_assignment(x, lookup)?);
+        }
+        for e in &self.env {
+            if !e.contains('=') {
+                return Err(LaunchError::Usage(format!("--env {e}: expected VAR=VALUE")));
+            }
+            spec.env.push(parse_assignment(e, lookup)?);
+        }
+        spec.tag_output = self.tag_output;
+        spec.timeout = self.timeout.map(|t| seconds("--timeout", t)).transpose()?;
+        spec.transport = self.transport.clone();
+        spec.eager_limit = self.eager_limit;
+        spec.progress_thread = self.progress_thread;
+        spec.bootstrap = match self.bootstrap.as_str() {
+            "auto" => BootstrapChoice::Auto,
+            "unix" => BootstrapChoice::Unix,
+            "tcp" => BootstrapChoice::Tcp,
+            other => {
+                wanmpi_bootstrap::BootstrapAddr::parse(other)?;
+                BootstrapChoice::Address(other.to_string())
+            }
+        };
+        spec.grace = seconds("--grace", self.grace)?;
+        spec.output = OutputMode::Forward;
+        Ok(spec)
+    }
+}
+
+/// The whole program: parse, run, exit with the job's code.
+pub fn main() -> ! {
+    let args = Args::parse_from(normalize(std::env::args().collect()));
+    let code = match args.to_spec().and_then(|mut spec| {
+        let cancel = Arc::new(AtomicUsize::new(0));
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+            signal_hook::flag::register_usize(sig, cancel.clone(), sig as usize)?;
+        }
+        spec.cancel = Some(cancel);
+        crate::run(&spec)
+    }) {
+        Ok(outcome) => outcome.exit_code,
+        Err(e) => {
+            eprintln!("mpirun: {e}");
+            match e {
+                LaunchError::Spawn { .. } => 127,
+                _ => 2,
+            }
+        }
+    };
+    std::process::exit(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Vec<String> {
+        s.split(' ').map(String::from).collect()
+    }
+
+    #[test]
+    fn np_is_rewritten_only_before_the_program() {
+        assert_eq!(normalize(v("mpirun -np 4 ./p -np 2")), v("mpirun -n 4 ./p -np 2"));
+        assert_eq!(normalize(v("mpirun -x -np -np 3 p")), v("mpirun -x -np -n 3 p"));
+        assert_eq!(normalize(v("mpirun -- -np")), v("mpirun -- -np"));
+    }
+
+    #[test]
+    fn options_after_the_program_belong_to_it() {
+        let a = Args::try_parse_from(normalize(v("mpirun -np 2 --tag-output ./prog --flag -n 5 x"))).unwrap();
+        assert_eq!(a.np, Some(2));
+        assert!(a.tag_output);
+        assert_eq!(a.command, v("./prog --flag -n 5 x"));
+        let spec = a.to_spec().unwrap();
+        assert_eq!(spec.program, "./prog");
+        assert_eq!(spec.args, v("--flag -n 5 x"));
+    }
+
+    #[test]
+    fn spec_from_options() {
+        let a = Args::try_parse_from(v(
+            "mpirun --host h1:2,198.18.0.3 --host-addr h1=198.18.0.1 -x A=1 --env B=2 --timeout 1.5 --transport sctp --eager-limit 100 --progress-thread --bootstrap tcp --launch-agent ip_netns_exec_{host} prog",
+        ))
+        .unwrap();
+        let s = a.to_spec().unwrap();
+        assert_eq!(s.hosts.len(), 2);
+        assert_eq!(s.hosts[0].addr.as_deref(), Some("198.18.0.1"));
+        assert_eq!(s.hosts[1].addr.as_deref(), Some("198.18.0.3"));
+        assert_eq!(s.env, vec![("A".to_string(), "1".to_string()), ("B".to_string(), "2".to_string())]);
+        assert_eq!(s.timeout, Some(Duration::from_millis(1500)));
+        assert_eq!((s.transport.as_deref(), s.eager_limit, s.progress_thread), (Some("sctp"), Some(100), true));
+        assert_eq!(s.bootstrap, BootstrapChoice::Tcp);
+        assert!(Args::try_parse_from(v("mpirun --host h1 --host-addr h9=1.2.3.4 p")).unwrap().to_spec().is_err());
+        assert!(Args::try_parse_from(v("mpirun --bootstrap carrier-pigeon p")).unwrap().to_spec().is_err());
+        assert!(Args::try_parse_from(v("mpirun --timeout -1 p")).map(|a| a.to_spec().is_err()).unwrap_or(true));
+        assert!(Args::try_parse_from(v("mpirun -n 2")).is_err());
+    }
+}

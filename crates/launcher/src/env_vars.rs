@@ -1,0 +1,133 @@
+//! The environment every rank gets.
+
+use crate::error::LaunchError;
+use crate::spec::JobSpec;
+use wanmpi_bootstrap::{ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_TRANSPORT};
+
+pub const ENV_EAGER_LIMIT: &str = "WANMPI_EAGER_LIMIT";
+pub const ENV_PROGRESS_THREAD: &str = "WANMPI_PROGRESS_THREAD";
+
+/// An ordered list of variables where a later `set` replaces an earlier one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvList(pub Vec<(String, String)>);
+
+impl EnvList {
+    pub fn set(&mut self, k: &str, v: &str) {
+        self.0.retain(|(name, _)| name != k);
+        self.0.push((k.to_string(), v.to_string()));
+    }
+    pub fn get(&self, k: &str) -> Option<&str> {
+        self.0.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str())
+    }
+}
+
+pub fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `-x VAR` (value from `lookup`) or `-x VAR=value` / `--env VAR=value`.
+pub fn parse_assignment(s: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<(String, String), LaunchError> {
+    let (name, value) = match s.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (s, None),
+    };
+    if !valid_name(name) {
+        return Err(LaunchError::Usage(format!("{s:?}: not a variable name")));
+    }
+    let value = match value {
+        Some(v) => v,
+        None => lookup(name).ok_or_else(|| LaunchError::Usage(format!("-x {name}: {name} is not set in mpirun's environment")))?,
+    };
+    Ok((name.to_string(), value))
+}
+
+/// Variables shared by every rank, lowest precedence first: WANMPI_*
+/// pass-through, the spec's extra variables, then the launcher's options.
+pub fn common(spec: &JobSpec, own_env: &[(String, String)]) -> EnvList {
+    let mut e = EnvList::default();
+    if spec.pass_wanmpi_env {
+        for (k, v) in own_env.iter().filter(|(k, _)| k.starts_with("WANMPI_")) {
+            e.set(k, v);
+        }
+    }
+    for (k, v) in &spec.env {
+        e.set(k, v);
+    }
+    let transport = spec.transport.clone().or_else(|| e.get(ENV_TRANSPORT).map(str::to_string)).unwrap_or_else(|| "tcp".into());
+    e.set(ENV_TRANSPORT, &transport);
+    if let Some(n) = spec.eager_limit {
+        e.set(ENV_EAGER_LIMIT, &n.to_string());
+    }
+    if spec.progress_thread {
+        e.set(ENV_PROGRESS_THREAD, "1");
+    }
+    e
+}
+
+/// Everything a rank needs to join the job.
+pub struct Identity<'a> {
+    pub rank: u32,
+    pub size: u32,
+    pub bootstrap: &'a str,
+    pub secret_hex: &'a str,
+    pub job_id: &'a str,
+    pub addr: Option<&'a str>,
+}
+
+pub fn for_rank(common: &EnvList, id: &Identity) -> EnvList {
+    let mut e = common.clone();
+    if let Some(a) = id.addr {
+        e.set(ENV_ADDR, a);
+    }
+    e.set(ENV_RANK, &id.rank.to_string());
+    e.set(ENV_SIZE, &id.size.to_string());
+    e.set(ENV_BOOTSTRAP, id.bootstrap);
+    e.set(ENV_SECRET, id.secret_hex);
+    e.set(ENV_JOB_ID, id.job_id);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assignments() {
+        let look = |n: &str| (n == "HOME").then(|| "/root".to_string());
+        assert_eq!(parse_assignment("A=1=2", look).unwrap(), ("A".into(), "1=2".into()));
+        assert_eq!(parse_assignment("HOME", look).unwrap(), ("HOME".into(), "/root".into()));
+        assert_eq!(parse_assignment("E=", look).unwrap(), ("E".into(), "".into()));
+        assert!(parse_assignment("UNSET_ONE", look).is_err());
+        assert!(parse_assignment("1X=2", look).is_err());
+        assert!(parse_assignment("=2", look).is_err());
+    }
+
+    #[test]
+    fn precedence_of_pass_through_user_and_launcher_values() {
+        let mut spec = JobSpec::local("p", &[], 2);
+        spec.env = vec![("WANMPI_EAGER_LIMIT".into(), "5".into()), ("FOO".into(), "bar".into())];
+        spec.progress_thread = true;
+        let own = vec![
+            ("WANMPI_TRANSPORT".to_string(), "sctp".to_string()),
+            ("WANMPI_SCTP_STREAMS".to_string(), "4".to_string()),
+            ("PATH".to_string(), "/bin".to_string()),
+        ];
+        let c = common(&spec, &own);
+        assert_eq!(c.get("WANMPI_TRANSPORT"), Some("sctp"));
+        assert_eq!(c.get("WANMPI_SCTP_STREAMS"), Some("4"));
+        assert_eq!(c.get("PATH"), None);
+        assert_eq!(c.get("FOO"), Some("bar"));
+        assert_eq!(c.get("WANMPI_EAGER_LIMIT"), Some("5"));
+        assert_eq!(c.get("WANMPI_PROGRESS_THREAD"), Some("1"));
+        spec.transport = Some("wamp".into());
+        spec.eager_limit = Some(100);
+        let c = common(&spec, &own);
+        assert_eq!(c.get("WANMPI_TRANSPORT"), Some("wamp"));
+        assert_eq!(c.get("WANMPI_EAGER_LIMIT"), Some("100"));
+        let r = for_rank(&c, &Identity { rank: 1, size: 2, bootstrap: "unix:/x", secret_hex: "ab", job_id: "j", addr: Some("198.18.0.2") });
+        assert_eq!(r.get("WANMPI_RANK"), Some("1"));
+        assert_eq!(r.get("WANMPI_ADDR"), Some("198.18.0.2"));
+        assert_eq!(common(&JobSpec::local("p", &[], 1), &[]).get("WANMPI_TRANSPORT"), Some("tcp"));
+    }
+}

@@ -1,0 +1,175 @@
+//! Hosts and slots: `--host a:2,b`, hostfiles, and which rank goes where.
+
+use crate::error::LaunchError;
+use std::net::IpAddr;
+
+/// A host with a number of slots (ranks it takes before the next host is used).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostEntry {
+    pub name: String,
+    pub slots: u32,
+    /// The address ranks on this host publish (`WANMPI_ADDR`). Defaults to
+    /// the host name when that is an IP address.
+    pub addr: Option<String>,
+}
+
+impl HostEntry {
+    pub fn new(name: &str, slots: u32) -> HostEntry {
+        let addr = name.parse::<IpAddr>().ok().map(|_| name.to_string());
+        HostEntry { name: name.to_string(), slots, addr }
+    }
+}
+
+fn slots(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("slot count {s:?} is not a positive number")),
+    }
+}
+
+/// `name` or `name:slots`. IPv6 literals need no slot suffix ambiguity: an
+/// entry with more than one colon is taken whole as the name.
+fn host_and_slots(s: &str) -> Result<HostEntry, String> {
+    if s.is_empty() {
+        return Err("empty host name".into());
+    }
+    match s.split_once(':') {
+        Some((name, n)) if !n.contains(':') => {
+            if name.is_empty() {
+                return Err(format!("{s:?} has no host name"));
+            }
+            Ok(HostEntry::new(name, slots(n)?))
+        }
+        _ => Ok(HostEntry::new(s, 1)),
+    }
+}
+
+/// `a:2,b:2,c` (slots default to 1).
+pub fn parse_host_list(s: &str) -> Result<Vec<HostEntry>, LaunchError> {
+    s.split(',').map(|h| host_and_slots(h.trim()).map_err(|e| LaunchError::Usage(format!("--host: {e}")))).collect()
+}
+
+/// Hostfile lines: `host`, `host:N`, or `host slots=N [max_slots=M] [addr=A]`;
+/// `#` starts a comment.
+pub fn parse_hostfile(file: &str, text: &str) -> Result<Vec<HostEntry>, LaunchError> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let err = |problem: String| LaunchError::Hostfile { file: file.to_string(), line: i + 1, problem };
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let first = words.next().unwrap_or_default();
+        let mut entry = host_and_slots(first).map_err(err)?;
+        for w in words {
+            match w.split_once('=') {
+                Some(("slots", n)) => entry.slots = slots(n).map_err(err)?,
+                Some(("max_slots", n)) => {
+                    slots(n).map_err(err)?;
+                }
+                Some(("addr", a)) if !a.is_empty() => entry.addr = Some(a.to_string()),
+                _ => return Err(err(format!("unknown field {w:?} (expected slots=N, max_slots=N or addr=ADDRESS)"))),
+            }
+        }
+        out.push(entry);
+    }
+    if out.is_empty() {
+        return Err(LaunchError::Hostfile { file: file.to_string(), line: 0, problem: "no hosts".into() });
+    }
+    Ok(out)
+}
+
+/// Where one rank runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub host: String,
+    pub addr: Option<String>,
+}
+
+/// Fills hosts' slots in order. With no hosts every rank is local and `np`
+/// is required; with hosts and no `np`, every slot gets a rank.
+pub fn place(hosts: &[HostEntry], np: Option<u32>, oversubscribe: bool) -> Result<Vec<Placement>, LaunchError> {
+    if hosts.is_empty() {
+        let n = np.ok_or_else(|| LaunchError::Usage("give the number of ranks with -n N (or hosts with --host/--hostfile)".into()))?;
+        return Ok((0..n).map(|_| Placement { host: "localhost".into(), addr: None }).collect());
+    }
+    let total: u64 = hosts.iter().map(|h| u64::from(h.slots)).sum();
+    let n = u64::from(np.unwrap_or(total.min(u64::from(u32::MAX)) as u32));
+    if n > total && !oversubscribe {
+        return Err(LaunchError::Usage(format!("{n} ranks but only {total} slots on the given hosts (add --oversubscribe to wrap around)")));
+    }
+    let slots: Vec<&HostEntry> = hosts.iter().flat_map(|h| std::iter::repeat(h).take(h.slots as usize)).collect();
+    Ok((0..n as usize).map(|i| slots[i % slots.len()]).map(|h| Placement { host: h.name.clone(), addr: h.addr.clone() }).collect())
+}
+
+/// This machine's host name.
+pub fn own_hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates
+    // when the name fits, and we stop at the first NUL either way.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// Hosts started directly, without the launch agent.
+pub fn is_local(name: &str) -> bool {
+    matches!(name, "localhost" | "127.0.0.1" | "::1") || name == own_hostname()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_lists() {
+        let h = parse_host_list("a:2,b, 198.18.0.2:3").unwrap();
+        assert_eq!(h[0], HostEntry { name: "a".into(), slots: 2, addr: None });
+        assert_eq!(h[1], HostEntry { name: "b".into(), slots: 1, addr: None });
+        assert_eq!(h[2], HostEntry { name: "198.18.0.2".into(), slots: 3, addr: Some("198.18.0.2".into()) });
+        for bad in ["", "a:0", "a:x", ":2", "a,,b"] {
+            assert!(parse_host_list(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn hostfiles() {
+        let text = "# emulated hosts\n\nh1 slots=2\nh2:3   # three\n198.18.0.9\nns4 slots=1 max_slots=4 addr=198.18.1.4\n";
+        let h = parse_hostfile("hf", text).unwrap();
+        assert_eq!(
+            h,
+            vec![
+                HostEntry { name: "h1".into(), slots: 2, addr: None },
+                HostEntry { name: "h2".into(), slots: 3, addr: None },
+                HostEntry { name: "198.18.0.9".into(), slots: 1, addr: Some("198.18.0.9".into()) },
+                HostEntry { name: "ns4".into(), slots: 1, addr: Some("198.18.1.4".into()) },
+            ]
+        );
+        let e = parse_hostfile("hf", "a\nb slots=zero\n").unwrap_err().to_string();
+        assert!(e.contains("line 2"), "{e}");
+        assert!(parse_hostfile("hf", "a colour=red\n").is_err());
+        assert!(parse_hostfile("hf", "# nothing\n").is_err());
+    }
+
+    #[test]
+    fn placement_fills_slots_in_order() {
+        let hosts = parse_host_list("a:2,b:1").unwrap();
+        let names = |p: Vec<Placement>| p.into_iter().map(|p| p.host).collect::<Vec<_>>();
+        assert_eq!(names(place(&hosts, None, false).unwrap()), ["a", "a", "b"]);
+        assert_eq!(names(place(&hosts, Some(2), false).unwrap()), ["a", "a"]);
+        assert!(place(&hosts, Some(4), false).is_err());
+        assert_eq!(names(place(&hosts, Some(4), true).unwrap()), ["a", "a", "b", "a"]);
+        assert_eq!(names(place(&[], Some(2), false).unwrap()), ["localhost", "localhost"]);
+        assert!(place(&[], None, false).is_err());
+    }
+
+    #[test]
+    fn local_names() {
+        assert!(is_local("localhost") && is_local("127.0.0.1") && is_local(&own_hostname()));
+        assert!(!is_local("ns1"));
+    }
+}

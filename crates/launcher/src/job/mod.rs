@@ -1,0 +1,109 @@
+//! Running one job: place ranks, start the key/value service, start every
+//! rank, then watch them (see `watch`) until the job ends.
+
+mod bootstrap;
+mod watch;
+
+use crate::command;
+use crate::env_vars::{self, Identity};
+use crate::error::LaunchError;
+use crate::hosts::{self, Placement};
+use crate::output::Sink;
+use crate::process;
+use crate::spec::{JobOutcome, JobSpec, StreamKind};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
+use wanmpi_bootstrap::{JobEnv, ServerEvent};
+use watch::{Rank, Watch};
+
+/// What the watcher hears about.
+pub(crate) enum Event {
+    Exited { rank: u32, status: std::process::ExitStatus },
+    OutputClosed { rank: u32 },
+    Kv(ServerEvent),
+}
+
+/// Runs a job to its end. `Err` only when it could not be started; a job
+/// whose ranks fail is an `Ok` outcome with a non-zero `exit_code`.
+pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
+    let placements = hosts::place(&spec.hosts, spec.np, spec.oversubscribe)?;
+    if placements.is_empty() {
+        return Err(LaunchError::Usage("a job needs at least one rank".into()));
+    }
+    let size = u32::try_from(placements.len()).map_err(|_| LaunchError::Usage("too many ranks".into()))?;
+    let local: Vec<bool> = placements.iter().map(|p| hosts::is_local(&p.host)).collect();
+    let mut secret = [0u8; 32];
+    getrandom::getrandom(&mut secret).map_err(|e| LaunchError::Random(e.to_string()))?;
+    let job_id = new_job_id()?;
+    let (tx, rx) = channel::<Event>();
+    let kv_tx = tx.clone();
+    let service = bootstrap::start(spec, &job_id, &local, size, secret, Box::new(move |e| {
+        let _ = kv_tx.send(Event::Kv(e));
+    }))?;
+    let own_env: Vec<(String, String)> = std::env::vars().collect();
+    let common = env_vars::common(spec, &own_env);
+    let sink = Sink { mode: spec.output, tag: spec.tag_output, captured: Arc::default() };
+    let secret_hex = JobEnv::secret_hex(&secret);
+    let mut ranks: Vec<Rank> = Vec::with_capacity(placements.len());
+    for (i, p) in placements.iter().enumerate() {
+        let rank = i as u32;
+        let id = Identity { rank, size, bootstrap: service.address(), secret_hex: &secret_hex, job_id: &job_id, addr: p.addr.as_deref() };
+        let env = env_vars::for_rank(&common, &id);
+        let cmd = command::build(&spec.launch_agent, &p.host, local[i], &env, &spec.program, &spec.args);
+        match start_rank(rank, p, &cmd, &sink, &tx) {
+            Ok(pid) => ranks.push(Rank::new(p.host.clone(), pid)),
+            Err(error) => {
+                // Nothing may outlive a failed start.
+                for r in &ranks {
+                    process::signal_group(r.pid, libc::SIGKILL);
+                }
+                return Err(LaunchError::Spawn { rank, host: p.host.clone(), program: spec.program.clone(), error });
+            }
+        }
+    }
+    drop(tx);
+    let mut watch = Watch::new(spec, ranks, rx);
+    let mut outcome = watch.run();
+    drop(service);
+    outcome.output = std::mem::take(&mut *sink.captured.lock().unwrap_or_else(|p| p.into_inner()));
+    outcome.job_id = job_id;
+    Ok(outcome)
+}
+
+/// Starts one rank with a thread per output stream and one waiting for it.
+fn start_rank(rank: u32, _p: &Placement, cmd: &command::RankCommand, sink: &Sink, tx: &Sender<Event>) -> std::io::Result<u32> {
+    let mut child = process::spawn(cmd)?;
+    let pid = child.id();
+    let streams: [(StreamKind, Option<Box<dyn std::io::Read + Send>>); 2] = [
+        (StreamKind::Stdout, child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>)),
+        (StreamKind::Stderr, child.stderr.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>)),
+    ];
+    for (kind, pipe) in streams {
+        let (sink, tx) = (sink.clone(), tx.clone());
+        let spawned = std::thread::Builder::new().name(format!("rank{rank}-out")).spawn(move || {
+            if let Some(p) = pipe {
+                sink.pump(rank, kind, p);
+            }
+            let _ = tx.send(Event::OutputClosed { rank });
+        });
+        if let Err(e) = spawned {
+            process::signal_group(pid, libc::SIGKILL);
+            let _ = child.wait();
+            return Err(e);
+        }
+    }
+    let tx = tx.clone();
+    std::thread::Builder::new().name(format!("rank{rank}-wait")).spawn(move || {
+        // wait() only fails if the child was already reaped, which nothing else does.
+        if let Ok(status) = child.wait() {
+            let _ = tx.send(Event::Exited { rank, status });
+        }
+    })?;
+    Ok(pid)
+}
+
+fn new_job_id() -> Result<String, LaunchError> {
+    let mut b = [0u8; 4];
+    getrandom::getrandom(&mut b).map_err(|e| LaunchError::Random(e.to_string()))?;
+    Ok(format!("{}-{}", std::process::id(), b.iter().map(|x| format!("{x:02x}")).collect::<String>()))
+}

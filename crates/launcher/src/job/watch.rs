@@ -1,0 +1,259 @@
+//! Watching a running job: decide when it failed, end the ranks that are
+//! left, collect how each ended.
+
+use super::Event;
+use crate::process::{self, decode, signal_name};
+use crate::spec::{JobOutcome, JobSpec, RankEnd, RankResult};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+use wanmpi_bootstrap::ServerEvent;
+
+/// How often the watcher looks at the cancel flag and the clock.
+const TICK: Duration = Duration::from_millis(100);
+/// How long a report that may be explained by a rank's death (a lost peer,
+/// an exit without finalize) waits for that death to show up.
+const SETTLE: Duration = Duration::from_millis(1000);
+/// How long to wait for output after the last rank ended.
+const DRAIN: Duration = Duration::from_secs(2);
+
+pub struct Rank {
+    pub host: String,
+    pub pid: u32,
+    end: Option<RankEnd>,
+    connected: bool,
+    finalized: bool,
+    open_streams: u8,
+}
+
+impl Rank {
+    pub fn new(host: String, pid: u32) -> Rank {
+        Rank { host, pid, end: None, connected: false, finalized: false, open_streams: 2 }
+    }
+}
+
+struct Failure {
+    text: String,
+    code: i32,
+}
+
+pub struct Watch<'a> {
+    spec: &'a JobSpec,
+    ranks: Vec<Rank>,
+    rx: Receiver<Event>,
+    messages: Vec<String>,
+    failure: Option<Failure>,
+    /// A failure that stands only if nothing explains it within SETTLE.
+    pending: Option<(Instant, Failure)>,
+}
+
+impl<'a> Watch<'a> {
+    pub fn new(spec: &'a JobSpec, ranks: Vec<Rank>, rx: Receiver<Event>) -> Watch<'a> {
+        Watch { spec, ranks, rx, messages: Vec::new(), failure: None, pending: None }
+    }
+
+    fn say(&mut self, msg: String) {
+        eprintln!("mpirun: {msg}");
+        self.messages.push(msg);
+    }
+
+    fn running(&self) -> usize {
+        self.ranks.iter().filter(|r| r.end.is_none()).count()
+    }
+
+    fn describe(&self, rank: u32) -> String {
+        match self.ranks.get(rank as usize) {
+            Some(r) => format!("rank {rank} (pid {} on {})", r.pid, r.host),
+            None => format!("rank {rank}"),
+        }
+    }
+
+    fn fail(&mut self, f: Failure) {
+        if self.failure.is_none() {
+            self.failure = Some(f);
+        }
+    }
+
+    pub fn run(&mut self) -> JobOutcome {
+        let started = Instant::now();
+        let deadline = self.spec.timeout.map(|t| started + t);
+        while self.running() > 0 && self.failure.is_none() {
+            match self.rx.recv_timeout(TICK) {
+                Ok(ev) => self.handle(ev, true),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            let now = Instant::now();
+            if let Some(sig) = self.spec.cancel.as_ref().map(|c| c.load(std::sync::atomic::Ordering::SeqCst)).filter(|s| *s != 0) {
+                let name = i32::try_from(sig).map(signal_name).unwrap_or("a signal");
+                self.fail(Failure { text: format!("mpirun received {name}"), code: 128 + i32::try_from(sig).unwrap_or(0) });
+            }
+            if let (Some(d), Some(t)) = (deadline, self.spec.timeout) {
+                if now >= d {
+                    self.fail(Failure { text: format!("the job ran longer than its timeout of {} s", t.as_secs_f64()), code: 124 });
+                }
+            }
+            if matches!(&self.pending, Some((at, _)) if now >= *at) {
+                if let Some((_, f)) = self.pending.take() {
+                    self.fail(f);
+                }
+            }
+        }
+        if let Some((_, f)) = self.pending.take() {
+            if self.failure.is_none() {
+                self.say(format!("warning: {}", f.text));
+            }
+        }
+        let failed = self.failure.take();
+        if let Some(f) = &failed {
+            let tail = if self.running() > 0 { "; ending the job" } else { "" };
+            self.say(format!("{}{tail}", f.text));
+            self.end_remaining();
+        }
+        self.drain_output();
+        let exit_code = failed.as_ref().map(|f| f.code).unwrap_or(0);
+        JobOutcome {
+            exit_code,
+            failure: failed.map(|f| f.text),
+            ranks: self
+                .ranks
+                .iter()
+                .enumerate()
+                .map(|(i, r)| RankResult {
+                    rank: i as u32,
+                    host: r.host.clone(),
+                    pid: r.pid,
+                    end: r.end.clone().unwrap_or(RankEnd::Unknown),
+                    connected: r.connected,
+                    finalized: r.finalized,
+                })
+                .collect(),
+            messages: std::mem::take(&mut self.messages),
+            output: Vec::new(),
+            job_id: String::new(),
+        }
+    }
+
+    /// Updates state; when `judge`, also decides whether the job failed.
+    fn handle(&mut self, ev: Event, judge: bool) {
+        match ev {
+            Event::Exited { rank, status } => {
+                let Some(r) = self.ranks.get_mut(rank as usize) else { return };
+                let decoded = decode(status);
+                r.end = Some(match decoded {
+                    Ok(c) => RankEnd::Exited(c),
+                    Err(s) => RankEnd::Signaled(s),
+                });
+                let unfinished = r.connected && !r.finalized;
+                if judge {
+                    self.judge_exit(rank, decoded, unfinished);
+                }
+            }
+            Event::OutputClosed { rank } => {
+                if let Some(r) = self.ranks.get_mut(rank as usize) {
+                    r.open_streams = r.open_streams.saturating_sub(1);
+                }
+            }
+            Event::Kv(k) => self.handle_kv(k, judge),
+        }
+    }
+
+    fn judge_exit(&mut self, rank: u32, decoded: Result<i32, i32>, unfinished: bool) {
+        let who = self.describe(rank);
+        match decoded {
+            Ok(0) if unfinished => {
+                // If the others end cleanly right after, this was only a
+                // program that skipped finalize at the very end.
+                let f = Failure { text: format!("{who} exited with code 0 without finalizing MPI while other ranks were still running"), code: 1 };
+                if self.running() > 0 && self.pending.is_none() {
+                    self.pending = Some((Instant::now() + SETTLE, f));
+                } else if self.running() == 0 {
+                    self.say(format!("warning: {who} exited without finalizing MPI"));
+                }
+            }
+            Ok(0) => {}
+            Ok(code) => self.fail(Failure { text: format!("{who} exited with code {code}"), code }),
+            Err(sig) => self.fail(Failure { text: format!("{who} was killed by signal {sig} ({})", signal_name(sig)), code: 128 + sig }),
+        }
+    }
+
+    fn handle_kv(&mut self, ev: ServerEvent, judge: bool) {
+        match ev {
+            ServerEvent::Connected { rank } => {
+                if let Some(r) = self.ranks.get_mut(rank as usize) {
+                    r.connected = true;
+                }
+            }
+            ServerEvent::Finalized { rank } => {
+                if let Some(r) = self.ranks.get_mut(rank as usize) {
+                    r.finalized = true;
+                }
+            }
+            ServerEvent::Refused { peer, reason } => {
+                self.say(format!("refused a connection to the key/value service from {peer}: {reason}"));
+            }
+            ServerEvent::FenceTimeout { rank, missing } => {
+                let m: Vec<String> = missing.iter().map(|r| r.to_string()).collect();
+                self.say(format!("rank {rank} gave up waiting at a fence; ranks not there: {}", m.join(",")));
+            }
+            ServerEvent::Abort { rank, code, message } if judge => {
+                let code = match code {
+                    0..=255 => code,
+                    _ => 1,
+                };
+                let text = format!("{} called abort with code {code}: {message}", self.describe(rank));
+                self.fail(Failure { text, code });
+            }
+            ServerEvent::PeerLost { reporter, rank, reason } if judge => {
+                if self.pending.is_none() {
+                    let text = format!("{} lost contact with rank {rank}: {reason}", self.describe(reporter));
+                    self.pending = Some((Instant::now() + SETTLE, Failure { text, code: 1 }));
+                }
+            }
+            ServerEvent::Abort { .. } | ServerEvent::PeerLost { .. } => {}
+        }
+    }
+
+    /// Waits up to `limit` for events, until `done` holds.
+    fn wait_until(&mut self, limit: Duration, done: impl Fn(&Self) -> bool) {
+        let until = Instant::now() + limit;
+        while !done(self) {
+            let now = Instant::now();
+            if now >= until {
+                return;
+            }
+            match self.rx.recv_timeout(until - now) {
+                Ok(ev) => self.handle(ev, false),
+                Err(RecvTimeoutError::Timeout) => return,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    /// SIGTERM to every running rank's process group, SIGKILL after the grace.
+    fn end_remaining(&mut self) {
+        for r in self.ranks.iter().filter(|r| r.end.is_none()) {
+            process::signal_group(r.pid, libc::SIGTERM);
+        }
+        self.wait_until(self.spec.grace, |w| w.running() == 0);
+        let stubborn: Vec<u32> = self.ranks.iter().filter(|r| r.end.is_none()).map(|r| r.pid).collect();
+        for pid in &stubborn {
+            process::signal_group(*pid, libc::SIGKILL);
+        }
+        if !stubborn.is_empty() {
+            self.wait_until(Duration::from_secs(5), |w| w.running() == 0);
+        }
+    }
+
+    /// Lets forwarders pass on the last output; processes a rank left behind
+    /// holding its output open are killed with their group.
+    fn drain_output(&mut self) {
+        let closed = |w: &Self| w.ranks.iter().all(|r| r.open_streams == 0);
+        self.wait_until(DRAIN, closed);
+        if !closed(self) {
+            for r in self.ranks.iter().filter(|r| r.open_streams > 0) {
+                process::signal_group(r.pid, libc::SIGKILL);
+            }
+            self.wait_until(Duration::from_secs(1), closed);
+        }
+    }
+}

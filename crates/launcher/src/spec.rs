@@ -1,0 +1,137 @@
+//! What a job is (`JobSpec`) and how it ended (`JobOutcome`).
+
+use crate::hosts::HostEntry;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the key/value service listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BootstrapChoice {
+    /// Unix socket when every rank shares this machine's filesystem (local
+    /// ranks, `{host}` agents such as `ip netns exec`), TCP otherwise.
+    Auto,
+    /// A Unix socket in a fresh private temporary directory.
+    Unix,
+    /// TCP on a free port (loopback when every rank is local).
+    Tcp,
+    /// An explicit `unix:/path` or `tcp:host:port`.
+    Address(String),
+}
+
+/// What happens to the ranks' output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// To this process's stdout/stderr, line by line.
+    Forward,
+    /// Kept in `JobOutcome::output` (for programs that launch jobs).
+    Capture,
+}
+
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    /// Number of ranks; `None` means one per host slot.
+    pub np: Option<u32>,
+    /// Empty: every rank on this machine.
+    pub hosts: Vec<HostEntry>,
+    pub oversubscribe: bool,
+    /// Runs a program on a named host: `ssh` (host appended) or a command
+    /// with `{host}` in it, e.g. `ip netns exec {host}`.
+    pub launch_agent: String,
+    /// Extra variables for every rank (`-x`, `--env`), after WANMPI_*
+    /// pass-through and before the launcher's own.
+    pub env: Vec<(String, String)>,
+    /// Pass every WANMPI_* variable of this process to the ranks.
+    pub pass_wanmpi_env: bool,
+    pub tag_output: bool,
+    pub timeout: Option<Duration>,
+    /// `WANMPI_TRANSPORT`; `None`: this process's WANMPI_TRANSPORT, or tcp.
+    pub transport: Option<String>,
+    pub eager_limit: Option<u64>,
+    pub progress_thread: bool,
+    pub bootstrap: BootstrapChoice,
+    /// How long a fence may wait; `None`: WANMPI_BOOTSTRAP_TIMEOUT or 120 s.
+    pub bootstrap_timeout: Option<Duration>,
+    pub output: OutputMode,
+    /// Between SIGTERM and SIGKILL when ending ranks.
+    pub grace: Duration,
+    /// Set to a signal number (or any non-zero value) to end the job.
+    pub cancel: Option<Arc<AtomicUsize>>,
+}
+
+impl JobSpec {
+    /// `np` copies of `program args` on this machine, with defaults.
+    pub fn local(program: &str, args: &[&str], np: u32) -> JobSpec {
+        JobSpec {
+            program: program.to_string(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            np: Some(np),
+            hosts: Vec::new(),
+            oversubscribe: false,
+            launch_agent: "ssh".into(),
+            env: Vec::new(),
+            pass_wanmpi_env: true,
+            tag_output: false,
+            timeout: None,
+            transport: None,
+            eager_limit: None,
+            progress_thread: false,
+            bootstrap: BootstrapChoice::Auto,
+            bootstrap_timeout: None,
+            output: OutputMode::Forward,
+            grace: Duration::from_secs(2),
+            cancel: None,
+        }
+    }
+}
+
+/// How one rank ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RankEnd {
+    Exited(i32),
+    Signaled(i32),
+    /// Still running when the launcher gave up waiting (should not happen).
+    Unknown,
+}
+
+#[derive(Debug, Clone)]
+pub struct RankResult {
+    pub rank: u32,
+    pub host: String,
+    pub pid: u32,
+    pub end: RankEnd,
+    /// The rank connected to the key/value service (called MPI init).
+    pub connected: bool,
+    pub finalized: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamKind {
+    Stdout,
+    Stderr,
+}
+
+/// A line (or a last partial line, without `\n`) of a rank's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputLine {
+    pub rank: u32,
+    pub stream: StreamKind,
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct JobOutcome {
+    /// What mpirun exits with: 0, the first failing rank's code, the abort
+    /// code, 124 on timeout, 128+signal when mpirun itself was signalled.
+    pub exit_code: i32,
+    /// Why the job was ended early, as printed.
+    pub failure: Option<String>,
+    pub ranks: Vec<RankResult>,
+    /// Launcher messages (failures, refused connections, warnings).
+    pub messages: Vec<String>,
+    /// Captured output, with `OutputMode::Capture`.
+    pub output: Vec<OutputLine>,
+    pub job_id: String,
+}

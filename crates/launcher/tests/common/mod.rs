@@ -1,0 +1,86 @@
+//! Running mpirun from tests, with a bound on how long it may take.
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const MPIRUN: &str = env!("CARGO_BIN_EXE_mpirun");
+pub const PROBE: &str = env!("CARGO_BIN_EXE_wanmpi-launch-probe");
+/// No test job may take longer than this; a hang fails the test.
+pub const LIMIT: Duration = Duration::from_secs(60);
+
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+pub fn command(args: &[&str]) -> Command {
+    let mut c = Command::new(MPIRUN);
+    c.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // The tests' own environment must not leak WANMPI_* settings in.
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("WANMPI_")) {
+        c.env_remove(k);
+    }
+    c
+}
+
+/// Waits for a started mpirun, killing it past `LIMIT`.
+pub fn finish(mut child: Child, started: Instant) -> Run {
+    // A test may have taken stdout to read it as the job runs.
+    let read_all = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let t_out = read_all(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let t_err = read_all(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st;
+        }
+        if started.elapsed() > LIMIT {
+            let _ = child.kill();
+            panic!("mpirun did not finish within {LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = started.elapsed();
+    Run { code: status.code(), stdout: t_out.join().unwrap_or_default(), stderr: t_err.join().unwrap_or_default(), took }
+}
+
+pub fn mpirun(args: &[&str]) -> Run {
+    mpirun_with(command(args))
+}
+
+pub fn mpirun_with(mut c: Command) -> Run {
+    let started = Instant::now();
+    finish(c.spawn().expect("start mpirun"), started)
+}
+
+/// True once `pid` is gone (or a zombie about to be reaped), within 5 s.
+pub fn gone(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(s) if s.rsplit(')').next().map(|r| r.trim_start().starts_with('Z')).unwrap_or(false) => return true,
+            Ok(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    false
+}
+
+/// The numbers that follow `marker` in `text`.
+pub fn numbers_after(text: &str, marker: &str) -> Vec<u32> {
+    text.match_indices(marker)
+        .filter_map(|(i, _)| text[i + marker.len()..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+        .collect()
+}
