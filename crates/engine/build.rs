@@ -3,8 +3,5 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=csrc/long_double.c");
-    cc::Build::new()
-        .file("csrc/long_double.c")
-        .warnings(true)
-        .compile("wanmpi_long_double");
+    cc::Build::new().file("csrc/long_double.c").warnings(true).compile("wanmpi_long_double");
 }

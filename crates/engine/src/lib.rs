@@ -9,11 +9,13 @@
 //! - `datatype`, `op`, `coll`: datatypes, reduction operations, collective
 //!   algorithms (over the `coll::CollComm` point-to-point contract).
 
+pub mod coll;
 pub mod config;
 pub mod datatype;
 pub mod engine;
 pub mod error;
 pub mod matching;
+pub mod op;
 pub mod protocol;
 pub mod request;
 

@@ -30,7 +30,8 @@ extern "C" {
 /// Calls `f(count)` only when both buffers hold exactly `count` elements of
 /// `elem` bytes: the C side trusts the count it is given.
 fn checked(input: &[u8], inout: &[u8], elem: usize) -> Option<usize> {
-    (input.len() == inout.len() && inout.len() % elem == 0).then_some(inout.len() / elem)
+    let whole = inout.chunks_exact(elem).remainder().is_empty();
+    (input.len() == inout.len() && whole).then_some(inout.len() / elem)
 }
 
 /// Real `long double`: false on inconsistent buffers or an unknown code.
@@ -100,9 +101,9 @@ mod tests {
 
     #[test]
     fn unaligned_buffers_and_all_ops() {
-        let mut input = vec![0u8; 1 + 2 * LD_SIZE];
+        let mut input = [0u8; 1 + 2 * LD_SIZE];
         input[1..].copy_from_slice(&cat(&[3.0, -2.0]));
-        let mut inout = vec![0u8; 3 + 2 * LD_SIZE];
+        let mut inout = [0u8; 3 + 2 * LD_SIZE];
         inout[3..].copy_from_slice(&cat(&[5.0, 7.0]));
         assert!(reduce_real(LdOp::Prod, &input[1..], &mut inout[3..]));
         assert_eq!((to_f64(&inout[3..]), to_f64(&inout[3 + LD_SIZE..])), (15.0, -14.0));

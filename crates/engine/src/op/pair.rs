@@ -18,8 +18,10 @@ struct Layout {
     /// Offset of the C `int` index (after the value and its padding).
     index_at: usize,
     extent: usize,
-    compare: fn(&[u8], &[u8]) -> Option<Ordering>,
+    compare: Compare,
 }
+
+type Compare = fn(&[u8], &[u8]) -> Option<Ordering>;
 
 fn compare_as<T: Elem + PartialOrd>(a: &[u8], b: &[u8]) -> Option<Ordering> {
     T::load(a).partial_cmp(&T::load(b))
@@ -27,7 +29,7 @@ fn compare_as<T: Elem + PartialOrd>(a: &[u8], b: &[u8]) -> Option<Ordering> {
 
 fn layout(ty: BasicType) -> Option<Layout> {
     use BasicType::*;
-    let (value_size, index_at, compare): (usize, usize, fn(&[u8], &[u8]) -> Option<Ordering>) = match ty {
+    let (value_size, index_at, compare): (usize, usize, Compare) = match ty {
         FloatInt => (4, 4, compare_as::<f32>),
         DoubleInt => (8, 8, compare_as::<f64>),
         LongInt => (8, 8, compare_as::<i64>),

@@ -161,7 +161,7 @@ fn integer_overflow_wraps() {
     let mut io = 200u8.to_ne_bytes();
     apply(PredefOp::Prod, UnsignedChar, 1, &[3], &mut io).unwrap();
     assert_eq!(io[0], 88); // 600 mod 256
-    // MPI_CHAR is signed on x86_64: 100 + 100 wraps negative, and max sees it.
+                           // MPI_CHAR is signed on x86_64: 100 + 100 wraps negative, and max sees it.
     let mut io = [100u8];
     apply(PredefOp::Sum, Char, 1, &[100], &mut io).unwrap();
     assert_eq!(io[0] as i8, -56);
@@ -237,7 +237,9 @@ fn c_bool_logical_ops() {
 
 #[test]
 fn byte_bitwise_ops() {
-    for (op, want) in [(PredefOp::Band, [0x00u8, 0x0c]), (PredefOp::Bor, [0xff, 0x3f]), (PredefOp::Bxor, [0xff, 0x33])] {
+    for (op, want) in
+        [(PredefOp::Band, [0x00u8, 0x0c]), (PredefOp::Bor, [0xff, 0x3f]), (PredefOp::Bxor, [0xff, 0x33])]
+    {
         let mut inout = [0xaau8, 0x0f];
         apply(op, Byte, 2, &[0x55, 0x3c], &mut inout).unwrap();
         assert_eq!(inout, want, "{op:?}");
@@ -331,7 +333,7 @@ fn user_op_gets_operands_in_mpi_order() {
     let f: super::UserFn = Arc::new(|input: &[u8], inout: &mut [u8], count: usize| {
         assert_eq!(count, 2);
         for (a, b) in input.iter().zip(inout.iter_mut()) {
-            *b = *a * 10 + *b;
+            *b += *a * 10;
         }
     });
     let op = Op::User { func: f, commute: false };

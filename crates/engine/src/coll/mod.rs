@@ -1,0 +1,110 @@
+//! Collective operations (MPI-3.1 chapter 5), built on point-to-point
+//! through the [`CollComm`] trait, on plain byte buffers (datatypes are
+//! handled above: a caller packs to and unpacks from these bytes).
+//!
+//! # Algorithms
+//!
+//! The goal is few wide-area round trips: on a link with tens of
+//! milliseconds of latency, the number of sequential message hops matters
+//! more than the bytes. Every step posts all its sends and receives in one
+//! [`CollComm::exchange`], so a step costs one latency however many peers it
+//! talks to. `p` is the communicator size; "hops" counts sequential
+//! latencies on the critical path.
+//!
+//! | collective | algorithm | hops |
+//! | --- | --- | --- |
+//! | barrier | dissemination (round k: signal rank+2^k, hear from rank-2^k) | ceil(log2 p) |
+//! | bcast | binomial tree, children served largest subtree first | <= ceil(log2 p) |
+//! | reduce | binomial tree; non-commutative ops use the tree rooted at rank 0 (ranks unrotated, so every partial is a contiguous run and lower runs are left operands), then rank 0 forwards to the root | <= ceil(log2 p) (+1) |
+//! | allreduce | recursive doubling; for p not a power of two the first 2*rem ranks fold pairwise before and unfold after; order-preserving | log2 p' (+2 if p is not a power of two; p' = largest power of two <= p) |
+//! | gather | binomial tree, each subtree's blocks passed up in one message | <= ceil(log2 p) |
+//! | gatherv | linear: everyone sends to the root, which posts all receives at once (only the root knows the counts) | 1 |
+//! | scatter | binomial tree | <= ceil(log2 p) |
+//! | scatterv | linear: the root posts all sends at once | 1 |
+//! | allgather(v) | Bruck: doubling blocks, any p, variable counts | ceil(log2 p) |
+//! | alltoall(v) | all p-1 sends and receives posted at once | 1 |
+//! | reduce_scatter(_block) | reduce to rank 0 (order-preserving tree), then rank 0 posts every block at once | <= ceil(log2 p) + 1 |
+//! | scan, exscan | recursive doubling over aligned blocks; order-preserving | ceil(log2 p) |
+//!
+//! Trade-offs left for later: for long messages a scatter + allgather
+//! bcast and a reduce-scatter + allgather allreduce move less data through
+//! any one rank; on a WAN a flat (linear) gather or scatter takes one hop
+//! instead of log2 p, at the cost of the root's bandwidth; and hierarchy-
+//! aware trees (one WAN crossing per site, as in MagPIe) need topology
+//! information the engine does not have yet.
+//!
+//! # Tags
+//!
+//! Collectives run on the communicator's collective context, so these tags
+//! never meet user messages. Each family has its own tag. Fixed tags are
+//! safe because every rank calls a communicator's collectives in the same
+//! order and messages with the same (source, tag) are matched in order
+//! (MPI's non-overtaking rule); no algorithm posts two receives with the
+//! same (source, tag) in one exchange.
+//!
+//! | tag | family |
+//! | --- | --- |
+//! | 1 | barrier |
+//! | 2 | bcast |
+//! | 3 | reduce, and the reduce phase of reduce_scatter |
+//! | 4 | allreduce |
+//! | 5 | gather |
+//! | 6 | gatherv |
+//! | 7 | scatter |
+//! | 8 | scatterv |
+//! | 9 | allgather, allgatherv |
+//! | 10 | alltoall, alltoallv |
+//! | 11 | reduce_scatter (scatter phase) |
+//! | 12 | scan |
+//! | 13 | exscan |
+//!
+//! # MPI_IN_PLACE
+//!
+//! A `None` send buffer (or receive buffer, for scatter) means MPI_IN_PLACE
+//! wherever MPI-3.1 allows it; where it does not (e.g. a non-root rank of
+//! reduce), the call fails with `BadArgument` before any message moves.
+
+mod allgather;
+mod allreduce;
+mod alltoall;
+mod args;
+mod barrier;
+mod bcast;
+mod comm;
+mod gather;
+mod reduce;
+mod reduce_scatter;
+mod scan;
+mod scatter;
+#[cfg(test)]
+mod testing;
+#[cfg(test)]
+mod tests;
+mod tree;
+
+pub use allgather::{allgather, allgatherv};
+pub use allreduce::allreduce;
+pub use alltoall::{alltoall, alltoallv};
+pub use args::Blocks;
+pub use barrier::barrier;
+pub use bcast::bcast;
+pub use comm::{CollComm, CollError, RecvItem, SendItem};
+pub use gather::{gather, gatherv};
+pub use reduce::reduce;
+pub use reduce_scatter::{reduce_scatter, reduce_scatter_block};
+pub use scan::{exscan, scan};
+pub use scatter::{scatter, scatterv};
+
+pub const TAG_BARRIER: i32 = 1;
+pub const TAG_BCAST: i32 = 2;
+pub const TAG_REDUCE: i32 = 3;
+pub const TAG_ALLREDUCE: i32 = 4;
+pub const TAG_GATHER: i32 = 5;
+pub const TAG_GATHERV: i32 = 6;
+pub const TAG_SCATTER: i32 = 7;
+pub const TAG_SCATTERV: i32 = 8;
+pub const TAG_ALLGATHER: i32 = 9;
+pub const TAG_ALLTOALL: i32 = 10;
+pub const TAG_REDUCE_SCATTER: i32 = 11;
+pub const TAG_SCAN: i32 = 12;
+pub const TAG_EXSCAN: i32 = 13;

@@ -1,0 +1,133 @@
+//! A test-only [`CollComm`]: one thread per rank, messages over channels,
+//! matched by (source, tag) in the order each sender sent them — the
+//! guarantees the real point-to-point layer gives collectives.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::thread;
+use std::time::Duration;
+
+use super::comm::{CollComm, CollError, RecvItem, SendItem};
+
+/// How long a receive waits before the test is declared hung.
+const RECV_TIMEOUT: Duration = Duration::from_secs(20);
+
+struct Msg {
+    from: usize,
+    tag: i32,
+    data: Vec<u8>,
+}
+
+pub(crate) struct ThreadComm {
+    rank: usize,
+    size: usize,
+    peers: Vec<Sender<Msg>>,
+    inbox: Receiver<Msg>,
+    /// Arrived but not yet matched, per (source, tag), in arrival order.
+    unexpected: HashMap<(usize, i32), VecDeque<Vec<u8>>>,
+    /// Number of `exchange` calls, i.e. sequential steps of the algorithm.
+    pub exchanges: usize,
+}
+
+impl ThreadComm {
+    fn take(&mut self, peer: usize, tag: i32) -> Result<Vec<u8>, CollError> {
+        if let Some(data) = self.unexpected.get_mut(&(peer, tag)).and_then(VecDeque::pop_front) {
+            return Ok(data);
+        }
+        loop {
+            let m = self.inbox.recv_timeout(RECV_TIMEOUT).map_err(|e| {
+                CollError::Comm(format!("rank {}: nothing from rank {peer} with tag {tag}: {e}", self.rank))
+            })?;
+            if (m.from, m.tag) == (peer, tag) {
+                return Ok(m.data);
+            }
+            self.unexpected.entry((m.from, m.tag)).or_default().push_back(m.data);
+        }
+    }
+
+    /// Messages that reached this rank and were never received, as
+    /// (source, tag, length).
+    fn leftovers(mut self) -> Vec<(usize, i32, usize)> {
+        while let Ok(m) = self.inbox.try_recv() {
+            self.unexpected.entry((m.from, m.tag)).or_default().push_back(m.data);
+        }
+        let mut out: Vec<_> = self
+            .unexpected
+            .into_iter()
+            .flat_map(|((from, tag), q)| q.into_iter().map(move |d| (from, tag, d.len())))
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+impl CollComm for ThreadComm {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn exchange(&mut self, sends: &[SendItem<'_>], recvs: &mut [RecvItem<'_>]) -> Result<(), CollError> {
+        self.exchanges += 1;
+        for s in sends {
+            let peer =
+                self.peers.get(s.peer).ok_or_else(|| CollError::Comm(format!("no rank {}", s.peer)))?;
+            peer.send(Msg { from: self.rank, tag: s.tag, data: s.buf.to_vec() })
+                .map_err(|_| CollError::Comm(format!("rank {} is gone", s.peer)))?;
+        }
+        for r in recvs.iter_mut() {
+            if r.peer >= self.size {
+                return Err(CollError::Comm(format!("no rank {}", r.peer)));
+            }
+            let data = self.take(r.peer, r.tag)?;
+            if data.len() != r.buf.len() {
+                return Err(CollError::LengthMismatch {
+                    peer: r.peer,
+                    expected: r.buf.len(),
+                    got: data.len(),
+                });
+            }
+            r.buf.copy_from_slice(&data);
+        }
+        Ok(())
+    }
+}
+
+/// Runs `f` on `size` ranks, one thread each, and returns each rank's
+/// result with its exchange count. Fails the test if any message was sent
+/// and never received: an algorithm must consume exactly what it sends.
+pub(crate) fn run<T: Send>(size: usize, f: impl Fn(&mut ThreadComm) -> T + Sync) -> Vec<(T, usize)> {
+    let (senders, inboxes): (Vec<_>, Vec<_>) = (0..size).map(|_| channel::<Msg>()).unzip();
+    let f = &f;
+    type Outcome<T> = (T, usize, Vec<(usize, i32, usize)>);
+    let outcomes: Vec<Outcome<T>> = thread::scope(|s| {
+        let handles: Vec<_> = inboxes
+            .into_iter()
+            .enumerate()
+            .map(|(rank, inbox)| {
+                let peers = senders.clone();
+                s.spawn(move || {
+                    let mut comm =
+                        ThreadComm { rank, size, peers, inbox, unexpected: HashMap::new(), exchanges: 0 };
+                    let out = f(&mut comm);
+                    let exchanges = comm.exchanges;
+                    (out, exchanges, comm)
+                })
+            })
+            .collect();
+        // Join all before looking at leftovers, so late sends are counted.
+        let joined: Vec<_> = handles.into_iter().map(|h| h.join().expect("rank thread panicked")).collect();
+        joined.into_iter().map(|(out, ex, comm)| (out, ex, comm.leftovers())).collect()
+    });
+    outcomes
+        .into_iter()
+        .enumerate()
+        .map(|(rank, (out, ex, left))| {
+            assert!(left.is_empty(), "rank {rank} never received (source, tag, bytes): {left:?}");
+            (out, ex)
+        })
+        .collect()
+}
