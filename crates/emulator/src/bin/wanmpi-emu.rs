@@ -89,7 +89,7 @@ enum Cmd {
         a: String,
         b: String,
         #[arg(value_parser = ["up", "down"])]
-        state: String,
+        action: String,
         /// Only this path (0 or 1).
         #[arg(long)]
         path: Option<u8>,
@@ -187,10 +187,10 @@ fn run(cli: Cli) -> Result<(), EmuError> {
             let e = c.exec();
             return Err(EmuError::Forwarder(format!("exec {}: {e}", cmd[0])));
         }
-        Cmd::Link { which, a, b, state, path } => {
+        Cmd::Link { which, a, b, action, path } => {
             let emu = Emulation::attach(&state_dir(&which)?)?;
             let (a, b) = (emu.resolve_host(&a)?, emu.resolve_host(&b)?);
-            emu.set_link(a, b, state == "up", path)?;
+            emu.set_link(a, b, action == "up", path)?;
         }
         Cmd::Forward { state } => wanmpi_emulator::forwarder::run(&state)?,
     }

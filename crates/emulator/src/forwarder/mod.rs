@@ -86,7 +86,7 @@ pub fn run(state_dir: &Path) -> Result<()> {
     if st.netns.len() != topo.hosts {
         return Err(EmuError::state(state_dir, "state and topology disagree on the host count"));
     }
-    sys::tight_timer_slack();
+    sys::prompt_wakeups();
     let tuns = open_tuns(&st, topo.paths)?;
 
     let io = |what: &str| {
