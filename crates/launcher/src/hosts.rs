@@ -99,7 +99,7 @@ pub fn place(hosts: &[HostEntry], np: Option<u32>, oversubscribe: bool) -> Resul
     if n > total && !oversubscribe {
         return Err(LaunchError::Usage(format!("{n} ranks but only {total} slots on the given hosts (add --oversubscribe to wrap around)")));
     }
-    let slots: Vec<&HostEntry> = hosts.iter().flat_map(|h| std::iter::repeat(h).take(h.slots as usize)).collect();
+    let slots: Vec<&HostEntry> = hosts.iter().flat_map(|h| (0..h.slots).map(move |_| h)).collect();
     Ok((0..n as usize).map(|i| slots[i % slots.len()]).map(|h| Placement { host: h.name.clone(), addr: h.addr.clone() }).collect())
 }
 
