@@ -1,0 +1,138 @@
+//! What the transport counts: frames and bytes per peer and per stream,
+//! datagrams and retransmitted DATA chunks per peer (seen in the UDP glue),
+//! the association's RTT/RTO/cwnd as usrsctp reports them, and usrsctp's
+//! process-wide retransmission and timeout counters.
+
+use std::fmt;
+use wanmpi_transport::PeerId;
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct StreamCounters {
+    pub frames_sent: u64,
+    pub bytes_sent: u64,
+    pub frames_received: u64,
+    pub bytes_received: u64,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct PeerCounters {
+    pub peer: PeerId,
+    /// Indexed by stream (= channel).
+    pub streams: Vec<StreamCounters>,
+    pub datagrams_out: u64,
+    pub datagrams_in: u64,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    pub data_chunks_out: u64,
+    /// DATA chunks sent again (fast retransmit or RTO), counted per peer.
+    pub retransmitted_chunks: u64,
+    pub dropped_injected: u64,
+    pub udp_send_errors: u64,
+    pub bad_checksums: u64,
+    /// From SCTP_STATUS of the association (0 when it is gone).
+    pub srtt_ms: u32,
+    pub rto_ms: u32,
+    pub cwnd: u32,
+    pub mtu: u32,
+}
+
+impl PeerCounters {
+    pub fn frames_sent(&self) -> u64 {
+        self.streams.iter().map(|s| s.frames_sent).sum()
+    }
+    pub fn frames_received(&self) -> u64 {
+        self.streams.iter().map(|s| s.frames_received).sum()
+    }
+}
+
+/// usrsctp's counters for the whole process (all transports in it).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StackCounters {
+    pub packets_out: u32,
+    pub packets_in: u32,
+    pub data_chunks_out: u32,
+    pub retransmitted_chunks: u32,
+    pub fast_retransmits: u32,
+    pub t3_timeouts: u32,
+    pub heartbeat_timeouts: u32,
+    pub checksum_errors: u32,
+}
+
+impl StackCounters {
+    pub(crate) fn from_stat(s: &usrsctp_sys::sctpstat) -> StackCounters {
+        use usrsctp_sys::stat;
+        StackCounters {
+            packets_out: s.raw[stat::SENDPACKETS],
+            packets_in: s.raw[stat::RECVPACKETS],
+            data_chunks_out: s.raw[stat::SENDDATA],
+            retransmitted_chunks: s.raw[stat::SENDRETRANSDATA],
+            fast_retransmits: s.raw[stat::SENDFASTRETRANS],
+            t3_timeouts: s.raw[stat::TIMODATA],
+            heartbeat_timeouts: s.raw[stat::TIMOHEARTBEAT],
+            checksum_errors: s.raw[stat::CHECKSUMERRORS] + s.raw[stat::BADSUM],
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Counters {
+    pub rank: PeerId,
+    pub peers: Vec<PeerCounters>,
+    pub stack: StackCounters,
+}
+
+impl Counters {
+    pub fn peer(&self, p: PeerId) -> Option<&PeerCounters> {
+        self.peers.iter().find(|c| c.peer == p)
+    }
+}
+
+impl fmt::Display for Counters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "sctp rank {}:", self.rank)?;
+        for p in &self.peers {
+            writeln!(
+                f,
+                "  peer {:>3}: sent {} frames/{} B, received {} frames/{} B; datagrams out {} in {}; \
+                 retransmitted chunks {}/{}; injected drops {}; srtt {} ms rto {} ms cwnd {} B mtu {}",
+                p.peer,
+                p.frames_sent(),
+                p.streams.iter().map(|s| s.bytes_sent).sum::<u64>(),
+                p.frames_received(),
+                p.streams.iter().map(|s| s.bytes_received).sum::<u64>(),
+                p.datagrams_out,
+                p.datagrams_in,
+                p.retransmitted_chunks,
+                p.data_chunks_out,
+                p.dropped_injected,
+                p.srtt_ms,
+                p.rto_ms,
+                p.cwnd,
+                p.mtu
+            )?;
+            for (i, s) in p.streams.iter().enumerate() {
+                if *s != StreamCounters::default() {
+                    writeln!(
+                        f,
+                        "    stream {:>2}: sent {} frames/{} B, received {} frames/{} B",
+                        i, s.frames_sent, s.bytes_sent, s.frames_received, s.bytes_received
+                    )?;
+                }
+            }
+        }
+        let s = &self.stack;
+        write!(
+            f,
+            "  usrsctp (process): packets out {} in {}, DATA chunks {} retransmitted {} (fast {}), \
+             T3 timeouts {}, heartbeat timeouts {}, checksum errors {}",
+            s.packets_out,
+            s.packets_in,
+            s.data_chunks_out,
+            s.retransmitted_chunks,
+            s.fast_retransmits,
+            s.t3_timeouts,
+            s.heartbeat_timeouts,
+            s.checksum_errors
+        )
+    }
+}

@@ -1,0 +1,40 @@
+//! The sctp transport of wanmpi: the papers' design on user-space SCTP.
+//!
+//! SCTP runs in usrsctp (the FreeBSD/KAME stack, through `usrsctp-sys`) in
+//! AF_CONN mode with no threads of its own: each transport owns one UDP
+//! socket, hands received datagrams to usrsctp (`usrsctp_conninput`), sends
+//! what usrsctp's output callback gives it, and advances usrsctp's clock
+//! (`usrsctp_handle_timers`) on every call. One one-to-many SCTP socket per
+//! transport, one association per other rank (the lower rank initiates),
+//! streams as the transport's channels. Every association first proves the
+//! job secret (auth.rs) before any of its frames reach the engine.
+//!
+//! Several transports may live in one process (tests run ranks as threads):
+//! usrsctp is process-wide (stack.rs holds the one global), each transport
+//! has its own UDP socket, SCTP port and AF_CONN addresses.
+//!
+//! What this crate is not: it does not fragment (frames up to
+//! `Caps::max_frame`; the engine fragments), it does not look inside frames,
+//! and it does not do SCTP multihoming (AF_CONN addresses never go on the
+//! wire; see docs/sctp.md).
+
+mod auth;
+mod close;
+mod counters;
+mod crc32c;
+mod error;
+mod link;
+mod notify;
+mod options;
+mod poller;
+mod pump;
+mod setup;
+mod sock;
+mod stack;
+mod transport;
+mod wire;
+
+pub use counters::{Counters, PeerCounters, StackCounters, StreamCounters};
+pub use error::SctpError;
+pub use options::{Checksum, CongestionControl, SctpOptions};
+pub use transport::SctpTransport;

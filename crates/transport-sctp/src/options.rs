@@ -1,0 +1,291 @@
+//! The knobs of the sctp transport, their defaults and their environment
+//! variables. docs/sctp.md explains why each default was chosen.
+
+use crate::error::SctpError;
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// Who computes the SCTP CRC32c checksum. Process-wide in usrsctp: every
+/// transport of one process must use the same, and all ranks must agree
+/// (`Off` sends zero checksums that the other modes reject).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checksum {
+    /// usrsctp's own software CRC32c (slice-by-8 tables).
+    Usrsctp,
+    /// usrsctp skips it; this crate computes and checks it (SSE4.2 when the
+    /// CPU has it) in the UDP glue.
+    Offload,
+    /// Nobody computes it; only the UDP checksum protects the packets.
+    Off,
+}
+
+/// usrsctp's congestion control modules (SCTP_PLUGGABLE_CC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CongestionControl {
+    /// RFC 4960 / RFC 2581: Reno-like, loss based.
+    Rfc2581,
+    /// HighSpeed TCP (RFC 3649).
+    Hstcp,
+    /// H-TCP.
+    Htcp,
+    /// RTCC: RFC 2581 plus RTT-based adjustments.
+    Rtcc,
+}
+
+impl CongestionControl {
+    pub(crate) fn module(self) -> u32 {
+        match self {
+            CongestionControl::Rfc2581 => usrsctp_sys::SCTP_CC_RFC2581,
+            CongestionControl::Hstcp => usrsctp_sys::SCTP_CC_HSTCP,
+            CongestionControl::Htcp => usrsctp_sys::SCTP_CC_HTCP,
+            CongestionControl::Rtcc => usrsctp_sys::SCTP_CC_RTCC,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SctpOptions {
+    /// Streams per association = channels per peer (WANMPI_SCTP_STREAMS, 10).
+    pub streams: u16,
+    /// Address this rank binds its UDP socket to and publishes
+    /// (WANMPI_SCTP_PUBLISH_ADDR, 127.0.0.1).
+    pub publish_addr: IpAddr,
+    /// SCTP socket send buffer in bytes (WANMPI_SCTP_SNDBUF, 4 MiB).
+    pub sndbuf: u32,
+    /// SCTP socket receive buffer = advertised window (WANMPI_SCTP_RCVBUF, 4 MiB).
+    pub rcvbuf: u32,
+    /// Kernel UDP socket buffers, both directions (WANMPI_SCTP_UDP_BUF, 4 MiB;
+    /// the kernel may clamp it to net.core.[rw]mem_max).
+    pub udp_buf: u32,
+    /// Largest frame `try_send` accepts (WANMPI_SCTP_MAX_FRAME, 256 KiB);
+    /// must not exceed `sndbuf`, which bounds a single SCTP send.
+    pub max_frame: usize,
+    /// Nagle off (WANMPI_SCTP_NODELAY, 1).
+    pub nodelay: bool,
+    /// Minimum retransmission timeout in ms (WANMPI_SCTP_RTO_MIN, 200).
+    pub rto_min_ms: u32,
+    /// Initial retransmission timeout in ms (WANMPI_SCTP_RTO_INITIAL, 1000).
+    pub rto_initial_ms: u32,
+    /// Maximum retransmission timeout in ms (WANMPI_SCTP_RTO_MAX, 10000).
+    pub rto_max_ms: u32,
+    /// Delayed SACK time in ms (WANMPI_SCTP_SACK_DELAY, 40).
+    pub sack_delay_ms: u32,
+    /// SACK every this many packets (WANMPI_SCTP_SACK_FREQ, 2).
+    pub sack_freq: u32,
+    /// Packets sent back to back at most, 0 = no limit (WANMPI_SCTP_MAX_BURST, 4).
+    pub max_burst: u32,
+    /// Initial congestion window in MTUs, process-wide (WANMPI_SCTP_INITIAL_CWND, 10).
+    pub initial_cwnd: u32,
+    /// Heartbeat interval in ms, 0 = off (WANMPI_SCTP_HB_INTERVAL, 5000).
+    pub heartbeat_ms: u32,
+    /// Retransmissions before the path and the association are declared
+    /// dead (WANMPI_SCTP_MAX_RETRANS, 8).
+    pub max_retrans: u16,
+    /// Who computes the CRC32c (WANMPI_SCTP_CHECKSUM: sw|offload|off, sw).
+    pub checksum: Checksum,
+    /// Path MTU = largest SCTP packet = UDP payload (WANMPI_SCTP_PATH_MTU, 1452).
+    pub path_mtu: u32,
+    /// Congestion control module (WANMPI_SCTP_CC: rfc2581|hstcp|htcp|rtcc, rfc2581).
+    pub cc: CongestionControl,
+    /// Time allowed for setting up and authenticating every association
+    /// (WANMPI_SCTP_CONNECT_TIMEOUT_MS, 30000).
+    pub connect_timeout: Duration,
+    /// Fraction of outgoing datagrams dropped once setup is done, for tests
+    /// (WANMPI_SCTP_DROP_RATE, 0).
+    pub drop_rate: f64,
+    /// Seed of the drop generator (WANMPI_SCTP_DROP_SEED, 0).
+    pub drop_seed: u64,
+}
+
+impl Default for SctpOptions {
+    fn default() -> Self {
+        SctpOptions {
+            streams: 10,
+            publish_addr: IpAddr::from([127, 0, 0, 1]),
+            sndbuf: 4 << 20,
+            rcvbuf: 4 << 20,
+            udp_buf: 4 << 20,
+            max_frame: 256 << 10,
+            nodelay: true,
+            rto_min_ms: 200,
+            rto_initial_ms: 1000,
+            rto_max_ms: 10_000,
+            sack_delay_ms: 40,
+            sack_freq: 2,
+            max_burst: 4,
+            initial_cwnd: 10,
+            heartbeat_ms: 5000,
+            max_retrans: 8,
+            checksum: Checksum::Usrsctp,
+            path_mtu: 1452,
+            cc: CongestionControl::Rfc2581,
+            connect_timeout: Duration::from_secs(30),
+            drop_rate: 0.0,
+            drop_seed: 0,
+        }
+    }
+}
+
+impl SctpOptions {
+    /// Defaults overridden by the WANMPI_SCTP_* environment variables.
+    pub fn from_env() -> Result<SctpOptions, SctpError> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Defaults overridden by `lookup(name)` (testable form of `from_env`).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<SctpOptions, SctpError> {
+        let mut o = SctpOptions::default();
+        let get = |name: &str| lookup(&format!("WANMPI_SCTP_{name}"));
+        if let Some(v) = get("STREAMS") {
+            o.streams = num("STREAMS", &v)?;
+        }
+        if let Some(v) = get("PUBLISH_ADDR") {
+            o.publish_addr = v.trim().parse().map_err(|_| bad("PUBLISH_ADDR", &v, "not an IP address"))?;
+        }
+        if let Some(v) = get("SNDBUF") {
+            o.sndbuf = num("SNDBUF", &v)?;
+        }
+        if let Some(v) = get("RCVBUF") {
+            o.rcvbuf = num("RCVBUF", &v)?;
+        }
+        if let Some(v) = get("UDP_BUF") {
+            o.udp_buf = num("UDP_BUF", &v)?;
+        }
+        if let Some(v) = get("MAX_FRAME") {
+            o.max_frame = num("MAX_FRAME", &v)?;
+        }
+        if let Some(v) = get("NODELAY") {
+            o.nodelay = num::<u8>("NODELAY", &v)? != 0;
+        }
+        if let Some(v) = get("RTO_MIN") {
+            o.rto_min_ms = num("RTO_MIN", &v)?;
+        }
+        if let Some(v) = get("RTO_INITIAL") {
+            o.rto_initial_ms = num("RTO_INITIAL", &v)?;
+        }
+        if let Some(v) = get("RTO_MAX") {
+            o.rto_max_ms = num("RTO_MAX", &v)?;
+        }
+        if let Some(v) = get("SACK_DELAY") {
+            o.sack_delay_ms = num("SACK_DELAY", &v)?;
+        }
+        if let Some(v) = get("SACK_FREQ") {
+            o.sack_freq = num("SACK_FREQ", &v)?;
+        }
+        if let Some(v) = get("MAX_BURST") {
+            o.max_burst = num("MAX_BURST", &v)?;
+        }
+        if let Some(v) = get("INITIAL_CWND") {
+            o.initial_cwnd = num("INITIAL_CWND", &v)?;
+        }
+        if let Some(v) = get("HB_INTERVAL") {
+            o.heartbeat_ms = num("HB_INTERVAL", &v)?;
+        }
+        if let Some(v) = get("MAX_RETRANS") {
+            o.max_retrans = num("MAX_RETRANS", &v)?;
+        }
+        if let Some(v) = get("CHECKSUM") {
+            o.checksum = match v.trim() {
+                "sw" | "usrsctp" => Checksum::Usrsctp,
+                "offload" => Checksum::Offload,
+                "off" | "none" => Checksum::Off,
+                _ => return Err(bad("CHECKSUM", &v, "expected sw, offload or off")),
+            };
+        }
+        if let Some(v) = get("PATH_MTU") {
+            o.path_mtu = num("PATH_MTU", &v)?;
+        }
+        if let Some(v) = get("CC") {
+            o.cc = match v.trim() {
+                "rfc2581" | "reno" => CongestionControl::Rfc2581,
+                "hstcp" => CongestionControl::Hstcp,
+                "htcp" => CongestionControl::Htcp,
+                "rtcc" => CongestionControl::Rtcc,
+                _ => return Err(bad("CC", &v, "expected rfc2581, hstcp, htcp or rtcc")),
+            };
+        }
+        if let Some(v) = get("CONNECT_TIMEOUT_MS") {
+            o.connect_timeout = Duration::from_millis(num("CONNECT_TIMEOUT_MS", &v)?);
+        }
+        if let Some(v) = get("DROP_RATE") {
+            o.drop_rate = v.trim().parse().map_err(|_| bad("DROP_RATE", &v, "not a number"))?;
+        }
+        if let Some(v) = get("DROP_SEED") {
+            o.drop_seed = num("DROP_SEED", &v)?;
+        }
+        o.validate()?;
+        Ok(o)
+    }
+
+    /// Rejects combinations usrsctp would refuse or that could never work.
+    pub fn validate(&self) -> Result<(), SctpError> {
+        let fail = |var: &str, problem: &str| Err(bad(var, "", problem));
+        if self.streams == 0 {
+            return fail("STREAMS", "at least one stream is needed");
+        }
+        if self.max_frame == 0 || self.max_frame > self.sndbuf as usize {
+            return fail("MAX_FRAME", "must be between 1 and the send buffer size (a larger send fails with EMSGSIZE)");
+        }
+        if !(self.rto_min_ms <= self.rto_initial_ms && self.rto_initial_ms <= self.rto_max_ms && self.rto_min_ms > 0) {
+            return fail("RTO_MIN", "need 0 < rto_min <= rto_initial <= rto_max");
+        }
+        if !(576..=65_535).contains(&self.path_mtu) {
+            return fail("PATH_MTU", "must be between 576 and 65535");
+        }
+        if !(0.0..1.0).contains(&self.drop_rate) {
+            return fail("DROP_RATE", "must be in [0, 1)");
+        }
+        if self.max_retrans == 0 {
+            return fail("MAX_RETRANS", "must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+fn bad(var: &str, value: &str, problem: &str) -> SctpError {
+    SctpError::BadOption { var: format!("WANMPI_SCTP_{var}"), problem: format!("{problem} (got {value:?})") }
+}
+
+fn num<T: std::str::FromStr>(var: &str, v: &str) -> Result<T, SctpError> {
+    v.trim().parse().map_err(|_| bad(var, v, "not a valid number"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn from(pairs: &[(&str, &str)]) -> Result<SctpOptions, SctpError> {
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        SctpOptions::from_lookup(|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn environment_overrides_defaults() {
+        let o = from(&[
+            ("WANMPI_SCTP_STREAMS", "1"),
+            ("WANMPI_SCTP_RTO_MIN", "50"),
+            ("WANMPI_SCTP_CC", "htcp"),
+            ("WANMPI_SCTP_CHECKSUM", "offload"),
+            ("WANMPI_SCTP_DROP_RATE", "0.05"),
+        ])
+        .unwrap();
+        assert_eq!(o.streams, 1);
+        assert_eq!(o.rto_min_ms, 50);
+        assert_eq!(o.cc, CongestionControl::Htcp);
+        assert_eq!(o.checksum, Checksum::Offload);
+        assert_eq!(o.drop_rate, 0.05);
+        assert_eq!(o.rto_max_ms, SctpOptions::default().rto_max_ms);
+    }
+
+    #[test]
+    fn bad_values_are_named_errors() {
+        let e = from(&[("WANMPI_SCTP_STREAMS", "ten")]).unwrap_err().to_string();
+        assert!(e.contains("WANMPI_SCTP_STREAMS"), "{e}");
+        assert!(from(&[("WANMPI_SCTP_STREAMS", "0")]).is_err());
+        assert!(from(&[("WANMPI_SCTP_MAX_FRAME", "999999999")]).is_err());
+        assert!(from(&[("WANMPI_SCTP_RTO_MIN", "5000")]).is_err());
+        assert!(from(&[("WANMPI_SCTP_CC", "bbr")]).is_err());
+        assert!(from(&[("WANMPI_SCTP_DROP_RATE", "1.5")]).is_err());
+    }
+}

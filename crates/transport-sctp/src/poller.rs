@@ -1,0 +1,64 @@
+//! The transport's one readiness fd: an epoll set holding the UDP socket and
+//! a periodic timerfd at usrsctp's tick, so a progress thread sleeping on it
+//! also wakes for retransmission and heartbeat timers.
+
+use crate::stack::TICK;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+pub(crate) struct Poller {
+    epoll: OwnedFd,
+    timer: OwnedFd,
+}
+
+fn check(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+impl Poller {
+    pub fn new(udp_fd: RawFd) -> io::Result<Poller> {
+        // SAFETY: plain syscalls; the fds are wrapped in OwnedFd at once.
+        unsafe {
+            let epoll = OwnedFd::from_raw_fd(check(libc::epoll_create1(libc::EPOLL_CLOEXEC))?);
+            let timer = OwnedFd::from_raw_fd(check(libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            ))?);
+            let tick = libc::timespec { tv_sec: 0, tv_nsec: TICK.as_nanos() as libc::c_long };
+            let spec = libc::itimerspec { it_interval: tick, it_value: tick };
+            check(libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()))?;
+            for fd in [udp_fd, timer.as_raw_fd()] {
+                let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
+                check(libc::epoll_ctl(epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev))?;
+            }
+            Ok(Poller { epoll, timer })
+        }
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.epoll.as_raw_fd()
+    }
+
+    /// Sleeps until a datagram or a timer tick, at most `timeout`.
+    pub fn wait(&self, timeout: Duration) -> io::Result<()> {
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 2];
+        let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: evs is a live array of the length passed.
+        let r = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), evs.as_mut_ptr(), 2, ms) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        let mut expirations = [0u8; 8];
+        // SAFETY: reads 8 bytes into a live buffer; EAGAIN when not expired.
+        unsafe { libc::read(self.timer.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
+        Ok(())
+    }
+}

@@ -1,0 +1,240 @@
+//! The receive pump: advance usrsctp's timers, feed it every datagram that
+//! waits in the UDP socket, then take everything it has for us (messages,
+//! pieces of messages, notifications) until it says EWOULDBLOCK.
+
+use crate::auth::{self, NONCE_LEN};
+use crate::notify::{self, Notification};
+use crate::stack;
+use crate::transport::{Event, SctpTransport};
+use std::io::ErrorKind;
+use usrsctp_sys as sys;
+use wanmpi_transport::{PeerId, TransportError};
+
+/// Datagrams read per pump at most, so one busy peer cannot starve the rest
+/// of the progress loop; the next pump continues.
+const MAX_DATAGRAMS_PER_PUMP: usize = 4096;
+/// Bytes of frames held for a peer that has not proved the secret yet.
+const PRE_AUTH_LIMIT: usize = 64 << 20;
+
+impl SctpTransport {
+    /// One progress step. Returns the number of datagrams fed to usrsctp.
+    pub(crate) fn pump(&mut self) -> Result<usize, TransportError> {
+        stack::tick();
+        let n = self.read_udp()?;
+        self.read_sctp()?;
+        self.send_control();
+        Ok(n)
+    }
+
+    fn read_udp(&mut self) -> Result<usize, TransportError> {
+        let mut n = 0;
+        while n < MAX_DATAGRAMS_PER_PUMP {
+            let (len, src) = match self.udp.recv_from(&mut self.ubuf) {
+                Ok(x) => x,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::ConnectionRefused) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            n += 1;
+            // Datagrams from anyone but a published peer endpoint are ignored.
+            let Some(&rank) = self.by_udp.get(&src) else { continue };
+            let Some(Some(peer)) = self.peers.get(rank as usize) else { continue };
+            let packet = &mut self.ubuf[..len];
+            if peer.link.accept_input(packet) {
+                // SAFETY: the token is registered; usrsctp copies the packet.
+                unsafe { sys::usrsctp_conninput(peer.link.token as *mut libc::c_void, packet.as_ptr().cast(), len, 0) };
+            }
+        }
+        Ok(n)
+    }
+
+    fn read_sctp(&mut self) -> Result<(), TransportError> {
+        loop {
+            let Some(sock) = self.sock.as_ref() else { return Ok(()) };
+            let Some(r) = sock.recv(&mut self.rbuf)? else { return Ok(()) };
+            if r.notification {
+                self.notif.extend_from_slice(&self.rbuf[..r.len]);
+                if r.eor {
+                    let bytes = std::mem::take(&mut self.notif);
+                    if let Some(n) = notify::parse(&bytes) {
+                        self.on_notification(n);
+                    }
+                }
+                continue;
+            }
+            // Without rcvinfo a piece cannot be attributed; usrsctp always
+            // gives it since SCTP_RECVRCVINFO is on.
+            let Some(info) = r.info else { continue };
+            let key = (info.rcv_assoc_id, info.rcv_sid);
+            let piece = &self.rbuf[..r.len];
+            let msg = match (self.reasm.get_mut(&key), r.eor) {
+                (None, true) => piece.to_vec(),
+                (Some(buf), true) => {
+                    buf.extend_from_slice(piece);
+                    self.reasm.remove(&key).unwrap_or_default()
+                }
+                (Some(buf), false) => {
+                    buf.extend_from_slice(piece);
+                    continue;
+                }
+                (None, false) => {
+                    self.reasm.insert(key, piece.to_vec());
+                    continue;
+                }
+            };
+            self.on_message(info.rcv_assoc_id, info.rcv_sid, info.rcv_ppid, msg);
+        }
+    }
+
+    /// The rank behind an association, learning it from the peer's AF_CONN
+    /// address the first time.
+    fn rank_of(&mut self, assoc: u32) -> Option<PeerId> {
+        if let Some(&r) = self.by_assoc.get(&assoc) {
+            return Some(r);
+        }
+        let token = self.sock.as_ref()?.peer_token(assoc)?;
+        let rank = self.peers.iter().position(|p| p.as_ref().map_or(false, |p| p.link.token == token))? as PeerId;
+        self.by_assoc.insert(assoc, rank);
+        Some(rank)
+    }
+
+    fn on_notification(&mut self, n: Notification) {
+        match n {
+            Notification::AssocChange { state, error, assoc } => {
+                let Some(rank) = self.rank_of(assoc) else { return };
+                match state {
+                    sys::SCTP_COMM_UP => self.on_comm_up(rank, assoc),
+                    sys::SCTP_RESTART => self.lose(rank, "the peer restarted its association".into()),
+                    sys::SCTP_COMM_LOST => {
+                        self.close_peer(rank);
+                        self.lose(rank, format!("association lost (no answer to retransmissions or heartbeats, error {error})"));
+                    }
+                    sys::SCTP_CANT_STR_ASSOC => {
+                        self.close_peer(rank);
+                        self.lose(rank, "could not start the association".into());
+                    }
+                    sys::SCTP_SHUTDOWN_COMP => {
+                        self.close_peer(rank);
+                        if !self.shutting_down {
+                            self.lose(rank, "the peer shut down its association".into());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Notification::Shutdown { assoc } => {
+                if let Some(rank) = self.rank_of(assoc) {
+                    if !self.shutting_down {
+                        self.lose(rank, "the peer shut down its association".into());
+                    }
+                }
+            }
+            Notification::PartialDeliveryAborted { assoc, stream } => {
+                self.reasm.remove(&(assoc, stream));
+            }
+            Notification::SendFailed { .. } | Notification::Other(_) => {}
+        }
+    }
+
+    fn on_comm_up(&mut self, rank: PeerId, assoc: u32) {
+        self.configure_association(assoc);
+        if let Some(Some(p)) = self.peers.get_mut(rank as usize) {
+            p.assoc = Some(assoc);
+            p.closed = false;
+            p.hello_pending = true;
+        }
+    }
+
+    pub(crate) fn close_peer(&mut self, rank: PeerId) {
+        if let Some(Some(p)) = self.peers.get_mut(rank as usize) {
+            p.closed = true;
+        }
+    }
+
+    /// Reports `rank` lost once.
+    pub(crate) fn lose(&mut self, rank: PeerId, reason: String) {
+        if let Some(Some(p)) = self.peers.get_mut(rank as usize) {
+            if p.lost.is_none() {
+                p.lost = Some(reason.clone());
+                self.events.push_back(Event::Lost { peer: rank, reason });
+            }
+        }
+    }
+
+    fn on_message(&mut self, assoc: u32, sid: u16, ppid: u32, msg: Vec<u8>) {
+        let Some(rank) = self.rank_of(assoc) else { return };
+        let me = self.rank;
+        let secret = self.secret;
+        let Some(Some(p)) = self.peers.get_mut(rank as usize) else { return };
+        match ppid {
+            auth::PPID_HELLO if msg.len() == NONCE_LEN => {
+                p.proof_pending = Some(auth::proof(&secret, &msg, me, rank));
+            }
+            auth::PPID_PROOF => {
+                if auth::verify(&secret, &p.nonce, rank, me, &msg) {
+                    p.verified = true;
+                    let early = std::mem::take(&mut p.pre_auth);
+                    p.pre_auth_bytes = 0;
+                    for (sid, bytes) in early {
+                        self.deliver(rank, sid, bytes);
+                    }
+                } else {
+                    self.reject(rank, assoc, "failed to prove the job secret");
+                }
+            }
+            auth::PPID_FRAME if p.verified => self.deliver(rank, sid, msg),
+            auth::PPID_FRAME => {
+                p.pre_auth_bytes += msg.len();
+                p.pre_auth.push((sid, msg));
+                if p.pre_auth_bytes > PRE_AUTH_LIMIT {
+                    self.reject(rank, assoc, "sent too much before proving the job secret");
+                }
+            }
+            _ => {} // unknown kinds from a future version: ignored
+        }
+    }
+
+    fn deliver(&mut self, rank: PeerId, sid: u16, bytes: Vec<u8>) {
+        if let Some(c) = self.streams.get_mut(rank as usize).and_then(|s| s.get_mut(sid as usize)) {
+            c.frames_received += 1;
+            c.bytes_received += bytes.len() as u64;
+            self.events.push_back(Event::Frame { peer: rank, channel: sid, bytes });
+        }
+    }
+
+    /// Aborts an association whose peer failed authentication.
+    fn reject(&mut self, rank: PeerId, assoc: u32, why: &str) {
+        if let Some(sock) = self.sock.as_ref() {
+            let _ = sock.send(assoc, 0, 0, sys::SCTP_ABORT, &[]);
+        }
+        if let Some(Some(p)) = self.peers.get_mut(rank as usize) {
+            p.pre_auth.clear();
+            p.verified = false;
+        }
+        self.close_peer(rank);
+        self.lose(rank, format!("rank {rank} {why}"));
+    }
+
+    /// Sends the HELLOs and PROOFs that are due (retried while the stack
+    /// says EWOULDBLOCK).
+    fn send_control(&mut self) {
+        let Some(sock) = self.sock.as_ref() else { return };
+        for p in self.peers.iter_mut().flatten() {
+            let Some(assoc) = p.assoc else { continue };
+            if p.closed {
+                continue;
+            }
+            if p.hello_pending && sock.send(assoc, 0, auth::PPID_HELLO, 0, &p.nonce).is_ok() {
+                p.hello_pending = false;
+            }
+            // Our HELLO goes first on stream 0; the PROOF follows it.
+            if !p.hello_pending {
+                if let Some(proof) = p.proof_pending {
+                    if sock.send(assoc, 0, auth::PPID_PROOF, 0, &proof).is_ok() {
+                        p.proof_pending = None;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! `SctpTransport::connect`: socket options, endpoint exchange through the
+//! bootstrap key/value service, one association per peer (the lower rank
+//! initiates), authentication, and a bounded wait until all of it is done.
+
+use crate::auth;
+use crate::error::SctpError;
+use crate::link::Link;
+use crate::options::SctpOptions;
+use crate::poller::Poller;
+use crate::sock::Sock;
+use crate::stack::{self, TICK};
+use crate::transport::{Peer, SctpTransport};
+use std::collections::{HashMap, VecDeque};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::time::Instant;
+use usrsctp_sys as sys;
+use wanmpi_bootstrap::KeyValue;
+use wanmpi_transport::{Caps, PeerId};
+
+/// Eager limit suggested to the engine (LAM's 64 KiB, as the design says).
+const EAGER_LIMIT_HINT: usize = 64 << 10;
+
+fn endpoint_key(rank: PeerId) -> String {
+    format!("sctp-ep-{rank}")
+}
+
+/// "ip:udp_port/sctp_port", e.g. "127.0.0.1:40000/5001".
+fn parse_endpoint(rank: PeerId, v: &str) -> Result<(SocketAddr, u16), SctpError> {
+    let bad = || SctpError::BadEndpoint { rank, value: v.to_string() };
+    let (udp, port) = v.rsplit_once('/').ok_or_else(bad)?;
+    Ok((udp.parse().map_err(|_| bad())?, port.parse().map_err(|_| bad())?))
+}
+
+fn set_udp_buffers(udp: &UdpSocket, bytes: u32) {
+    let v = bytes.min(i32::MAX as u32) as libc::c_int;
+    for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
+        // SAFETY: setsockopt on our own fd with an int; failure only means
+        // the kernel keeps its default, which the docs mention.
+        unsafe {
+            libc::setsockopt(udp.as_raw_fd(), libc::SOL_SOCKET, opt, (&v as *const libc::c_int).cast(), 4);
+        }
+    }
+}
+
+impl SctpTransport {
+    /// Sets up this rank's transport: publishes its endpoint under
+    /// `sctp-ep-<rank>`, fences, associates with every other rank and waits
+    /// (at most `opts.connect_timeout`) until every peer proved `secret`.
+    pub fn connect(kv: &mut dyn KeyValue, secret: [u8; 32], opts: SctpOptions) -> Result<SctpTransport, SctpError> {
+        opts.validate()?;
+        let (rank, size) = (kv.rank(), kv.size());
+        let stack_user = stack::acquire(&opts)?;
+        let port = stack_user.port;
+        let udp = UdpSocket::bind(SocketAddr::new(opts.publish_addr, 0))?;
+        udp.set_nonblocking(true)?;
+        set_udp_buffers(&udp, opts.udp_buf);
+        let poller = Poller::new(udp.as_raw_fd())?;
+        let sock = Sock::new()?;
+        let mut t = SctpTransport {
+            rank,
+            size,
+            caps: Caps {
+                name: "sctp",
+                channels: opts.streams,
+                max_frame: opts.max_frame,
+                eager_limit_hint: EAGER_LIMIT_HINT,
+                reliable: true,
+            },
+            secret,
+            udp: Arc::new(udp),
+            poller,
+            peers: (0..size).map(|_| None).collect(),
+            by_udp: HashMap::new(),
+            by_assoc: HashMap::new(),
+            events: VecDeque::new(),
+            reasm: HashMap::new(),
+            notif: vec![],
+            rbuf: vec![0; 256 << 10],
+            ubuf: vec![0; 64 << 10],
+            sbuf: vec![],
+            streams: vec![vec![Default::default(); opts.streams as usize]; size as usize],
+            shutting_down: false,
+            sock: Some(sock),
+            stack: Some(stack_user),
+            opts,
+        };
+        t.configure_socket()?;
+        t.sock.as_ref().map(|s| s.bind(port)).transpose()?;
+
+        let me = t.udp.local_addr()?;
+        kv.put(&endpoint_key(rank), &format!("{me}/{port}"))?;
+        kv.fence()?;
+        for r in (0..size).filter(|&r| r != rank) {
+            let (addr, sctp_port) = parse_endpoint(r, &kv.get(&endpoint_key(r))?)?;
+            let token = stack::new_token();
+            let link = Arc::new(Link::new(token, r, t.udp.clone(), addr, t.opts.checksum, t.opts.drop_rate, t.opts.drop_seed));
+            stack::register_link(link.clone());
+            // SAFETY: the token is an integer address usrsctp only compares.
+            unsafe { sys::usrsctp_register_address(token as *mut libc::c_void) };
+            t.by_udp.insert(addr, r);
+            t.peers[r as usize] = Some(Peer {
+                link,
+                sctp_port,
+                assoc: None,
+                nonce: auth::fresh_nonce(),
+                hello_pending: false,
+                proof_pending: None,
+                verified: false,
+                pre_auth: vec![],
+                pre_auth_bytes: 0,
+                lost: None,
+                closed: false,
+            });
+        }
+        // Every rank knows every link before the first INIT flies, so no
+        // INIT is ignored as coming from an unknown source.
+        kv.fence()?;
+        for p in t.peers.iter().skip(rank as usize + 1).flatten() {
+            t.sock.as_ref().ok_or_else(|| SctpError::GlobalConflict("socket closed".into()))?.connect(p.link.token, p.sctp_port)?;
+        }
+        t.await_peers()?;
+        for p in t.peers.iter().flatten() {
+            p.link.start_dropping();
+        }
+        Ok(t)
+    }
+
+    fn await_peers(&mut self) -> Result<(), SctpError> {
+        let start = Instant::now();
+        loop {
+            self.pump().map_err(|e| SctpError::Io(std::io::Error::other(e.to_string())))?;
+            let mut missing = vec![];
+            for (r, p) in self.peers.iter().enumerate() {
+                let Some(p) = p else { continue };
+                if let Some(reason) = &p.lost {
+                    return Err(SctpError::SetupPeerLost { peer: r as PeerId, reason: reason.clone() });
+                }
+                if !p.verified || p.hello_pending || p.proof_pending.is_some() {
+                    missing.push(r as PeerId);
+                }
+            }
+            if missing.is_empty() {
+                return Ok(());
+            }
+            let elapsed = start.elapsed();
+            if elapsed >= self.opts.connect_timeout {
+                return Err(SctpError::SetupTimeout { secs: elapsed.as_secs_f64(), missing });
+            }
+            self.poller.wait((self.opts.connect_timeout - elapsed).min(TICK))?;
+        }
+    }
+
+    /// Socket-wide options; they apply to every future association.
+    fn configure_socket(&self) -> Result<(), SctpError> {
+        let o = &self.opts;
+        let s = self.sock.as_ref().ok_or_else(|| SctpError::GlobalConflict("socket closed".into()))?;
+        let future = sys::SCTP_FUTURE_ASSOC;
+        s.set(libc::SOL_SOCKET, libc::SO_SNDBUF, &(o.sndbuf as libc::c_int), "SO_SNDBUF")?;
+        s.set(libc::SOL_SOCKET, libc::SO_RCVBUF, &(o.rcvbuf as libc::c_int), "SO_RCVBUF")?;
+        s.set_sctp(sys::SCTP_NODELAY, &(o.nodelay as libc::c_int), "SCTP_NODELAY")?;
+        let init = sys::sctp_initmsg {
+            sinit_num_ostreams: o.streams,
+            sinit_max_instreams: o.streams,
+            sinit_max_attempts: o.max_retrans,
+            sinit_max_init_timeo: 0,
+        };
+        s.set_sctp(sys::SCTP_INITMSG, &init, "SCTP_INITMSG")?;
+        let rto = sys::sctp_rtoinfo {
+            srto_assoc_id: future,
+            srto_initial: o.rto_initial_ms,
+            srto_max: o.rto_max_ms,
+            srto_min: o.rto_min_ms,
+        };
+        s.set_sctp(sys::SCTP_RTOINFO, &rto, "SCTP_RTOINFO")?;
+        let assoc = sys::sctp_assocparams { sasoc_assoc_id: future, sasoc_asocmaxrxt: o.max_retrans, ..Default::default() };
+        s.set_sctp(sys::SCTP_ASSOCINFO, &assoc, "SCTP_ASSOCINFO")?;
+        let sack = sys::sctp_sack_info { sack_assoc_id: future, sack_delay: o.sack_delay_ms, sack_freq: o.sack_freq };
+        s.set_sctp(sys::SCTP_DELAYED_SACK, &sack, "SCTP_DELAYED_SACK")?;
+        let burst = sys::sctp_assoc_value { assoc_id: future, assoc_value: o.max_burst };
+        s.set_sctp(sys::SCTP_MAX_BURST, &burst, "SCTP_MAX_BURST")?;
+        let cc = sys::sctp_assoc_value { assoc_id: future, assoc_value: o.cc.module() };
+        s.set_sctp(sys::SCTP_PLUGGABLE_CC, &cc, "SCTP_PLUGGABLE_CC")?;
+        // Pieces of large messages on different streams may interleave, so
+        // one big message does not hold back the other streams.
+        s.set_sctp(sys::SCTP_FRAGMENT_INTERLEAVE, &2u32, "SCTP_FRAGMENT_INTERLEAVE")?;
+        s.set_sctp(sys::SCTP_RECVRCVINFO, &1 as &libc::c_int, "SCTP_RECVRCVINFO")?;
+        for ty in [
+            sys::SCTP_ASSOC_CHANGE,
+            sys::SCTP_SHUTDOWN_EVENT,
+            sys::SCTP_SEND_FAILED_EVENT,
+            sys::SCTP_PARTIAL_DELIVERY_EVENT,
+        ] {
+            let ev = sys::sctp_event { se_assoc_id: future, se_type: ty, se_on: 1 };
+            s.set_sctp(sys::SCTP_EVENT, &ev, "SCTP_EVENT")?;
+        }
+        Ok(())
+    }
+
+    /// Per-association parameters that AF_CONN does not take from the
+    /// socket defaults: path MTU (usrsctp starts AF_CONN at 1280),
+    /// heartbeats and the path retransmission limit.
+    pub(crate) fn configure_association(&self, assoc: u32) {
+        let Some(s) = self.sock.as_ref() else { return };
+        let o = &self.opts;
+        let hb = if o.heartbeat_ms > 0 { sys::SPP_HB_ENABLE } else { sys::SPP_HB_DISABLE };
+        let p = sys::sctp_paddrparams {
+            spp_assoc_id: assoc,
+            spp_hbinterval: o.heartbeat_ms,
+            spp_pathmtu: o.path_mtu,
+            spp_flags: hb | sys::SPP_PMTUD_DISABLE,
+            spp_pathmaxrxt: o.max_retrans,
+            ..Default::default()
+        };
+        // A refusal leaves usrsctp's defaults, which still work; counters()
+        // shows the MTU in use.
+        let _ = s.set_sctp(sys::SCTP_PEER_ADDR_PARAMS, &p, "SCTP_PEER_ADDR_PARAMS");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_parse_and_bad_ones_are_named() {
+        assert_eq!(parse_endpoint(1, "127.0.0.1:4000/5001").unwrap(), ("127.0.0.1:4000".parse().unwrap(), 5001));
+        assert_eq!(parse_endpoint(1, "[::1]:4000/5002").unwrap().1, 5002);
+        for bad in ["127.0.0.1:4000", "x/1", "127.0.0.1:4000/70000"] {
+            assert!(matches!(parse_endpoint(3, bad), Err(SctpError::BadEndpoint { rank: 3, .. })), "{bad}");
+        }
+    }
+}

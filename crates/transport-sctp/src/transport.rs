@@ -1,0 +1,254 @@
+//! `SctpTransport`: the state of one rank's transport and the `Transport`
+//! trait on it. Setup is in setup.rs, the receive pump in pump.rs, teardown
+//! in close.rs.
+
+use crate::auth::{self, NONCE_LEN};
+use crate::counters::{Counters, PeerCounters, StackCounters, StreamCounters};
+use crate::link::Link;
+use crate::options::SctpOptions;
+use crate::poller::Poller;
+use crate::sock::{would_block, Sock};
+use crate::stack::{self, StackUser, TICK};
+use std::collections::{HashMap, VecDeque};
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use usrsctp_sys as sys;
+use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError};
+
+/// Something waiting for `poll_recv`, owned.
+pub(crate) enum Event {
+    Frame { peer: PeerId, channel: u16, bytes: Vec<u8> },
+    Lost { peer: PeerId, reason: String },
+}
+
+/// What we know of one other rank.
+pub(crate) struct Peer {
+    pub link: Arc<Link>,
+    pub sctp_port: u16,
+    pub assoc: Option<u32>,
+    /// Our challenge to this peer.
+    pub nonce: [u8; NONCE_LEN],
+    pub hello_pending: bool,
+    pub proof_pending: Option<[u8; 32]>,
+    /// The peer proved the job secret.
+    pub verified: bool,
+    /// Frames that arrived before the proof (other streams may overtake it).
+    pub pre_auth: Vec<(u16, Vec<u8>)>,
+    pub pre_auth_bytes: usize,
+    pub lost: Option<String>,
+    /// The association is gone (shutdown complete, lost or aborted).
+    pub closed: bool,
+}
+
+/// One rank's sctp transport: one UDP socket, one one-to-many SCTP socket,
+/// one association per other rank, streams as channels.
+pub struct SctpTransport {
+    pub(crate) rank: PeerId,
+    pub(crate) size: u32,
+    pub(crate) caps: Caps,
+    pub(crate) opts: SctpOptions,
+    pub(crate) secret: [u8; 32],
+    pub(crate) udp: Arc<UdpSocket>,
+    pub(crate) poller: Poller,
+    /// Indexed by rank; `None` for ourselves.
+    pub(crate) peers: Vec<Option<Peer>>,
+    pub(crate) by_udp: HashMap<SocketAddr, PeerId>,
+    pub(crate) by_assoc: HashMap<u32, PeerId>,
+    pub(crate) events: VecDeque<Event>,
+    /// Partly received messages, by (association, stream).
+    pub(crate) reasm: HashMap<(u32, u16), Vec<u8>>,
+    pub(crate) notif: Vec<u8>,
+    pub(crate) rbuf: Vec<u8>,
+    pub(crate) ubuf: Vec<u8>,
+    pub(crate) sbuf: Vec<u8>,
+    /// Indexed by [rank][stream].
+    pub(crate) streams: Vec<Vec<StreamCounters>>,
+    pub(crate) shutting_down: bool,
+    /// Closed before `stack` so usrsctp can finish.
+    pub(crate) sock: Option<Sock>,
+    pub(crate) stack: Option<StackUser>,
+}
+
+// SAFETY: the raw usrsctp socket inside `Sock` is only used through `&mut
+// self` or `&self` methods of this value; usrsctp itself locks its own state
+// and may be called from any thread.
+unsafe impl Send for SctpTransport {}
+
+impl SctpTransport {
+    pub(crate) fn peer(&self, p: PeerId) -> Result<&Peer, TransportError> {
+        self.peers.get(p as usize).and_then(|x| x.as_ref()).ok_or(TransportError::NoSuchPeer(p))
+    }
+
+    /// The options this transport runs with.
+    pub fn options(&self) -> &SctpOptions {
+        &self.opts
+    }
+
+    /// A snapshot of every counter.
+    pub fn counters(&self) -> Counters {
+        let mut peers = vec![];
+        for (r, p) in self.peers.iter().enumerate() {
+            let Some(p) = p else { continue };
+            let s = &p.link.stats;
+            let mut c = PeerCounters {
+                peer: r as PeerId,
+                streams: self.streams[r].clone(),
+                datagrams_out: s.datagrams_out.load(Relaxed),
+                datagrams_in: s.datagrams_in.load(Relaxed),
+                bytes_out: s.bytes_out.load(Relaxed),
+                bytes_in: s.bytes_in.load(Relaxed),
+                data_chunks_out: s.data_chunks_out.load(Relaxed),
+                retransmitted_chunks: s.retransmitted_chunks.load(Relaxed),
+                dropped_injected: s.dropped_injected.load(Relaxed),
+                udp_send_errors: s.send_errors.load(Relaxed),
+                bad_checksums: s.bad_checksums.load(Relaxed),
+                ..Default::default()
+            };
+            if let (Some(a), Some(sock)) = (p.assoc.filter(|_| !p.closed), self.sock.as_ref()) {
+                if let Ok(st) = sock.info::<sys::sctp_status>(a, sys::SCTP_STATUS) {
+                    c.srtt_ms = st.sstat_primary.spinfo_srtt;
+                    c.rto_ms = st.sstat_primary.spinfo_rto;
+                    c.cwnd = st.sstat_primary.spinfo_cwnd;
+                    c.mtu = st.sstat_primary.spinfo_mtu;
+                }
+            }
+            peers.push(c);
+        }
+        Counters { rank: self.rank, peers, stack: StackCounters::from_stat(&stack::global_stats()) }
+    }
+
+    /// The UDP endpoint this rank published.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.udp.local_addr()
+    }
+
+    fn send_frame(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {
+        let p = self.peer(peer)?;
+        if let Some(reason) = &p.lost {
+            return Err(TransportError::PeerLost { peer, reason: reason.clone() });
+        }
+        let assoc = p.assoc.ok_or_else(|| TransportError::PeerLost { peer, reason: "no association".into() })?;
+        let data: &[u8] = if parts.len() == 1 {
+            parts[0]
+        } else {
+            self.sbuf.clear();
+            for part in parts {
+                self.sbuf.extend_from_slice(part);
+            }
+            &self.sbuf
+        };
+        let len = data.len();
+        let sock = self.sock.as_ref().ok_or_else(|| TransportError::Setup("transport is shut down".into()))?;
+        match sock.send(assoc, channel, auth::PPID_FRAME, 0, data) {
+            Ok(n) if n == len => {
+                let c = &mut self.streams[peer as usize][channel as usize];
+                c.frames_sent += 1;
+                c.bytes_sent += len as u64;
+                Ok(SendStatus::Sent)
+            }
+            Ok(n) => Err(TransportError::Io(std::io::Error::other(format!("usrsctp took {n} of {len} bytes")))),
+            Err(e) if would_block(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => Ok(SendStatus::WouldBlock),
+            Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
+                Err(TransportError::FrameTooLarge { len, max: self.caps.max_frame })
+            }
+            Err(e) => Err(TransportError::Io(e)),
+        }
+    }
+
+    /// Whether any association still has data queued or unacknowledged.
+    fn data_in_flight(&self) -> bool {
+        let Some(sock) = self.sock.as_ref() else { return false };
+        self.peers.iter().flatten().filter(|p| !p.closed).filter_map(|p| p.assoc).any(|a| {
+            sock.info::<sys::sctp_status>(a, sys::SCTP_STATUS)
+                .map(|s| s.sstat_unackdata > 0 || s.sstat_penddata > 0)
+                .unwrap_or(false)
+        })
+    }
+}
+
+impl Transport for SctpTransport {
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn rank(&self) -> PeerId {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.size
+    }
+
+    fn try_send(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {
+        if peer >= self.size {
+            return Err(TransportError::NoSuchPeer(peer));
+        }
+        if channel >= self.caps.channels {
+            return Err(TransportError::NoSuchChannel { channel, channels: self.caps.channels });
+        }
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > self.caps.max_frame {
+            return Err(TransportError::FrameTooLarge { len, max: self.caps.max_frame });
+        }
+        stack::tick();
+        if peer == self.rank {
+            // Self-send never touches the network; the event queue keeps order.
+            let c = &mut self.streams[peer as usize][channel as usize];
+            c.frames_sent += 1;
+            c.bytes_sent += len as u64;
+            c.frames_received += 1;
+            c.bytes_received += len as u64;
+            self.events.push_back(Event::Frame { peer, channel, bytes: parts.concat() });
+            return Ok(SendStatus::Sent);
+        }
+        let status = self.send_frame(peer, channel, parts)?;
+        if status == SendStatus::WouldBlock {
+            // SACKs may be waiting in the UDP socket: take them and retry once.
+            self.pump()?;
+            return self.send_frame(peer, channel, parts);
+        }
+        Ok(status)
+    }
+
+    fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
+        self.pump()?;
+        let mut n = 0;
+        while let Some(ev) = self.events.pop_front() {
+            match ev {
+                Event::Frame { peer, channel, bytes } => sink(Incoming::Frame { peer, channel, bytes: &bytes }),
+                Event::Lost { peer, reason } => sink(Incoming::PeerLost { peer, reason }),
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> Result<bool, TransportError> {
+        self.pump()?;
+        Ok(self.data_in_flight())
+    }
+
+    fn wait(&mut self, timeout: Duration) -> Result<(), TransportError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if !self.events.is_empty() {
+                return Ok(());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            self.poller.wait(left.min(TICK))?;
+            if self.pump()? > 0 || Instant::now() >= deadline {
+                return Ok(());
+            }
+        }
+    }
+
+    fn readiness_fd(&self) -> Option<i32> {
+        Some(self.poller.fd())
+    }
+
+    fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
+        self.shutdown_gracefully(timeout)
+    }
+}

@@ -1,0 +1,81 @@
+//! Just enough of the SCTP packet format (RFC 4960 section 3) to watch what
+//! leaves through the UDP glue: the TSNs of DATA and I-DATA chunks, which
+//! tell a first transmission from a retransmission per peer. Never used to
+//! decide anything about delivery.
+
+/// Common header length.
+pub const COMMON_HEADER: usize = 12;
+/// Chunk types carrying user data with a TSN at chunk offset 4.
+pub const CHUNK_DATA: u8 = 0;
+pub const CHUNK_IDATA: u8 = 64;
+
+/// Calls `f(tsn)` for every DATA / I-DATA chunk of `packet`. Stops quietly
+/// at the first malformed chunk.
+pub fn for_each_data_tsn(packet: &[u8], mut f: impl FnMut(u32)) {
+    let mut off = COMMON_HEADER;
+    while off + 4 <= packet.len() {
+        let ty = packet[off];
+        let len = u16::from_be_bytes([packet[off + 2], packet[off + 3]]) as usize;
+        if len < 4 || off + len > packet.len() {
+            return;
+        }
+        if (ty == CHUNK_DATA || ty == CHUNK_IDATA) && len >= 8 {
+            f(u32::from_be_bytes([packet[off + 4], packet[off + 5], packet[off + 6], packet[off + 7]]));
+        }
+        off += (len + 3) & !3; // chunks are padded to 4 bytes
+    }
+}
+
+/// TSN comparison in serial-number arithmetic (RFC 1982): is `a` after `b`?
+pub fn tsn_after(a: u32, b: u32) -> bool {
+    a != b && a.wrapping_sub(b) < 0x8000_0000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(chunks: &[(u8, &[u8])]) -> Vec<u8> {
+        let mut p = vec![0u8; COMMON_HEADER];
+        for (ty, body) in chunks {
+            let len = 4 + body.len();
+            p.extend_from_slice(&[*ty, 0]);
+            p.extend_from_slice(&(len as u16).to_be_bytes());
+            p.extend_from_slice(body);
+            while p.len() % 4 != 0 {
+                p.push(0);
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn finds_tsns_of_data_chunks_only() {
+        // SACK (type 3), DATA with TSN 7 and a 3-byte payload (padded), I-DATA TSN 9.
+        let sack = [0u8; 12];
+        let data = [0, 0, 0, 7, 0, 1, 0, 0, 0, 0, 0, 0, 0xa, 0xb, 0xc];
+        let idata = [0, 0, 0, 9, 0, 0, 0, 0];
+        let p = packet(&[(3, &sack), (CHUNK_DATA, &data), (CHUNK_IDATA, &idata)]);
+        let mut seen = vec![];
+        for_each_data_tsn(&p, |t| seen.push(t));
+        assert_eq!(seen, vec![7, 9]);
+    }
+
+    #[test]
+    fn malformed_chunks_stop_the_scan() {
+        let mut p = packet(&[(CHUNK_DATA, &[0, 0, 0, 1, 0, 0, 0, 0])]);
+        p.extend_from_slice(&[0, 0, 0, 2]); // length 2 < 4
+        let mut n = 0;
+        for_each_data_tsn(&p, |_| n += 1);
+        assert_eq!(n, 1);
+        for_each_data_tsn(&p[..14], |_| panic!("truncated chunk must not be read"));
+    }
+
+    #[test]
+    fn serial_comparison_wraps() {
+        assert!(tsn_after(5, 4));
+        assert!(!tsn_after(4, 5));
+        assert!(!tsn_after(4, 4));
+        assert!(tsn_after(2, u32::MAX - 1));
+    }
+}
