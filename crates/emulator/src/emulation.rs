@@ -195,7 +195,11 @@ impl Emulation {
         let ready = stdout.map_or(false, |s| wait_ready(s, READY_LIMIT));
         if !ready || start.is_none() {
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-            return Err(EmuError::Forwarder(format!("did not become ready: {}", log.trim())));
+            let exit = match self.child.as_mut().map(|c| c.try_wait()) {
+                Some(Ok(Some(status))) => format!("{} exited ({status})", exe.display()),
+                _ => format!("{} gave no READY within {READY_LIMIT:?}", exe.display()),
+            };
+            return Err(EmuError::Forwarder(format!("did not become ready: {exit}; log: {}", log.trim())));
         }
         Ok(())
     }

@@ -262,3 +262,27 @@ fn commands_run_inside_a_host() {
     let text = String::from_utf8_lossy(&cli.stdout);
     assert!(cli.status.success() && text.contains("198.18.0.1/24"), "wanmpi-emu exec: {text} {}", String::from_utf8_lossy(&cli.stderr));
 }
+
+#[test]
+fn second_path_has_its_own_profile() {
+    let _g = serial();
+    let t = wanmpi_emulator::Topology::parse("hosts 2\npaths 2\ndefault delay=1ms\n0 <-> 1 path=1 delay=5ms\n").expect("topology");
+    let Some(emu) = up_or_skip("second_path_has_its_own_profile", &t) else { return };
+    let (stop, server) = echo_server(&emu, 1, 7008);
+    let client = udp_in(&emu, 0, 0);
+    let h1 = emu.host(1).expect("host 1");
+    let rtt = |path: usize, seq: u64| {
+        let to = std::net::SocketAddr::new(h1.addrs[path].into(), 7008);
+        let mut v: Vec<f64> = (0..10).filter_map(|i| probe(&client, to, seq + i, Duration::from_secs(1))).map(ms).collect();
+        assert_eq!(v.len(), 10, "probes lost on path {path}");
+        median(&mut v)
+    };
+    let (p0, p1) = (rtt(0, 0), rtt(1, 100));
+    stop.store(true, Ordering::Relaxed);
+    let _ = server.join();
+    println!("two paths: RTT {p0:.3} ms via {} (delay=1ms), {p1:.3} ms via {} (delay=5ms)", h1.addrs[0], h1.addrs[1]);
+    assert!((1.9..=3.0).contains(&p0), "path 0 RTT {p0:.3}");
+    assert!((9.9..=11.0).contains(&p1), "path 1 RTT {p1:.3}");
+    let c = emu.counters().expect("counters");
+    assert!(c.link(0, 1, 1).map_or(false, |l| l.counters.delivered_pkts >= 10), "path 1 traffic not counted on path 1");
+}

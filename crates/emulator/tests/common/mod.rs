@@ -137,3 +137,15 @@ pub fn assert_gone(id: &str, state_dir: &std::path::Path, pid: Option<i32>) {
         assert!(!alive, "forwarder {pid} still running: {stat}");
     }
 }
+
+/// Tears down the emulation in a state directory when dropped (for tests
+/// that detach or attach, so that a failing assertion still cleans up).
+pub struct DownOnDrop(pub std::path::PathBuf);
+
+impl Drop for DownOnDrop {
+    fn drop(&mut self) {
+        if self.0.exists() {
+            let _ = wanmpi_emulator::down_dir(&self.0);
+        }
+    }
+}
