@@ -11,6 +11,7 @@ mod reduce;
 mod reduce_scatter;
 mod scan;
 mod scatter;
+mod sequence;
 
 use std::sync::Arc;
 

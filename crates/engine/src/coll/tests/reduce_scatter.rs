@@ -41,15 +41,19 @@ fn reduce_scatter_sum_with_variable_counts() {
 #[test]
 fn reduce_scatter_block_non_commutative() {
     for size in SIZES {
-        let out = run(size, |c| {
-            let mine = mat_bytes(&rank_mats(c.rank(), size));
-            let mut recv = vec![0; 16];
-            reduce_scatter_block(c, Some(&mine), &mut recv, 4, MAT_TY, &matmul_op()).unwrap();
-            recv
-        });
-        let full = product_of(0..size, size);
-        for (r, (recv, _)) in out.iter().enumerate() {
-            assert_eq!(recv, &mat_bytes(&full[r..r + 1]), "size {size} rank {r}");
+        for in_place in [false, true] {
+            let out = run(size, |c| {
+                let mine = mat_bytes(&rank_mats(c.rank(), size));
+                let mut recv = if in_place { mine.clone() } else { vec![0; 16] };
+                let send = (!in_place).then_some(&mine[..]);
+                reduce_scatter_block(c, send, &mut recv, 4, MAT_TY, &matmul_op()).unwrap();
+                recv.truncate(16);
+                recv
+            });
+            let full = product_of(0..size, size);
+            for (r, (recv, _)) in out.iter().enumerate() {
+                assert_eq!(recv, &mat_bytes(&full[r..r + 1]), "size {size} rank {r} in place {in_place}");
+            }
         }
     }
 }

@@ -55,17 +55,23 @@ fn scatterv_sends_variable_and_overlapping_blocks() {
             let send = data(99, size + 4, 1);
             let out = run(size, |c| {
                 let r = c.rank();
-                let mut recv = vec![0; counts[r]];
-                let (s, b) = if r == root {
-                    (&send[..], Blocks::new(&counts, &displs))
+                let mut recv = vec![0xee; counts[r]];
+                if r != root {
+                    scatterv(c, &[], Blocks::new(&[], &[]), Some(&mut recv), root).unwrap();
+                } else if root % 2 == 0 {
+                    scatterv(c, &send, Blocks::new(&counts, &displs), Some(&mut recv), root).unwrap();
                 } else {
-                    (&[][..], Blocks::new(&[], &[]))
-                };
-                scatterv(c, s, b, Some(&mut recv), root).unwrap();
+                    // MPI_IN_PLACE on odd roots: the root's buffer stays as it was.
+                    scatterv(c, &send, Blocks::new(&counts, &displs), None, root).unwrap();
+                }
                 recv
             });
             for (r, (recv, _)) in out.iter().enumerate() {
-                assert_eq!(recv, &send[r..r + counts[r]], "size {size} root {root} rank {r}");
+                if r == root && root % 2 == 1 {
+                    assert!(recv.iter().all(|b| *b == 0xee), "in-place root untouched");
+                } else {
+                    assert_eq!(recv, &send[r..r + counts[r]], "size {size} root {root} rank {r}");
+                }
             }
         }
     }
