@@ -75,6 +75,9 @@ fn ranks_exchange_over_a_unix_socket() {
     assert_eq!(server.finalized(), vec![0, 1, 2, 3]);
     drop(server);
     assert!(!path.exists(), "the socket file is removed when the service stops");
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::remove_dir(dir);
+    }
 }
 
 #[test]
