@@ -68,7 +68,11 @@ pub fn preflight() -> Result<()> {
         // not root: CAP_NET_ADMIN might still be there; find out by trying.
         let probe = format!("{}probe{}", state::NETNS_PREFIX, std::process::id());
         netns::ip(&["netns", "add", &probe]).map_err(|e| {
-            EmuError::NotPermitted(format!("running as uid {euid} and `ip netns add` failed: {e}"))
+            let why = match e {
+                EmuError::NotPermitted(w) => w,
+                other => other.to_string(),
+            };
+            EmuError::NotPermitted(format!("running as uid {euid} and {why}"))
         })?;
         netns::ip(&["netns", "del", &probe])?;
     }

@@ -23,8 +23,7 @@ pub fn opts() -> UpOptions {
 
 /// Bring up `topo`, or print why the test is skipped and return None.
 pub fn up_or_skip(test: &str, topo: &Topology) -> Option<Emulation> {
-    if let Err(e) = wanmpi_emulator::preflight() {
-        println!("SKIPPED {test}: needs root / CAP_NET_ADMIN because {e}");
+    if skip_unprivileged(test) {
         return None;
     }
     match Emulation::up(topo, &opts()) {
@@ -40,6 +39,10 @@ pub fn up_or_skip(test: &str, topo: &Topology) -> Option<Emulation> {
 pub fn skip_unprivileged(test: &str) -> bool {
     match wanmpi_emulator::preflight() {
         Ok(()) => false,
+        Err(EmuError::NotPermitted(why)) => {
+            println!("SKIPPED {test}: needs root / CAP_NET_ADMIN because {why}");
+            true
+        }
         Err(e) => {
             println!("SKIPPED {test}: needs root / CAP_NET_ADMIN because {e}");
             true
