@@ -178,10 +178,7 @@ mod tests {
         let mut c = Counters::default();
         c.global.no_route = 3;
         c.global.pool_buffers = 17;
-        let mut lc = LinkCounters::default();
-        lc.offered_pkts = 10;
-        lc.drop_queue = 2;
-        lc.queue_hw_bytes = 9000;
+        let lc = LinkCounters { offered_pkts: 10, drop_queue: 2, queue_hw_bytes: 9000, ..LinkCounters::default() };
         c.links.push(LinkReport { src: 0, dst: 1, path: 0, up: true, counters: lc });
         c.links.push(LinkReport { src: 1, dst: 0, path: 1, up: false, counters: LinkCounters::default() });
         let back = Counters::parse(&c.to_text()).unwrap();

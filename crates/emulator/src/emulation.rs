@@ -93,7 +93,7 @@ fn find_forwarder() -> PathBuf {
         return PathBuf::from(p);
     }
     if let Ok(me) = std::env::current_exe() {
-        if me.file_name().map_or(false, |n| n == "wanmpi-emu") {
+        if me.file_name().is_some_and(|n| n == "wanmpi-emu") {
             return me;
         }
         // beside us, or one up (test binaries live in target/<profile>/deps)
@@ -196,7 +196,7 @@ impl Emulation {
             self.state.forwarder = Some(ProcId { pid, start });
             self.state.save()?;
         }
-        let ready = stdout.map_or(false, |s| wait_ready(s, READY_LIMIT));
+        let ready = stdout.is_some_and(|s| wait_ready(s, READY_LIMIT));
         if !ready || start.is_none() {
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
             let exit = match self.child.as_mut().map(|c| c.try_wait()) {
@@ -296,7 +296,7 @@ impl Emulation {
 
     /// Is the forwarder process alive?
     pub fn forwarder_running(&self) -> bool {
-        self.state.forwarder.map_or(false, state::is_running)
+        self.state.forwarder.is_some_and(state::is_running)
     }
 
     /// Tear down: stop the forwarder, delete the namespaces, remove the state

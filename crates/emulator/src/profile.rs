@@ -78,7 +78,7 @@ impl LinkProfile {
     /// (good->bad), `burst_r` (bad->good), `burst_loss` (bad-state loss,
     /// default 100%).
     pub fn apply(&mut self, s: &str) -> Result<()> {
-        for item in s.split(|c| c == ',' || c == ' ').filter(|t| !t.trim().is_empty()) {
+        for item in s.split([',', ' ']).filter(|t| !t.trim().is_empty()) {
             let (k, v) = item
                 .split_once('=')
                 .ok_or_else(|| EmuError::Parse(format!("`{item}`: expected key=value")))?;

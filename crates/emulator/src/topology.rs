@@ -44,10 +44,10 @@ impl LinkSel {
 
     /// Does this selector cover the direction `src -> dst` on `path`?
     pub fn matches(&self, src: usize, dst: usize, path: u8) -> bool {
-        let host = |sel: Option<usize>, h: usize| sel.map_or(true, |s| s == h);
+        let host = |sel: Option<usize>, h: usize| sel.is_none_or(|s| s == h);
         let fwd = host(self.a, src) && host(self.b, dst);
         let back = self.both && host(self.a, dst) && host(self.b, src);
-        (fwd || back) && self.path.map_or(true, |p| p == path)
+        (fwd || back) && self.path.is_none_or(|p| p == path)
     }
 
     fn fmt_into(&self, out: &mut String) {
@@ -107,7 +107,7 @@ impl Topology {
                     return Err(EmuError::Parse(format!("host {h} out of range (hosts = {})", self.hosts)));
                 }
             }
-            if sel.path.map_or(false, |p| p >= self.paths) {
+            if sel.path.is_some_and(|p| p >= self.paths) {
                 return Err(EmuError::Parse(format!("path out of range (paths = {})", self.paths)));
             }
             Ok(())

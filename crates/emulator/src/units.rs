@@ -74,9 +74,9 @@ pub fn parse_bytes(s: &str) -> Result<u64> {
 
 /// Render nanoseconds the way `parse_duration_ns` reads them back.
 pub fn fmt_duration_ns(ns: u64) -> String {
-    if ns % 1_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
+    } else if ns.is_multiple_of(1_000) {
         format!("{}us", ns / 1_000)
     } else {
         format!("{ns}ns")

@@ -187,8 +187,8 @@ fn link_down_and_up_by_command_and_schedule() {
     emu.set_link(0, 1, false, None).expect("link down");
     assert!(probe(&client, to1, 2, limit).is_none(), "probe crossed a down link");
     let c = emu.counters().expect("counters");
-    assert!(c.link(0, 1, 0).map_or(false, |l| !l.up && l.counters.drop_down >= 1));
-    assert!(c.link(1, 0, 0).map_or(false, |l| !l.up), "both directions go down");
+    assert!(c.link(0, 1, 0).is_some_and(|l| !l.up && l.counters.drop_down >= 1));
+    assert!(c.link(1, 0, 0).is_some_and(|l| !l.up), "both directions go down");
     emu.set_link(0, 1, true, None).expect("link up");
     assert!(probe(&client, to1, 3, limit).is_some(), "link 0-1 should be back");
 
@@ -284,5 +284,5 @@ fn second_path_has_its_own_profile() {
     assert!((1.9..=3.0).contains(&p0), "path 0 RTT {p0:.3}");
     assert!((9.9..=11.0).contains(&p1), "path 1 RTT {p1:.3}");
     let c = emu.counters().expect("counters");
-    assert!(c.link(0, 1, 1).map_or(false, |l| l.counters.delivered_pkts >= 10), "path 1 traffic not counted on path 1");
+    assert!(c.link(0, 1, 1).is_some_and(|l| l.counters.delivered_pkts >= 10), "path 1 traffic not counted on path 1");
 }

@@ -188,7 +188,13 @@ impl Forwarder {
                     TOKEN_TIMER => self.timer.ack(),
                     TOKEN_SIGNAL => self.on_signals(signals),
                     TOKEN_CTL => ctl::accept_all(self, listener),
-                    t => self.read_tun(t as usize),
+                    t => {
+                        if let Err(fd) = self.read_tun(t as usize) {
+                            // a broken TUN (its namespace deleted under us) would
+                            // report readiness forever: stop watching it
+                            let _ = epoll.del(fd);
+                        }
+                    }
                 }
             }
             let now = now_ns();
@@ -210,19 +216,22 @@ impl Forwarder {
         }
     }
 
-    fn read_tun(&mut self, k: usize) {
-        let Some(fd) = self.tuns.get(k).map(|t| t.as_raw_fd()) else { return };
+    /// Read a batch from TUN `k`; `Err(fd)` when the device is unusable.
+    fn read_tun(&mut self, k: usize) -> std::result::Result<(), std::os::fd::RawFd> {
+        let Some(fd) = self.tuns.get(k).map(|t| t.as_raw_fd()) else { return Ok(()) };
         for _ in 0..BATCH {
             match sys::read_fd(fd, self.pool.buf_mut(self.read_buf)) {
+                Ok(0) => return Err(fd),
                 Ok(n) => self.on_packet(k, n),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    eprintln!("wanmpi-emu forwarder: read from tun {k}: {e}");
-                    break;
+                    eprintln!("wanmpi-emu forwarder: read from tun {k}: {e}; no longer reading it");
+                    return Err(fd);
                 }
             }
         }
+        Ok(())
     }
 
     /// Route and model one packet that sits in `read_buf`.
@@ -249,9 +258,8 @@ impl Forwarder {
         }
         // Keep the packet: copy a small one, hand over the read buffer for a large one.
         let kept = if n <= SMALL {
-            self.pool.get(n).map(|id| {
+            self.pool.get(n).inspect(|&id| {
                 self.pool.copy(self.read_buf, id, n);
-                id
             })
         } else {
             self.pool.get(pool::LARGE).map(|fresh| std::mem::replace(&mut self.read_buf, fresh))
@@ -278,7 +286,7 @@ impl Forwarder {
     }
 
     fn release_due(&mut self, now: u64) {
-        while self.heap.peek().map_or(false, |Reverse(p)| p.at <= now) {
+        while self.heap.peek().is_some_and(|Reverse(p)| p.at <= now) {
             let Some(Reverse(p)) = self.heap.pop() else { break };
             let li = p.link as usize;
             self.queued[li] -= 1;
@@ -295,7 +303,7 @@ impl Forwarder {
     }
 
     fn run_schedule(&mut self, now: u64) {
-        while self.schedule.last().map_or(false, |e| e.at <= now) {
+        while self.schedule.last().is_some_and(|e| e.at <= now) {
             let Some(e) = self.schedule.pop() else { break };
             self.set_links(&e.sel, e.up);
         }

@@ -37,6 +37,13 @@ impl Epoll {
         Ok(())
     }
 
+    pub fn del(&self, fd: RawFd) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: ev is valid for the call (ignored by the kernel for DEL).
+        cvt(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) })?;
+        Ok(())
+    }
+
     /// Wait for events; an interrupted wait returns 0 events.
     pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> io::Result<usize> {
         // SAFETY: the buffer length bounds what the kernel writes.
