@@ -29,6 +29,9 @@ pub enum Kind {
     /// The receiver has a receive posted for (context, tag) with room for
     /// `capacity` bytes: the sender may push a long message without an RTS.
     RecvCredit = 6,
+    /// The sender is finalizing: it sends nothing more, and its connection
+    /// closing from now on is expected, not a failure.
+    Bye = 7,
 }
 
 impl Kind {
@@ -40,6 +43,7 @@ impl Kind {
             4 => Kind::Data,
             5 => Kind::SyncAck,
             6 => Kind::RecvCredit,
+            7 => Kind::Bye,
             _ => return None,
         })
     }
@@ -53,6 +57,7 @@ impl Kind {
                 Kind::Data => 16,
                 Kind::SyncAck => 8,
                 Kind::RecvCredit => 16,
+                Kind::Bye => 0,
             }
     }
 }
@@ -99,6 +104,7 @@ pub enum Frame<'a> {
     Data { msg_id: u64, offset: u64, payload: &'a [u8] },
     SyncAck { msg_id: u64 },
     RecvCredit { ctx: u32, tag: i32, capacity: u64 },
+    Bye,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -182,6 +188,7 @@ impl<'a> Frame<'a> {
                 tag: u32_at(b, o + 4) as i32,
                 capacity: u64_at(b, o + 8),
             }),
+            Kind::Bye => no_payload(Frame::Bye),
         }
     }
 
@@ -193,6 +200,7 @@ impl<'a> Frame<'a> {
             Frame::Data { .. } => Kind::Data,
             Frame::SyncAck { .. } => Kind::SyncAck,
             Frame::RecvCredit { .. } => Kind::RecvCredit,
+            Frame::Bye => Kind::Bye,
         }
     }
 
@@ -244,6 +252,7 @@ impl<'a> Frame<'a> {
                 put(4, &tag.to_le_bytes());
                 put(8, &capacity.to_le_bytes());
             }
+            Frame::Bye => {}
         }
     }
 

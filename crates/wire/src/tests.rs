@@ -27,6 +27,7 @@ fn every_kind_round_trips() {
         Frame::Data { msg_id: 9, offset: 65536, payload: &[1, 2, 3] },
         Frame::SyncAck { msg_id: u64::MAX },
         Frame::RecvCredit { ctx: 1, tag: ANY_TAG, capacity: 1 << 20 },
+        Frame::Bye,
         Frame::Eager { env: Envelope { tag: -5, ..env() }, flags: flags::PUSH, payload: &[] },
     ];
     for f in frames {

@@ -91,6 +91,8 @@ pub struct Engine {
     credits: Vec<VecDeque<Credit>>,
     /// Peers known to be gone, with the reason.
     lost: HashMap<PeerId, String>,
+    /// Peers that said goodbye (finalized): their leaving is no failure.
+    departed: std::collections::HashSet<PeerId>,
     stats: EngineStats,
 }
 
@@ -109,6 +111,7 @@ impl Engine {
             unexpected_data: HashMap::new(),
             credits: (0..size).map(|_| VecDeque::new()).collect(),
             lost: HashMap::new(),
+            departed: Default::default(),
             stats: EngineStats::default(),
         }
     }
@@ -161,6 +164,21 @@ impl Engine {
     /// Peers known lost, with reasons.
     pub fn lost_peers(&self) -> &HashMap<PeerId, String> {
         &self.lost
+    }
+
+    /// Peers lost without saying goodbye first: failures.
+    pub fn failed_peers(&self) -> impl Iterator<Item = (&PeerId, &String)> {
+        self.lost.iter().filter(|(p, _)| !self.departed.contains(p))
+    }
+
+    /// Tells every peer this process is finalizing (queued after everything
+    /// already queued to it).
+    pub fn say_goodbye(&mut self) {
+        for peer in 0..self.size {
+            if peer != self.rank && !self.lost.contains_key(&peer) {
+                self.queue_control(peer, 0, wanmpi_wire::Frame::Bye);
+            }
+        }
     }
 }
 

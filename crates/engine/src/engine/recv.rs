@@ -127,6 +127,9 @@ impl Engine {
             Frame::Cts { msg_id, accept_len } => self.handle_cts(peer, msg_id, accept_len),
             Frame::SyncAck { msg_id } => self.handle_sync_ack(peer, msg_id),
             Frame::RecvCredit { ctx, tag, capacity } => self.handle_credit(peer, ctx, tag, capacity),
+            Frame::Bye => {
+                self.departed.insert(peer);
+            }
         }
     }
 

@@ -1,0 +1,87 @@
+//! Communicators (MPI-3.1 chapter 6): a group, contexts that isolate its
+//! traffic, and what the user hangs on it (name, info, error handler,
+//! attributes). Creation lives in `comm_create.rs`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::attr::Keyval;
+use crate::errhandler::ErrHandler;
+use crate::group::Group;
+use crate::info::Info;
+use crate::topo::Cart;
+
+/// A communicator's handle inside the runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CommId(pub u32);
+
+pub const COMM_WORLD: CommId = CommId(0);
+pub const COMM_SELF: CommId = CommId(1);
+
+/// Context ids come in pairs: point-to-point traffic uses `2k`, collective
+/// traffic `2k + 1`, so a collective never matches a user's receive.
+pub const WORLD_PAIR: u32 = 0;
+pub const SELF_PAIR: u32 = 1;
+
+pub struct Comm {
+    /// The local group (for an inter-communicator, this side's group).
+    pub group: Arc<Group>,
+    /// The remote group of an inter-communicator.
+    pub remote: Option<Arc<Group>>,
+    /// This process's rank in `group`.
+    pub rank: usize,
+    /// Context pair index: p2p context `2 * pair`, collectives `2 * pair + 1`.
+    pub pair: u32,
+    pub name: String,
+    pub info: Info,
+    pub errhandler: ErrHandler,
+    pub attrs: HashMap<i32, usize>,
+    pub cart: Option<Cart>,
+}
+
+impl Comm {
+    pub fn new(group: Arc<Group>, remote: Option<Arc<Group>>, rank: usize, pair: u32, name: String) -> Comm {
+        Comm { group, remote, rank, pair, name, info: Info::default(), errhandler: ErrHandler::Fatal, attrs: HashMap::new(), cart: None }
+    }
+    pub fn p2p_ctx(&self) -> u32 {
+        2 * self.pair
+    }
+    pub fn coll_ctx(&self) -> u32 {
+        2 * self.pair + 1
+    }
+    pub fn is_inter(&self) -> bool {
+        self.remote.is_some()
+    }
+    /// The group that ranks in point-to-point calls refer to.
+    pub fn peer_group(&self) -> &Arc<Group> {
+        self.remote.as_ref().unwrap_or(&self.group)
+    }
+    pub fn size(&self) -> usize {
+        self.group.size()
+    }
+}
+
+/// All communicators of the process, by id. Freed ids are not reused, so a
+/// stale handle is detected.
+#[derive(Default)]
+pub struct CommTable {
+    comms: Vec<Option<Comm>>,
+    pub keyvals: HashMap<i32, Keyval>,
+    pub next_keyval: i32,
+}
+
+impl CommTable {
+    pub fn insert(&mut self, c: Comm) -> CommId {
+        self.comms.push(Some(c));
+        CommId((self.comms.len() - 1) as u32)
+    }
+    pub fn get(&self, id: CommId) -> Option<&Comm> {
+        self.comms.get(id.0 as usize).and_then(|c| c.as_ref())
+    }
+    pub fn get_mut(&mut self, id: CommId) -> Option<&mut Comm> {
+        self.comms.get_mut(id.0 as usize).and_then(|c| c.as_mut())
+    }
+    pub fn remove(&mut self, id: CommId) -> Option<Comm> {
+        self.comms.get_mut(id.0 as usize).and_then(|c| c.take())
+    }
+}

@@ -1,0 +1,322 @@
+//! Creating and freeing communicators (MPI-3.1 §6.4, §6.6): every new
+//! communicator gets a context pair agreed by its members (see `context`).
+
+use std::sync::Arc;
+
+use wanmpi_engine::coll;
+use wanmpi_engine::datatype::BasicType;
+use wanmpi_engine::op::{Op, PredefOp};
+use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
+
+use crate::coll_adapter::{coll_error, CollAdapter};
+use crate::comm::{Comm, CommId, COMM_SELF, COMM_WORLD};
+use crate::context::{ContextPool, WORDS};
+use crate::group::{Comparison, Group};
+use crate::info::{Info, ALLOW_OVERTAKING};
+use crate::p2p::comm_ref;
+use crate::runtime::{Runtime, State};
+
+/// MPI_UNDEFINED (MPICH's value), the color that opts out of a split.
+pub const UNDEFINED: i32 = -32766;
+
+/// Tag of the leaders' exchange during inter-communicator setup, on the
+/// collective context (user tags cannot reach it).
+const TAG_INTER_SETUP: i32 = -100;
+
+fn mask_bytes(m: &[u64; WORDS]) -> Vec<u8> {
+    m.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn mask_from(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
+}
+
+fn u32s(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn from_u32s(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()
+}
+
+impl Runtime {
+    /// AND-reduces the free-context bitmaps over `a`'s group.
+    fn agreed_mask(&self, a: &mut CollAdapter<'_>) -> MpiResult<Vec<u64>> {
+        let mine = mask_bytes(&self.lock().contexts.mask());
+        let mut out = vec![0u8; mine.len()];
+        coll::allreduce(a, Some(&mine), &mut out, WORDS, BasicType::Uint64, &Op::Predef(PredefOp::Band)).map_err(coll_error)?;
+        Ok(mask_from(&out))
+    }
+
+    fn take_lowest(st: &mut State, mask: &[u64]) -> MpiResult<u32> {
+        let pair = ContextPool::lowest(mask).ok_or_else(|| {
+            MpiError::new(ErrorClass::Intern, "no communicator context left (too many communicators alive; free some)")
+        })?;
+        st.contexts.take(pair);
+        Ok(pair)
+    }
+
+    fn install(&self, st: &mut State, mut c: Comm, info: Info) -> CommId {
+        let relaxed = info.get_bool(ALLOW_OVERTAKING).unwrap_or(false);
+        st.engine.set_allow_overtaking(c.p2p_ctx(), relaxed);
+        c.info = info;
+        st.comms.insert(c)
+    }
+
+    pub fn comm_size(&self, comm: CommId) -> MpiResult<usize> {
+        Ok(comm_ref(&self.lock(), comm)?.size())
+    }
+    pub fn comm_rank(&self, comm: CommId) -> MpiResult<usize> {
+        Ok(comm_ref(&self.lock(), comm)?.rank)
+    }
+    pub fn comm_group(&self, comm: CommId) -> MpiResult<Group> {
+        Ok((*comm_ref(&self.lock(), comm)?.group).clone())
+    }
+    /// MPI_Comm_test_inter.
+    pub fn comm_is_inter(&self, comm: CommId) -> MpiResult<bool> {
+        Ok(comm_ref(&self.lock(), comm)?.is_inter())
+    }
+    /// MPI_Comm_remote_size / MPI_Comm_remote_group.
+    pub fn comm_remote_group(&self, comm: CommId) -> MpiResult<Group> {
+        let st = self.lock();
+        let c = comm_ref(&st, comm)?;
+        c.remote.as_ref().map(|g| (**g).clone()).ok_or_else(|| MpiError::new(ErrorClass::Comm, "not an inter-communicator"))
+    }
+
+    /// MPI_Comm_dup (attributes copied through their keyvals' copy callbacks).
+    pub fn comm_dup(&self, comm: CommId) -> MpiResult<CommId> {
+        let info = comm_ref(&self.lock(), comm)?.info.clone();
+        self.comm_dup_with_info(comm, info)
+    }
+
+    /// MPI_Comm_dup_with_info.
+    pub fn comm_dup_with_info(&self, comm: CommId, info: Info) -> MpiResult<CommId> {
+        let (group, remote, rank, errh) = {
+            let st = self.lock();
+            let c = comm_ref(&st, comm)?;
+            (c.group.clone(), c.remote.clone(), c.rank, c.errhandler.clone())
+        };
+        let pair = match &remote {
+            None => {
+                let mut a = self.adapter(comm)?;
+                let mask = self.agreed_mask(&mut a)?;
+                Self::take_lowest(&mut self.lock(), &mask)?
+            }
+            Some(_) => self.inter_agree(comm, &group)?,
+        };
+        let attrs = self.copy_attrs(comm)?;
+        let mut st = self.lock();
+        let mut c = Comm::new(group, remote, rank, pair, String::new());
+        c.errhandler = errh;
+        c.attrs = attrs;
+        Ok(self.install(&mut st, c, info))
+    }
+
+    /// MPI_Comm_split: `None` for MPI_UNDEFINED colors.
+    pub fn comm_split(&self, comm: CommId, color: i32, key: i32) -> MpiResult<Option<CommId>> {
+        if color < 0 && color != UNDEFINED {
+            return err(ErrorClass::Arg, format!("split color {color} is negative and not MPI_UNDEFINED"));
+        }
+        let mut a = self.adapter(comm)?;
+        let mine: Vec<u8> = [color, key].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut all = vec![0u8; 8 * a.size];
+        coll::allgather(&mut a, Some(&mine), &mut all, 8).map_err(coll_error)?;
+        let mask = self.agreed_mask(&mut a)?;
+        if color == UNDEFINED {
+            return Ok(None);
+        }
+        let parent = Arc::clone(&a.group);
+        let mut members: Vec<(i32, usize)> = (0..a.size)
+            .filter_map(|r| {
+                let c = i32::from_le_bytes(all[8 * r..8 * r + 4].try_into().ok()?);
+                let k = i32::from_le_bytes(all[8 * r + 4..8 * r + 8].try_into().ok()?);
+                (c == color).then_some((k, r))
+            })
+            .collect();
+        members.sort();
+        let group = Group::new(members.iter().filter_map(|&(_, r)| parent.world(r)).collect());
+        let rank = members.iter().position(|&(_, r)| r == a.rank).expect("own rank is in its color");
+        let mut st = self.lock();
+        let pair = Self::take_lowest(&mut st, &mask)?;
+        Ok(Some(self.install(&mut st, Comm::new(Arc::new(group), None, rank, pair, String::new()), Info::default())))
+    }
+
+    /// MPI_Comm_create: `None` at processes outside `group`.
+    pub fn comm_create(&self, comm: CommId, group: &Group) -> MpiResult<Option<CommId>> {
+        let mut a = self.adapter(comm)?;
+        if group.members().iter().any(|w| a.group.rank_of(*w).is_none()) {
+            return err(ErrorClass::Group, "the group is not a subset of the communicator's group");
+        }
+        let mask = self.agreed_mask(&mut a)?;
+        let me = self.rank;
+        let Some(rank) = group.rank_of(me) else { return Ok(None) };
+        let mut st = self.lock();
+        let pair = Self::take_lowest(&mut st, &mask)?;
+        Ok(Some(self.install(&mut st, Comm::new(Arc::new(group.clone()), None, rank, pair, String::new()), Info::default())))
+    }
+
+    /// MPI_Comm_free.
+    pub fn comm_free(&self, comm: CommId) -> MpiResult<()> {
+        if comm == COMM_WORLD || comm == COMM_SELF {
+            return err(ErrorClass::Comm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+        }
+        self.delete_all_attrs(comm)?;
+        let mut st = self.lock();
+        let c = st.comms.remove(comm).ok_or_else(|| MpiError::new(ErrorClass::Comm, "communicator is not valid"))?;
+        st.contexts.release(c.pair);
+        Ok(())
+    }
+
+    /// MPI_Comm_compare.
+    pub fn comm_compare(&self, a: CommId, b: CommId) -> MpiResult<Comparison> {
+        let st = self.lock();
+        let (ca, cb) = (comm_ref(&st, a)?, comm_ref(&st, b)?);
+        if a == b {
+            return Ok(Comparison::Ident);
+        }
+        if ca.is_inter() != cb.is_inter() {
+            return Ok(Comparison::Unequal);
+        }
+        Ok(match ca.group.compare(&cb.group) {
+            Comparison::Ident => Comparison::Congruent,
+            other => other,
+        })
+    }
+
+    pub fn comm_set_info(&self, comm: CommId, info: Info) -> MpiResult<()> {
+        let mut st = self.lock();
+        let ctx = comm_ref(&st, comm)?.p2p_ctx();
+        st.engine.set_allow_overtaking(ctx, info.get_bool(ALLOW_OVERTAKING).unwrap_or(false));
+        if let Some(c) = st.comms.get_mut(comm) {
+            c.info = info;
+        }
+        Ok(())
+    }
+
+    pub fn comm_get_info(&self, comm: CommId) -> MpiResult<Info> {
+        Ok(comm_ref(&self.lock(), comm)?.info.clone())
+    }
+
+    pub fn comm_set_name(&self, comm: CommId, name: &str) -> MpiResult<()> {
+        let mut st = self.lock();
+        comm_ref(&st, comm)?;
+        if let Some(c) = st.comms.get_mut(comm) {
+            c.name = name.to_string();
+        }
+        Ok(())
+    }
+
+    pub fn comm_get_name(&self, comm: CommId) -> MpiResult<String> {
+        Ok(comm_ref(&self.lock(), comm)?.name.clone())
+    }
+
+    /// MPI_Intercomm_create.
+    pub fn intercomm_create(&self, local: CommId, local_leader: i32, peer: CommId, remote_leader: i32, tag: i32) -> MpiResult<CommId> {
+        let mut a = self.adapter(local)?;
+        let leader = usize::try_from(local_leader).ok().filter(|l| *l < a.size).ok_or_else(|| {
+            MpiError::new(ErrorClass::Rank, format!("local leader {local_leader} is not a rank of the local communicator"))
+        })?;
+        let local_mask = self.agreed_mask(&mut a)?;
+        // The leaders swap masks and groups over the peer communicator.
+        let mut remote_bytes = vec![];
+        let mut final_mask = local_mask.clone();
+        if a.rank == leader {
+            let (peer_group, peer_ctx) = {
+                let st = self.lock();
+                let p = comm_ref(&st, peer)?;
+                (Arc::clone(p.peer_group()), p.p2p_ctx())
+            };
+            let rl = usize::try_from(remote_leader).ok().and_then(|r| peer_group.world(r)).ok_or_else(|| {
+                MpiError::new(ErrorClass::Rank, format!("remote leader {remote_leader} is not a rank of the peer communicator"))
+            })?;
+            let pair_group = Arc::new(Group::new(vec![self.rank, rl]));
+            let mut x = CollAdapter { rt: self, group: pair_group, ctx: peer_ctx, rank: 0, size: 2 };
+            let mut hdr = mask_bytes(&local_mask.clone().try_into().expect("mask words"));
+            hdr.extend_from_slice(&(a.size as u64).to_le_bytes());
+            let mut rhdr = vec![0u8; hdr.len()];
+            swap(&mut x, &hdr, &mut rhdr, tag)?;
+            let rsize = u64::from_le_bytes(rhdr[WORDS * 8..].try_into().expect("8 bytes")) as usize;
+            let rmask = mask_from(&rhdr[..WORDS * 8]);
+            final_mask = local_mask.iter().zip(&rmask).map(|(x, y)| x & y).collect();
+            let mine = u32s(a.group.members());
+            remote_bytes = vec![0u8; 4 * rsize];
+            swap(&mut x, &mine, &mut remote_bytes, tag)?;
+        }
+        // The leader tells its group the agreed mask and the remote group.
+        let mut hdr = mask_bytes(&final_mask.clone().try_into().expect("mask words"));
+        hdr.extend_from_slice(&((remote_bytes.len() / 4) as u64).to_le_bytes());
+        coll::bcast(&mut a, &mut hdr, leader).map_err(coll_error)?;
+        let rsize = u64::from_le_bytes(hdr[WORDS * 8..].try_into().expect("8 bytes")) as usize;
+        remote_bytes.resize(4 * rsize, 0);
+        coll::bcast(&mut a, &mut remote_bytes, leader).map_err(coll_error)?;
+        let mask = mask_from(&hdr[..WORDS * 8]);
+        let remote = Group::new(from_u32s(&remote_bytes));
+        let mut st = self.lock();
+        let pair = Self::take_lowest(&mut st, &mask)?;
+        let c = Comm::new(Arc::clone(&a.group), Some(Arc::new(remote)), a.rank, pair, String::new());
+        Ok(self.install(&mut st, c, Info::default()))
+    }
+
+    /// Agrees a context pair over both groups of an inter-communicator.
+    fn inter_agree(&self, inter: CommId, local: &Arc<Group>) -> MpiResult<u32> {
+        let (remote, ctx, rank) = {
+            let st = self.lock();
+            let c = comm_ref(&st, inter)?;
+            (c.remote.clone().expect("inter-communicator"), c.coll_ctx(), c.rank)
+        };
+        let mut a = CollAdapter { rt: self, group: Arc::clone(local), ctx, rank, size: local.size() };
+        let local_mask = self.agreed_mask(&mut a)?;
+        let mut bytes = mask_bytes(&local_mask.clone().try_into().expect("mask words"));
+        if rank == 0 {
+            let pair_group = Arc::new(Group::new(vec![self.rank, remote.world(0).expect("remote group is not empty")]));
+            let mut x = CollAdapter { rt: self, group: pair_group, ctx, rank: 0, size: 2 };
+            let mut theirs = vec![0u8; bytes.len()];
+            swap(&mut x, &bytes, &mut theirs, TAG_INTER_SETUP)?;
+            let both: Vec<u64> = local_mask.iter().zip(mask_from(&theirs)).map(|(x, y)| x & y).collect();
+            bytes = mask_bytes(&both.try_into().expect("mask words"));
+        }
+        coll::bcast(&mut a, &mut bytes, 0).map_err(coll_error)?;
+        Self::take_lowest(&mut self.lock(), &mask_from(&bytes))
+    }
+
+    /// MPI_Intercomm_merge: the group with `high == false` comes first (ties
+    /// broken by the leaders' world ranks).
+    pub fn intercomm_merge(&self, inter: CommId, high: bool) -> MpiResult<CommId> {
+        let (local, remote, ctx, rank) = {
+            let st = self.lock();
+            let c = comm_ref(&st, inter)?;
+            let r = c.remote.clone().ok_or_else(|| MpiError::new(ErrorClass::Comm, "MPI_Intercomm_merge needs an inter-communicator"))?;
+            (c.group.clone(), r, c.coll_ctx(), c.rank)
+        };
+        // Leaders swap their `high` flags; each side learns the other's.
+        let mut a = CollAdapter { rt: self, group: Arc::clone(&local), ctx, rank, size: local.size() };
+        let mut flag = [u8::from(high), 0];
+        if rank == 0 {
+            let pair_group = Arc::new(Group::new(vec![self.rank, remote.world(0).expect("remote group is not empty")]));
+            let mut x = CollAdapter { rt: self, group: pair_group, ctx, rank: 0, size: 2 };
+            let mut theirs = [0u8; 1];
+            swap(&mut x, &[u8::from(high)], &mut theirs, TAG_INTER_SETUP - 1)?;
+            flag[1] = theirs[0];
+        }
+        coll::bcast(&mut a, &mut flag, 0).map_err(coll_error)?;
+        let (my_high, their_high) = (flag[0] != 0, flag[1] != 0);
+        let local_first = if my_high == their_high { local.world(0) < remote.world(0) } else { !my_high };
+        let members: Vec<u32> = if local_first {
+            local.members().iter().chain(remote.members()).copied().collect()
+        } else {
+            remote.members().iter().chain(local.members()).copied().collect()
+        };
+        let group = Group::new(members);
+        let pair = self.inter_agree(inter, &local)?;
+        let new_rank = group.rank_of(self.rank).expect("own rank is in the merged group");
+        let mut st = self.lock();
+        Ok(self.install(&mut st, Comm::new(Arc::new(group), None, new_rank, pair, String::new()), Info::default()))
+    }
+}
+
+/// Sends `mine` to the other member of a two-process adapter and receives
+/// `theirs` from it.
+fn swap(x: &mut CollAdapter<'_>, mine: &[u8], theirs: &mut [u8], tag: i32) -> MpiResult<()> {
+    use wanmpi_engine::coll::{CollComm, RecvItem, SendItem};
+    x.exchange(&[SendItem { buf: mine, peer: 1, tag }], &mut [RecvItem { buf: theirs, peer: 1, tag }]).map_err(coll_error)
+}

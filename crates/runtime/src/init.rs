@@ -1,0 +1,93 @@
+//! MPI_Init and MPI_Finalize (MPI-3.1 §8.7): job environment, bootstrap,
+//! transport, the world and self communicators, and the initial barrier
+//! (every association/connection is up before any MPI traffic: the first
+//! SCTP paper's init race).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wanmpi_bootstrap::{Client, JobEnv};
+use wanmpi_engine::{Engine, ErrorClass, MpiError, MpiResult};
+use wanmpi_transport::{loopback_world, Transport};
+
+use crate::bsend::BsendPool;
+use crate::comm::{Comm, CommTable, COMM_WORLD, SELF_PAIR, WORLD_PAIR};
+use crate::context::ContextPool;
+use crate::group::Group;
+use crate::options::RuntimeOptions;
+use crate::reqtable::ReqTable;
+use crate::runtime::{Runtime, State};
+
+impl Runtime {
+    /// Starts this process's part of the job (MPI_Init). A process started
+    /// without a launcher runs as a job of one (singleton).
+    pub fn init() -> MpiResult<Arc<Runtime>> {
+        let opts = RuntimeOptions::from_env()?;
+        let boot = |e: wanmpi_bootstrap::BootstrapError| MpiError::new(ErrorClass::Other, format!("bootstrap: {e}"));
+        let (transport, kv): (Box<dyn Transport>, Option<Client>) = match JobEnv::from_env().map_err(boot)? {
+            None => (Box::new(loopback_world(1, 1).pop().expect("one rank")), None),
+            Some(env) => {
+                let mut client = Client::connect(&env).map_err(boot)?;
+                let t = crate::transports::connect(&env, &mut client)?;
+                (t, Some(client))
+            }
+        };
+        let rank = transport.rank();
+        let size = transport.size();
+        let engine = Engine::new(rank, size, transport.caps().clone(), opts.engine.clone());
+        let mut comms = CommTable::default();
+        let world = Group::new((0..size).collect());
+        comms.insert(Comm::new(Arc::new(world), None, rank as usize, WORLD_PAIR, "MPI_COMM_WORLD".into()));
+        comms.insert(Comm::new(Arc::new(Group::new(vec![rank])), None, 0, SELF_PAIR, "MPI_COMM_SELF".into()));
+        let state = State {
+            engine,
+            transport,
+            comms,
+            reqs: ReqTable::default(),
+            contexts: ContextPool::default(),
+            bsend: BsendPool::default(),
+            messages: Default::default(),
+            fatal: None,
+        };
+        let rt = Arc::new(Runtime::assemble(state, opts, kv));
+        if rt.opts.progress_thread {
+            rt.start_progress_thread();
+        }
+        rt.barrier(COMM_WORLD)?;
+        Ok(rt)
+    }
+
+    /// MPI_Finalize: waits for every peer, lets queued data leave, closes
+    /// the transport and tells the launcher this rank finished cleanly.
+    pub fn finalize(&self) -> MpiResult<()> {
+        if self.finalized.swap(true, Ordering::SeqCst) {
+            return Err(MpiError::new(ErrorClass::Other, "MPI_Finalize called twice"));
+        }
+        self.barrier(COMM_WORLD)?;
+        self.lock().engine.say_goodbye();
+        self.wait_until(|st| Ok((!st.engine.has_pending_output()).then_some(())))?;
+        self.stop_progress_thread();
+        let mut st = self.lock();
+        if self.opts.print_stats {
+            eprintln!("wanmpi: rank {} engine stats: {:?}", self.rank, st.engine.stats());
+        }
+        st.transport
+            .shutdown(Duration::from_secs(10))
+            .map_err(|e| MpiError::new(ErrorClass::Other, format!("transport shutdown: {e}")))?;
+        drop(st);
+        if let Some(c) = self.kv.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            c.finalize().map_err(|e| MpiError::new(ErrorClass::Other, format!("bootstrap: {e}")))?;
+        }
+        Ok(())
+    }
+
+    pub fn is_finalized(&self) -> bool {
+        self.finalized.load(Ordering::SeqCst)
+    }
+
+    /// MPI_Abort: ends every process of the job with `code`.
+    pub fn abort(&self, code: i32, msg: &str) -> ! {
+        self.die(&format!("MPI_Abort called with code {code}{}{msg}", if msg.is_empty() { "" } else { ": " }), code)
+    }
+}

@@ -1,0 +1,47 @@
+//! The wanmpi process runtime: what one MPI process is. It owns the engine
+//! and the transport behind one lock, runs the progress loop (and the
+//! optional progress thread), keeps the communicators, and offers every MPI
+//! operation over raw buffers, checked, for the Rust API (`wanmpi`) and the
+//! C API (`libmpi`). It holds no process-wide state itself: the APIs keep
+//! the one `Arc<Runtime>` of the process.
+
+mod attr;
+mod bsend;
+mod coll_adapter;
+mod collectives;
+mod comm;
+mod comm_create;
+mod context;
+mod errhandler;
+mod group;
+mod info;
+mod init;
+mod mprobe;
+mod options;
+mod p2p;
+mod persistent;
+mod reqtable;
+mod runtime;
+mod staged;
+mod topo;
+mod transports;
+
+pub use attr::{CopyFn, DeleteFn, FIRST_USER_KEYVAL};
+pub use bsend::BSEND_OVERHEAD;
+pub use collectives::{Buf, VBuf};
+pub use comm::{CommId, COMM_SELF, COMM_WORLD};
+pub use comm_create::UNDEFINED;
+pub use errhandler::ErrHandler;
+pub use group::{Comparison, Group};
+pub use info::{Info, ALLOW_OVERTAKING, MAX_INFO_KEY, MAX_INFO_VAL};
+pub use mprobe::Message;
+pub use options::RuntimeOptions;
+pub use p2p::Completion;
+pub use reqtable::{Req, SendMode, Status, ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
+pub use runtime::Runtime;
+pub use topo::{dims_create, Cart};
+pub use transports::KNOWN as KNOWN_TRANSPORTS;
+
+pub use wanmpi_engine::datatype::{BasicType, Datatype};
+pub use wanmpi_engine::op::{Op, PredefOp, UserFn};
+pub use wanmpi_engine::{ErrorClass, MpiError, MpiResult};

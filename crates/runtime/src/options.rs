@@ -1,0 +1,54 @@
+//! Runtime options, read from the environment the launcher sets (mpirun's
+//! flags export them). Each has a documented default.
+
+use std::time::Duration;
+use wanmpi_engine::{EngineConfig, ErrorClass, MpiError, MpiResult};
+
+#[derive(Debug, Clone)]
+pub struct RuntimeOptions {
+    pub engine: EngineConfig,
+    /// WANMPI_PROGRESS_THREAD=1: a thread keeps messages moving while the
+    /// application computes (default off).
+    pub progress_thread: bool,
+    /// How long the progress thread sleeps on the transport when idle
+    /// (WANMPI_PROGRESS_INTERVAL_US, default 1000 µs; arrivals wake it).
+    pub progress_interval: Duration,
+    /// Progress rounds a blocking call spins before sleeping on the transport
+    /// (WANMPI_SPIN_ROUNDS, default 2000; 0 sleeps at once, kind to
+    /// oversubscribed machines).
+    pub spin_rounds: u32,
+    /// WANMPI_TOLERATE_RANK_FAILURE=1 (mpirun --tolerate-rank-failure): a lost
+    /// peer fails only the operations that involve it (MPIX_ERR_PROC_FAILED)
+    /// instead of ending the job.
+    pub tolerate_rank_failure: bool,
+    /// WANMPI_STATS=1: print the engine's and transport's counters at finalize.
+    pub print_stats: bool,
+}
+
+fn env_num(name: &str, default: u64) -> MpiResult<u64> {
+    match std::env::var(name) {
+        Ok(v) => v.trim().parse().map_err(|_| MpiError::new(ErrorClass::Arg, format!("{name}={v:?} is not a number"))),
+        Err(_) => Ok(default),
+    }
+}
+
+fn env_bool(name: &str) -> bool {
+    matches!(std::env::var(name).as_deref().map(str::trim), Ok("1" | "true" | "yes" | "on"))
+}
+
+impl RuntimeOptions {
+    pub fn from_env() -> MpiResult<RuntimeOptions> {
+        let d = EngineConfig::default();
+        Ok(RuntimeOptions {
+            engine: EngineConfig {
+                eager_limit: env_num("WANMPI_EAGER_LIMIT", d.eager_limit as u64)? as usize,
+                recv_credits: std::env::var("WANMPI_RECV_CREDITS").map(|v| v != "0").unwrap_or(d.recv_credits),
+            },
+            progress_thread: env_bool("WANMPI_PROGRESS_THREAD"),
+            progress_interval: Duration::from_micros(env_num("WANMPI_PROGRESS_INTERVAL_US", 1000)?),
+            spin_rounds: env_num("WANMPI_SPIN_ROUNDS", 2000)? as u32,
+            tolerate_rank_failure: env_bool("WANMPI_TOLERATE_RANK_FAILURE"),
+            print_stats: env_bool("WANMPI_STATS"),
+        })
+    }
+}

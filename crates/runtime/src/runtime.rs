@@ -1,0 +1,187 @@
+//! The process runtime: one engine, one transport, the communicators, behind
+//! one lock. Every MPI call locks, does its work and a progress step, and
+//! unlocks; blocking calls wait for the transport's readiness outside the
+//! lock, so the optional progress thread can advance messages meanwhile.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use wanmpi_bootstrap::Client;
+use wanmpi_engine::{Engine, ErrorClass, MpiError, MpiResult};
+use wanmpi_transport::Transport;
+
+use crate::bsend::BsendPool;
+use crate::comm::CommTable;
+use crate::context::ContextPool;
+use crate::options::RuntimeOptions;
+use crate::reqtable::ReqTable;
+
+/// Everything the lock protects.
+pub struct State {
+    pub engine: Engine,
+    pub transport: Box<dyn Transport>,
+    pub comms: CommTable,
+    pub reqs: ReqTable,
+    pub contexts: ContextPool,
+    pub bsend: BsendPool,
+    pub messages: crate::mprobe::MessageTable,
+    /// A fatal error seen during progress (a lost peer without
+    /// --tolerate-rank-failure); reported by the next call.
+    pub fatal: Option<MpiError>,
+}
+
+pub struct Runtime {
+    pub(crate) state: Mutex<State>,
+    pub(crate) rank: u32,
+    pub(crate) size: u32,
+    pub(crate) opts: RuntimeOptions,
+    /// Readiness fd of the transport, polled outside the lock.
+    ready_fd: Option<i32>,
+    pub(crate) kv: Mutex<Option<Client>>,
+    pub(crate) started: Instant,
+    stop: Arc<AtomicBool>,
+    pub(crate) progress_thread: Mutex<Option<JoinHandle<()>>>,
+    pub(crate) finalized: AtomicBool,
+}
+
+impl Runtime {
+    pub(crate) fn assemble(state: State, opts: RuntimeOptions, kv: Option<Client>) -> Runtime {
+        let ready_fd = state.transport.readiness_fd();
+        let rank = state.engine.rank();
+        let size = state.engine.size();
+        Runtime {
+            state: Mutex::new(state),
+            rank,
+            size,
+            opts,
+            ready_fd,
+            kv: Mutex::new(kv),
+            started: Instant::now(),
+            stop: Arc::new(AtomicBool::new(false)),
+            progress_thread: Mutex::new(None),
+            finalized: AtomicBool::new(false),
+        }
+    }
+
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+    pub fn options(&self) -> &RuntimeOptions {
+        &self.opts
+    }
+    /// Seconds since the runtime started (MPI_Wtime).
+    pub fn wtime(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves the engine mid-update: there
+        // is nothing safe to continue with.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One progress step under the lock: drain arrivals, send what can go.
+    pub(crate) fn progress(&self, st: &mut State) -> MpiResult<()> {
+        let State { engine, transport, .. } = st;
+        let io = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("transport: {e}"));
+        transport.poll_recv(&mut |ev| engine.handle_incoming(ev)).map_err(io)?;
+        engine.transmit(&mut |p, c, parts| transport.try_send(p, c, parts)).map_err(io)?;
+        transport.flush().map_err(io)?;
+        if !self.opts.tolerate_rank_failure && st.fatal.is_none() {
+            if let Some((peer, reason)) = st.engine.failed_peers().next() {
+                st.fatal = Some(MpiError::new(ErrorClass::ProcFailed, format!("lost rank {peer}: {reason}")));
+            }
+        }
+        if let Some(e) = &st.fatal {
+            let e = e.clone();
+            self.die(&e.to_string(), 1);
+        }
+        Ok(())
+    }
+
+    /// Waits until `done` says yes, making progress. `done` runs under the lock.
+    pub(crate) fn wait_until<T>(&self, mut done: impl FnMut(&mut State) -> MpiResult<Option<T>>) -> MpiResult<T> {
+        let mut idle_rounds = 0u32;
+        loop {
+            let pending_out = {
+                let mut st = self.lock();
+                self.progress(&mut st)?;
+                if let Some(v) = done(&mut st)? {
+                    return Ok(v);
+                }
+                st.engine.has_pending_output()
+            };
+            idle_rounds += 1;
+            if idle_rounds < self.opts.spin_rounds {
+                std::hint::spin_loop();
+                continue;
+            }
+            // Sleep on the transport outside the lock; a short bound keeps
+            // output queues and timers moving.
+            let timeout = if pending_out { Duration::from_micros(200) } else { Duration::from_millis(20) };
+            self.block_on_transport(timeout);
+        }
+    }
+
+    fn block_on_transport(&self, timeout: Duration) {
+        match self.ready_fd {
+            Some(fd) => {
+                let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                let ms = timeout.as_millis().clamp(0, i32::MAX as u128) as i32;
+                // SAFETY: one valid pollfd for the duration of the call.
+                unsafe { libc::poll(&mut p, 1, ms.max(if timeout.is_zero() { 0 } else { 1 })) };
+            }
+            None => {
+                let mut st = self.lock();
+                let _ = st.transport.wait(timeout.min(Duration::from_millis(1)));
+            }
+        }
+    }
+
+    /// Starts the progress thread (WANMPI_PROGRESS_THREAD=1): it keeps
+    /// draining and sending while the application computes, so rendezvous
+    /// handshakes and long messages advance without MPI calls.
+    pub(crate) fn start_progress_thread(self: &Arc<Self>) {
+        let rt = Arc::clone(self);
+        let stop = Arc::clone(&self.stop);
+        let h = std::thread::Builder::new()
+            .name("wanmpi-progress".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let pending = {
+                        let mut st = rt.lock();
+                        let _ = rt.progress(&mut st);
+                        st.engine.has_pending_output()
+                    };
+                    let t = if pending { Duration::from_micros(100) } else { rt.opts.progress_interval };
+                    rt.block_on_transport(t);
+                }
+            })
+            .ok();
+        *self.progress_thread.lock().unwrap_or_else(|p| p.into_inner()) = h;
+    }
+
+    pub(crate) fn stop_progress_thread(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.progress_thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = h.join();
+        }
+    }
+
+    /// Ends the whole job: tells the launcher (which stops every rank) and
+    /// exits. Used by MPI_Abort and fatal error handlers.
+    pub fn die(&self, msg: &str, code: i32) -> ! {
+        eprintln!("wanmpi: rank {}: {msg}; aborting the job", self.rank);
+        if let Ok(mut kv) = self.kv.try_lock() {
+            if let Some(c) = kv.as_mut() {
+                let _ = c.abort(code, &format!("rank {}: {msg}", self.rank));
+            }
+        }
+        std::process::exit(if code == 0 { 1 } else { code });
+    }
+}

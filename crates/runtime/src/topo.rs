@@ -1,0 +1,121 @@
+//! Cartesian topology data (MPI-3.1 §7.5), enough for benchmark utilities.
+
+use wanmpi_engine::{error::err, ErrorClass, MpiResult};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cart {
+    pub dims: Vec<usize>,
+    pub periods: Vec<bool>,
+}
+
+impl Cart {
+    pub fn size(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// Row-major coordinates of `rank`.
+    pub fn coords(&self, rank: usize) -> Vec<usize> {
+        let mut c = vec![0; self.dims.len()];
+        let mut r = rank;
+        for i in (0..self.dims.len()).rev() {
+            c[i] = r % self.dims[i];
+            r /= self.dims[i];
+        }
+        c
+    }
+
+    /// Rank at `coords`, wrapping periodic dimensions; `None` when outside a
+    /// non-periodic dimension.
+    pub fn rank(&self, coords: &[i64]) -> MpiResult<Option<usize>> {
+        if coords.len() != self.dims.len() {
+            return err(ErrorClass::Dims, format!("{} coordinates for {} dimensions", coords.len(), self.dims.len()));
+        }
+        let mut r = 0usize;
+        for (i, &c) in coords.iter().enumerate() {
+            let d = self.dims[i] as i64;
+            let c = if self.periods[i] {
+                c.rem_euclid(d)
+            } else if c < 0 || c >= d {
+                return Ok(None);
+            } else {
+                c
+            };
+            r = r * self.dims[i] + c as usize;
+        }
+        Ok(Some(r))
+    }
+
+    /// MPI_Cart_shift: (source, destination) for a displacement along `dim`.
+    pub fn shift(&self, rank: usize, dim: usize, disp: i64) -> MpiResult<(Option<usize>, Option<usize>)> {
+        if dim >= self.dims.len() {
+            return err(ErrorClass::Dims, format!("dimension {dim} of a {}-dimensional grid", self.dims.len()));
+        }
+        let c: Vec<i64> = self.coords(rank).iter().map(|&x| x as i64).collect();
+        let at = |delta: i64| {
+            let mut d = c.clone();
+            d[dim] += delta;
+            self.rank(&d)
+        };
+        Ok((at(-disp)?, at(disp)?))
+    }
+}
+
+/// MPI_Dims_create: fills zero entries of `dims` so their product is
+/// `nnodes`, as balanced as possible, in non-increasing order.
+pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
+    let fixed: usize = dims.iter().filter(|&&d| d > 0).product();
+    if fixed == 0 || nnodes % fixed != 0 {
+        return err(ErrorClass::Dims, format!("{nnodes} processes cannot be split with the fixed dimensions {dims:?}"));
+    }
+    let free = dims.iter().filter(|&&d| d == 0).count();
+    if free == 0 {
+        return if fixed == nnodes { Ok(()) } else { err(ErrorClass::Dims, "fixed dimensions do not multiply to the process count") };
+    }
+    let mut parts = vec![1usize; free];
+    let mut rest = nnodes / fixed;
+    // Largest prime factors first, each onto the currently smallest part.
+    let mut factors = vec![];
+    let mut f = 2;
+    while f * f <= rest {
+        while rest % f == 0 {
+            factors.push(f);
+            rest /= f;
+        }
+        f += 1;
+    }
+    if rest > 1 {
+        factors.push(rest);
+    }
+    for &p in factors.iter().rev() {
+        let i = (0..free).min_by_key(|&i| parts[i]).unwrap_or(0);
+        parts[i] *= p;
+    }
+    parts.sort_unstable_by(|a, b| b.cmp(a));
+    let mut it = parts.into_iter();
+    for d in dims.iter_mut().filter(|d| **d == 0) {
+        *d = it.next().unwrap_or(1);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_and_coordinates() {
+        let mut d = [0, 0];
+        dims_create(12, &mut d).unwrap();
+        assert_eq!(d, [4, 3]);
+        let mut d = [0, 3, 0];
+        dims_create(24, &mut d).unwrap();
+        assert_eq!(d, [4, 3, 2]);
+        assert!(dims_create(7, &mut [2, 0]).is_err());
+        let c = Cart { dims: vec![2, 3], periods: vec![false, true] };
+        assert_eq!(c.coords(4), vec![1, 1]);
+        assert_eq!(c.rank(&[1, 4]).unwrap(), Some(4));
+        assert_eq!(c.rank(&[2, 0]).unwrap(), None);
+        assert_eq!(c.shift(0, 1, 1).unwrap(), (Some(2), Some(1)));
+        assert_eq!(c.shift(0, 0, 1).unwrap(), (None, Some(3)));
+    }
+}
