@@ -163,6 +163,11 @@ impl Setup<'_> {
         }
         let mut events = Events::with_capacity(64);
         loop {
+            // Dial first: a handshake on loopback can complete inside the
+            // dial, and the check below must see it before sleeping.
+            let now = Instant::now();
+            self.start_due_dials(now);
+            self.expire(now);
             let missing = self.missing();
             if missing.is_empty() {
                 return Ok(());
@@ -172,15 +177,12 @@ impl Setup<'_> {
                 let _ = self.epoll.delete(listener.as_raw_fd());
                 listening = false;
             }
-            let now = Instant::now();
             if now >= deadline {
                 return Err(TransportError::Setup(format!(
                     "rank {}: timed out after {:?} waiting for ranks {missing:?}",
                     self.ranks.me, self.opts.setup_timeout
                 )));
             }
-            self.start_due_dials(now);
-            self.expire(now);
             let next = self
                 .retries
                 .iter()

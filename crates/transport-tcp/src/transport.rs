@@ -22,7 +22,10 @@ pub(crate) struct Conn {
     pub(crate) sock: Socket,
     rx: RxBuf,
     pub(crate) tx: TxState,
-    /// Whether epoll currently watches writability (only while a residual waits).
+    /// The last try_send was refused: wake `wait` once the socket drains.
+    blocked: bool,
+    /// Whether epoll currently watches writability (only while a residual
+    /// waits or a send was refused, so an idle writable socket never spins).
     writing: bool,
 }
 
@@ -69,7 +72,7 @@ impl TcpTransport {
                 None => Slot::Me,
                 Some(sock) => {
                     epoll.add(sock.as_raw_fd(), r as u64, READ)?;
-                    Slot::Open(Conn { sock, rx: RxBuf::new(RX_BUF), tx: TxState::default(), writing: false })
+                    Slot::Open(Conn { sock, rx: RxBuf::new(RX_BUF), tx: TxState::default(), blocked: false, writing: false })
                 }
             });
         }
@@ -98,9 +101,9 @@ impl TcpTransport {
         }
     }
 
-    /// Watches writability exactly while a residual waits.
+    /// Watches writability exactly while a residual waits or a send was refused.
     fn set_writing(epoll: &Epoll, peer: PeerId, c: &mut Conn) -> std::io::Result<()> {
-        let want = c.tx.pending();
+        let want = c.tx.pending() || c.blocked;
         if want != c.writing {
             epoll.modify(c.sock.as_raw_fd(), peer as u64, if want { READ | WRITE } else { READ })?;
             c.writing = want;
@@ -108,9 +111,13 @@ impl TcpTransport {
         Ok(())
     }
 
-    /// Pushes `peer`'s residual; true while some of it remains.
-    fn flush_peer(&mut self, peer: PeerId) -> bool {
+    /// Pushes `peer`'s residual; true while some of it remains. `writable`:
+    /// epoll said the socket has room, so a refused sender may try again.
+    fn flush_peer(&mut self, peer: PeerId, writable: bool) -> bool {
         let Some(Slot::Open(c)) = self.peers.get_mut(peer as usize) else { return false };
+        if writable {
+            c.blocked = false;
+        }
         let res = c.tx.flush(c.sock.as_raw_fd()).and_then(|_| Self::set_writing(&self.epoll, peer, c));
         match res {
             Ok(()) => c.tx.pending(),
@@ -176,9 +183,10 @@ impl Transport for TcpTransport {
                 return Ok(SendStatus::Sent);
             }
             Some(Slot::Lost(reason)) => return Err(TransportError::PeerLost { peer, reason: reason.clone() }),
-            Some(Slot::Open(c)) => {
-                c.tx.send_frame(c.sock.as_raw_fd(), parts).and_then(|st| Self::set_writing(&self.epoll, peer, c).map(|()| st))
-            }
+            Some(Slot::Open(c)) => c.tx.send_frame(c.sock.as_raw_fd(), parts).and_then(|st| {
+                c.blocked = st == SendStatus::WouldBlock;
+                Self::set_writing(&self.epoll, peer, c).map(|()| st)
+            }),
         };
         res.map_err(|e| {
             let reason = format!("send failed: {e}");
@@ -199,7 +207,7 @@ impl Transport for TcpTransport {
             }
             let peer = token as PeerId;
             if ev & WRITE != 0 {
-                self.flush_peer(peer);
+                self.flush_peer(peer, true);
             }
             if ev & !WRITE != 0 {
                 count += self.drain_peer(peer, sink);
@@ -223,7 +231,7 @@ impl Transport for TcpTransport {
     fn flush(&mut self) -> Result<bool, TransportError> {
         let mut pending = false;
         for peer in 0..self.peers.len() as PeerId {
-            pending |= self.flush_peer(peer);
+            pending |= self.flush_peer(peer, false);
         }
         Ok(pending)
     }
@@ -232,8 +240,17 @@ impl Transport for TcpTransport {
         if !self.self_queue.is_empty() || !self.losses.is_empty() {
             return Ok(());
         }
-        // Level-triggered: whatever this reports is reported again to poll_recv.
+        // Level-triggered: readability seen here is reported again to
+        // poll_recv. Writability is handled now (push residuals, let refused
+        // senders retry) so that the next wait does not return at once again.
         self.epoll.wait(&mut self.events, Some(timeout))?;
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        ready.extend(self.events.iter().filter(|&(tok, ev)| tok != WAKE && ev & WRITE != 0));
+        for &(token, _) in &ready {
+            self.flush_peer(token as PeerId, true);
+        }
+        self.ready = ready;
         Ok(())
     }
 
