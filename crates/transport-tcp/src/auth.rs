@@ -216,7 +216,10 @@ mod tests {
 
     const S: [u8; 32] = [7; 32];
 
-    fn run(conn_secret: [u8; 32], acc_secret: [u8; 32]) -> (Result<[u8; PROOF_LEN], AuthError>, Option<Result<u32, AuthError>>) {
+    /// (the connector's answer, the acceptor's verdict on it if there was one)
+    type Outcome = (Result<[u8; PROOF_LEN], AuthError>, Option<Result<u32, AuthError>>);
+
+    fn run(conn_secret: [u8; 32], acc_secret: [u8; 32]) -> Outcome {
         let c = Connector::new(&conn_secret, 2, 5).unwrap();
         let mut a = Acceptor::new(&acc_secret, 5);
         let (claimed, chal) = a.challenge(c.hello()).unwrap();

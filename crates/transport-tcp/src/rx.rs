@@ -205,7 +205,9 @@ mod tests {
         bytes.chunks(chunk).map(|c| c.to_vec()).collect()
     }
 
-    fn collect(rx: &mut RxBuf, s: &mut Script, max: usize) -> (Result<(usize, Drained), RxError>, Vec<Vec<u8>>) {
+    type Collected = (Result<(usize, Drained), RxError>, Vec<Vec<u8>>);
+
+    fn collect(rx: &mut RxBuf, s: &mut Script, max: usize) -> Collected {
         let mut got = vec![];
         let r = rx.drain(s, max, usize::MAX, &mut |f| got.push(f.to_vec()));
         (r, got)

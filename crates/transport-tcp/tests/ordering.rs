@@ -84,3 +84,15 @@ fn zero_length_and_self_frames_and_argument_errors() {
     let theirs = collect_until(&mut b, Duration::from_secs(5), |e| e.len() >= 2);
     assert_eq!(theirs, vec![Event::Frame(0, vec![]), Event::Frame(0, b"x".to_vec())]);
 }
+
+#[test]
+fn a_singleton_job_needs_no_connection_and_sends_to_itself() {
+    let mut t = world(1).pop().unwrap();
+    assert_eq!((t.rank(), t.size()), (0, 1));
+    for i in 0..3u8 {
+        assert_eq!(t.try_send(0, 0, &[&[i]]).unwrap(), SendStatus::Sent);
+    }
+    let evs = collect_until(&mut t, Duration::from_secs(5), |e| e.len() >= 3);
+    assert_eq!(evs, (0..3u8).map(|i| Event::Frame(0, vec![i])).collect::<Vec<_>>());
+    t.shutdown(Duration::from_secs(1)).unwrap();
+}

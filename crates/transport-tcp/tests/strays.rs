@@ -12,10 +12,12 @@ use wanmpi_bootstrap::{local_kv_world, BootstrapError, KeyValue, LocalKv};
 use wanmpi_transport_tcp::auth::{self, Connector, AuthError, CHALLENGE_LEN, PROOF_LEN};
 use wanmpi_transport_tcp::{endpoint_key, TransportError};
 
+type Hook = Box<dyn FnMut(&str, &str) + Send>;
+
 /// A key/value endpoint that runs `hook(key, value)` after each `get`.
 struct SpyKv {
     inner: LocalKv,
-    hook: Box<dyn FnMut(&str, &str) + Send>,
+    hook: Hook,
 }
 
 impl KeyValue for SpyKv {
