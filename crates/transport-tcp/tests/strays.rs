@@ -41,6 +41,9 @@ impl KeyValue for SpyKv {
 }
 
 const T: Duration = Duration::from_secs(5);
+/// This job's own secret, so that a late stray can never be admitted by
+/// another test's job that happens to reuse the port.
+const JOB: [u8; 32] = [0x5A; 32];
 
 /// True when the other side closed (EOF or reset) rather than answering.
 fn closed_on_us(s: &mut TcpStream) -> bool {
@@ -101,8 +104,8 @@ fn strays_during_and_after_setup_are_refused_and_the_job_works() {
             o.push(ep.to_string());
         }),
     };
-    let a = std::thread::spawn(move || wanmpi_transport_tcp::TcpTransport::connect(&mut { spy }, SECRET, test_opts()));
-    let b = std::thread::spawn(move || wanmpi_transport_tcp::TcpTransport::connect(&mut { kv1 }, SECRET, test_opts()));
+    let a = std::thread::spawn(move || wanmpi_transport_tcp::TcpTransport::connect(&mut { spy }, JOB, test_opts()));
+    let b = std::thread::spawn(move || wanmpi_transport_tcp::TcpTransport::connect(&mut { kv1 }, JOB, test_opts()));
     let mut a = a.join().unwrap().expect("rank 0 set up despite strays");
     let mut b = b.join().unwrap().expect("rank 1 set up despite strays");
     let outcomes = outcomes.lock().unwrap().clone();
@@ -118,7 +121,7 @@ fn strays_during_and_after_setup_are_refused_and_the_job_works() {
     if let Ok(mut late) = TcpStream::connect(ep.as_str()) {
         late.set_read_timeout(Some(T)).unwrap();
         late.set_write_timeout(Some(T)).unwrap();
-        assert!(auth::connect_blocking(&mut late, &SECRET, 0, 1).is_err(), "late stray admitted");
+        assert!(auth::connect_blocking(&mut late, &JOB, 0, 1).is_err(), "late stray admitted");
     }
 
     pump(&mut a, vec![(1, make(0, 1, 0, 100))], 0, T);
