@@ -58,6 +58,20 @@ pub struct Args {
     /// Allow more ranks than slots (wrap around the hosts).
     #[arg(long)]
     pub oversubscribe: bool,
+    /// Run the job across a WAN emulation made for it: one emulated host per
+    /// rank, every link with this profile (e.g. delay=20ms,loss=1%) or the
+    /// topology in this file; torn down when the job ends.
+    #[arg(long, value_name = "PROFILE|FILE", conflicts_with_all = ["host", "hostfile"])]
+    pub emulate: Option<String>,
+    /// TCP congestion control inside the emulated hosts (reno, cubic, bbr).
+    /// Default: the kernel's.
+    #[arg(long, value_name = "CC", requires = "emulate")]
+    pub emulate_cc: Option<String>,
+    /// A failing rank does not end the job: the others go on (their
+    /// operations with it fail with MPIX_ERR_PROC_FAILED); the exit code
+    /// comes from the survivors (WANMPI_TOLERATE_RANK_FAILURE=1).
+    #[arg(long)]
+    pub tolerate_rank_failure: bool,
     /// Seconds between SIGTERM and SIGKILL when ending ranks.
     #[arg(long, value_name = "SECONDS", default_value = "2")]
     pub grace: f64,
@@ -69,7 +83,7 @@ pub struct Args {
 /// Options of ours that take a value, to find where the program starts.
 const TAKES_VALUE: &[&str] = &[
     "-n", "--np", "--host", "--hostfile", "--launch-agent", "-x", "--env", "--timeout", "--transport", "--eager-limit", "--bootstrap",
-    "--host-addr", "--grace",
+    "--host-addr", "--grace", "--emulate", "--emulate-cc",
 ];
 
 /// Rewrites the traditional `-np N` to `-n N`, only before the program.
@@ -151,6 +165,7 @@ impl Args {
         spec.transport = self.transport.clone();
         spec.eager_limit = self.eager_limit;
         spec.progress_thread = self.progress_thread;
+        spec.tolerate_rank_failure = self.tolerate_rank_failure;
         spec.bootstrap = match self.bootstrap.as_str() {
             "auto" => BootstrapChoice::Auto,
             "unix" => BootstrapChoice::Unix,
@@ -166,6 +181,25 @@ impl Args {
     }
 }
 
+/// Runs the job, inside an emulation made for it with `--emulate`. The
+/// emulation is a local value: it is torn down on every way out of here.
+fn launch(args: &Args, mut spec: JobSpec) -> Result<crate::JobOutcome, LaunchError> {
+    let Some(profile) = &args.emulate else { return crate::run(&spec) };
+    let np = args.np.ok_or_else(|| LaunchError::Usage("--emulate needs -n N (one emulated host per rank)".into()))? as usize;
+    let topo = crate::emulate::topology(profile, np)?;
+    let emu = crate::emulate::bring_up(&topo, args.emulate_cc.as_deref())?;
+    let cc = crate::emulate::congestion_control(&emu, 0).unwrap_or_else(|e| format!("unknown ({e})"));
+    let origin = if args.emulate_cc.is_some() { "set by --emulate-cc" } else { "the kernel's default" };
+    eprintln!("mpirun: emulation {} up: {np} hosts, links {profile}; TCP congestion control {cc} ({origin})", emu.id());
+    crate::emulate::place_on(&mut spec, &emu, np);
+    let outcome = crate::run(&spec);
+    match emu.down() {
+        Ok(_) => {}
+        Err(e) => eprintln!("mpirun: tearing the emulation down: {e}"),
+    }
+    outcome
+}
+
 /// The whole program: parse, run, exit with the job's code.
 pub fn main() -> ! {
     let args = Args::parse_from(normalize(std::env::args().collect()));
@@ -175,13 +209,16 @@ pub fn main() -> ! {
             signal_hook::flag::register_usize(sig, cancel.clone(), sig as usize)?;
         }
         spec.cancel = Some(cancel);
-        crate::run(&spec)
+        launch(&args, spec)
     }) {
         Ok(outcome) => outcome.exit_code,
         Err(e) => {
             eprintln!("mpirun: {e}");
             match e {
                 LaunchError::Spawn { .. } => 127,
+                // like wanmpi-emu: "cannot do this here" rather than "failed"
+                LaunchError::Emulation(ref m) if m.starts_with("needs root") => 77,
+                LaunchError::Emulation(_) => 1,
                 _ => 2,
             }
         }
@@ -233,5 +270,15 @@ mod tests {
         assert!(Args::try_parse_from(v("mpirun --bootstrap carrier-pigeon p")).unwrap().to_spec().is_err());
         assert!(Args::try_parse_from(v("mpirun --timeout -1 p")).map(|a| a.to_spec().is_err()).unwrap_or(true));
         assert!(Args::try_parse_from(v("mpirun -n 2")).is_err());
+    }
+
+    #[test]
+    fn emulate_options() {
+        let a = Args::try_parse_from(normalize(v("mpirun -np 2 --emulate delay=20ms,loss=1% --emulate-cc reno --tolerate-rank-failure ./pp --iters 3"))).unwrap();
+        assert_eq!((a.emulate.as_deref(), a.emulate_cc.as_deref()), (Some("delay=20ms,loss=1%"), Some("reno")));
+        assert!(a.to_spec().unwrap().tolerate_rank_failure);
+        assert_eq!(a.command, v("./pp --iters 3"));
+        assert!(Args::try_parse_from(v("mpirun --emulate delay=1ms --host a p")).is_err(), "--emulate places ranks itself");
+        assert!(Args::try_parse_from(v("mpirun --emulate-cc reno p")).is_err(), "--emulate-cc needs --emulate");
     }
 }

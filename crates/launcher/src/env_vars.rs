@@ -6,6 +6,7 @@ use wanmpi_bootstrap::{ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET
 
 pub const ENV_EAGER_LIMIT: &str = "WANMPI_EAGER_LIMIT";
 pub const ENV_PROGRESS_THREAD: &str = "WANMPI_PROGRESS_THREAD";
+pub const ENV_TOLERATE: &str = "WANMPI_TOLERATE_RANK_FAILURE";
 
 /// An ordered list of variables where a later `set` replaces an earlier one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -62,6 +63,9 @@ pub fn common(spec: &JobSpec, own_env: &[(String, String)]) -> EnvList {
     if spec.progress_thread {
         e.set(ENV_PROGRESS_THREAD, "1");
     }
+    if spec.tolerate_rank_failure {
+        e.set(ENV_TOLERATE, "1");
+    }
     e
 }
 
@@ -108,6 +112,7 @@ mod tests {
         let mut spec = JobSpec::local("p", &[], 2);
         spec.env = vec![("WANMPI_EAGER_LIMIT".into(), "5".into()), ("FOO".into(), "bar".into())];
         spec.progress_thread = true;
+        spec.tolerate_rank_failure = true;
         let own = vec![
             ("WANMPI_TRANSPORT".to_string(), "sctp".to_string()),
             ("WANMPI_SCTP_STREAMS".to_string(), "4".to_string()),
@@ -120,6 +125,7 @@ mod tests {
         assert_eq!(c.get("FOO"), Some("bar"));
         assert_eq!(c.get("WANMPI_EAGER_LIMIT"), Some("5"));
         assert_eq!(c.get("WANMPI_PROGRESS_THREAD"), Some("1"));
+        assert_eq!(c.get("WANMPI_TOLERATE_RANK_FAILURE"), Some("1"));
         spec.transport = Some("wamp".into());
         spec.eager_limit = Some(100);
         let c = common(&spec, &own);

@@ -14,6 +14,8 @@ pub enum LaunchError {
     Bootstrap(#[from] wanmpi_bootstrap::BootstrapError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("emulation: {0}")]
+    Emulation(String),
     #[error("no randomness for the job secret: {0}")]
     Random(String),
 }

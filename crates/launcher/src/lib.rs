@@ -20,6 +20,7 @@
 
 pub mod cli;
 pub mod command;
+pub mod emulate;
 pub mod env_vars;
 mod error;
 pub mod hosts;

@@ -51,6 +51,10 @@ pub struct JobSpec {
     pub transport: Option<String>,
     pub eager_limit: Option<u64>,
     pub progress_thread: bool,
+    /// `WANMPI_TOLERATE_RANK_FAILURE=1`, and a failing rank does not end the
+    /// job: the others go on (their operations with it fail with
+    /// MPIX_ERR_PROC_FAILED) and the exit code comes from the survivors.
+    pub tolerate_rank_failure: bool,
     pub bootstrap: BootstrapChoice,
     /// How long a fence may wait; `None`: WANMPI_BOOTSTRAP_TIMEOUT or 120 s.
     pub bootstrap_timeout: Option<Duration>,
@@ -78,6 +82,7 @@ impl JobSpec {
             transport: None,
             eager_limit: None,
             progress_thread: false,
+            tolerate_rank_failure: false,
             bootstrap: BootstrapChoice::Auto,
             bootstrap_timeout: None,
             output: OutputMode::Forward,

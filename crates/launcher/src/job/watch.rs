@@ -44,11 +44,14 @@ pub struct Watch<'a> {
     failure: Option<Failure>,
     /// A failure that stands only if nothing explains it within SETTLE.
     pending: Option<(Instant, Failure)>,
+    /// With `tolerate_rank_failure`: rank failures that did not end the job,
+    /// in the order they happened.
+    tolerated: Vec<(u32, Result<i32, i32>)>,
 }
 
 impl<'a> Watch<'a> {
     pub fn new(spec: &'a JobSpec, ranks: Vec<Rank>, rx: Receiver<Event>) -> Watch<'a> {
-        Watch { spec, ranks, rx, messages: Vec::new(), failure: None, pending: None }
+        Watch { spec, ranks, rx, messages: Vec::new(), failure: None, pending: None, tolerated: Vec::new() }
     }
 
     fn say(&mut self, msg: String) {
@@ -103,7 +106,7 @@ impl<'a> Watch<'a> {
                 self.say(format!("warning: {}", f.text));
             }
         }
-        let failed = self.failure.take();
+        let failed = self.failure.take().or_else(|| self.survivors_verdict());
         if let Some(f) = &failed {
             let tail = if self.running() > 0 { "; ending the job" } else { "" };
             self.say(format!("{}{tail}", f.text));
@@ -159,6 +162,9 @@ impl<'a> Watch<'a> {
 
     fn judge_exit(&mut self, rank: u32, decoded: Result<i32, i32>, unfinished: bool) {
         let who = self.describe(rank);
+        if self.spec.tolerate_rank_failure {
+            return self.tolerate_exit(rank, &who, decoded);
+        }
         match decoded {
             Ok(0) if unfinished => {
                 // If the others end cleanly right after, this was only a
@@ -203,6 +209,7 @@ impl<'a> Watch<'a> {
                 let text = format!("{} called abort with code {code}: {message}", self.describe(rank));
                 self.fail(Failure { text, code });
             }
+            ServerEvent::PeerLost { .. } if self.spec.tolerate_rank_failure => {}
             ServerEvent::PeerLost { reporter, rank, reason } if judge => {
                 if self.pending.is_none() {
                     let text = format!("{} lost contact with rank {rank}: {reason}", self.describe(reporter));
@@ -211,6 +218,37 @@ impl<'a> Watch<'a> {
             }
             ServerEvent::Abort { .. } | ServerEvent::PeerLost { .. } => {}
         }
+    }
+
+    /// `--tolerate-rank-failure`: say what happened and let the others go on.
+    fn tolerate_exit(&mut self, rank: u32, who: &str, decoded: Result<i32, i32>) {
+        let what = match decoded {
+            Ok(0) => return,
+            Ok(code) => format!("exited with code {code}"),
+            Err(sig) => format!("was killed by signal {sig} ({})", signal_name(sig)),
+        };
+        self.tolerated.push((rank, decoded));
+        if self.running() > 0 {
+            self.say(format!("{who} {what}; the other ranks go on (--tolerate-rank-failure)"));
+        }
+    }
+
+    /// With tolerated failures, the job fails only if its survivors do:
+    /// ranks killed by a signal are casualties; ranks that exited are
+    /// survivors. Exit code: the first failing survivor's code; if every
+    /// rank was killed, the first casualty's 128+signal; otherwise 0.
+    fn survivors_verdict(&self) -> Option<Failure> {
+        let first = self.tolerated.first()?;
+        if let Some((rank, Ok(code))) = self.tolerated.iter().find(|(_, d)| d.is_ok()) {
+            let text = format!("{} exited with code {code} (surviving a tolerated rank failure)", self.describe(*rank));
+            return Some(Failure { text, code: *code });
+        }
+        let survivors = self.ranks.iter().filter(|r| matches!(r.end, Some(RankEnd::Exited(_)))).count();
+        if survivors > 0 {
+            return None;
+        }
+        let sig = first.1.err().unwrap_or(0);
+        Some(Failure { text: format!("every rank failed; the first was {} (signal {sig})", self.describe(first.0)), code: 128 + sig })
     }
 
     /// Waits up to `limit` for events, until `done` holds.

@@ -1,0 +1,215 @@
+//! Running one cell of a grid on an emulation that is already up: wanmpi
+//! through the launcher library, Open MPI and MPICH through their own
+//! launchers with the namespace agent. Every run ends as a `Row`, whatever
+//! happened.
+
+use crate::exec::run_limited;
+use crate::grid::{Cell, Implementation};
+use crate::record::{Row, Status};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use wanmpi_emulator::Host;
+use wanmpi_launcher::{emulate, JobSpec, OutputMode, StreamKind};
+
+/// The program each implementation runs, and its arguments. `{size}` and
+/// `{iters}` in an argument are replaced per cell.
+#[derive(Debug, Clone)]
+pub struct Programs {
+    pub wanmpi: PathBuf,
+    /// Compiled with mpicc.openmpi / mpicc.mpich (see `compile`).
+    pub openmpi: Option<PathBuf>,
+    pub mpich: Option<PathBuf>,
+    pub args: Vec<String>,
+    pub iters: u32,
+}
+
+/// What a cell runs on.
+pub struct Context<'a> {
+    /// The emulated hosts, one rank each.
+    pub hosts: &'a [Host],
+    /// The remote-exec agent script (see `netns_files`).
+    pub agent: &'a Path,
+    pub programs: &'a Programs,
+    pub limit: Duration,
+    /// TCP congestion control in the hosts, recorded in the row.
+    pub cc: &'a str,
+    /// Non-zero (a signal number) ends the current run early.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
+}
+
+/// The subnet the hosts talk on (the emulator's first path).
+pub const SUBNET: &str = "198.18.0.0/24";
+
+fn expand(args: &[String], size: u64, iters: u32) -> Vec<String> {
+    args.iter().map(|a| a.replace("{size}", &size.to_string()).replace("{iters}", &iters.to_string())).collect()
+}
+
+/// The command that runs `program args` with Open MPI or MPICH, one rank per
+/// emulated host. Its launcher itself runs inside the first host, so that
+/// its daemons' connections back to it cross the emulated network like the
+/// ranks' own (the namespaces have no route to the machine's).
+pub fn foreign_command(imp: &Implementation, hosts: &[Host], agent: &Path, program: &Path, args: &[String]) -> Command {
+    let names: Vec<&str> = hosts.iter().map(|h| h.netns.as_str()).collect();
+    let first = names.first().copied().unwrap_or_default();
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", first]);
+    let np = hosts.len().to_string();
+    match imp {
+        Implementation::OpenMpi => {
+            c.args(["mpirun.openmpi", "-n", &np, "--host", &names.join(",")]);
+            c.args(["--mca", "plm_rsh_agent", &agent.display().to_string()]);
+            // TCP only: the shared-memory BTL and UCX would bypass the emulator
+            // (every namespace is on the same machine).
+            c.args(["--mca", "pml", "ob1", "--mca", "btl", "tcp,self"]);
+            c.args(["--mca", "btl_tcp_if_include", SUBNET, "--mca", "oob_tcp_if_include", SUBNET]);
+            c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        }
+        Implementation::Mpich => {
+            c.args(["mpirun.mpich", "-launcher", "ssh", "-launcher-exec", &agent.display().to_string()]);
+            c.args(["-hosts", &names.join(","), "-n", &np]);
+            // Debian's MPICH is ch4:ucx: TCP on the emulated device only, no
+            // shared memory between namespaces of one machine.
+            c.args(["-genv", "UCX_TLS", "tcp,self", "-genv", "UCX_NET_DEVICES", "tun0"]);
+        }
+        Implementation::Wanmpi(_) => {}
+    }
+    c.arg(program).args(args);
+    c
+}
+
+/// The result line of a ping-pong style program: a CSV header with `rtt_us`
+/// (and optionally `mb_per_s`), then a line whose first field is `size`.
+pub fn parse_result(stdout: &str, size: u64) -> Option<(f64, Option<f64>)> {
+    let mut cols: Option<(usize, Option<usize>)> = None;
+    let mut found = None;
+    for line in stdout.lines() {
+        let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
+        if let Some(rtt) = f.iter().position(|x| *x == "rtt_us") {
+            cols = Some((rtt, f.iter().position(|x| *x == "mb_per_s")));
+            continue;
+        }
+        let Some((rtt, mbs)) = cols else { continue };
+        if f.first().and_then(|x| x.parse::<u64>().ok()) == Some(size) {
+            if let Some(r) = f.get(rtt).and_then(|x| x.parse::<f64>().ok()) {
+                found = Some((r, mbs.and_then(|i| f.get(i)).and_then(|x| x.parse::<f64>().ok())));
+            }
+        }
+    }
+    found
+}
+
+/// The last non-empty line of `text`, for a row's note.
+fn last_line(text: &str) -> String {
+    text.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").chars().take(200).collect()
+}
+
+struct Ran {
+    status: Status,
+    stdout: String,
+    note: String,
+}
+
+fn run_wanmpi(ctx: &Context, transport: &str, args: Vec<String>) -> Ran {
+    let mut spec = JobSpec::local(&ctx.programs.wanmpi.display().to_string(), &[], 0);
+    spec.args = args;
+    spec.transport = Some(transport.to_string());
+    spec.hosts = ctx
+        .hosts
+        .iter()
+        .map(|h| wanmpi_launcher::HostEntry { name: h.netns.clone(), slots: 1, addr: h.addrs.first().map(|a| a.to_string()) })
+        .collect();
+    spec.np = Some(ctx.hosts.len() as u32);
+    spec.launch_agent = emulate::NETNS_AGENT.into();
+    spec.bootstrap = wanmpi_launcher::BootstrapChoice::Unix;
+    spec.output = OutputMode::Capture;
+    spec.timeout = Some(ctx.limit);
+    spec.grace = Duration::from_secs(1);
+    spec.cancel = ctx.cancel.clone();
+    let outcome = match wanmpi_launcher::run(&spec) {
+        Ok(o) => o,
+        Err(e) => return Ran { status: Status::Failed, stdout: String::new(), note: e.to_string() },
+    };
+    let text = |k: StreamKind| outcome.output.iter().filter(|l| l.stream == k).map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n");
+    let (stdout, stderr) = (text(StreamKind::Stdout), text(StreamKind::Stderr));
+    if stderr.contains("unknown transport") {
+        return Ran { status: Status::Skipped, stdout, note: format!("transport {transport} unknown to the runtime") };
+    }
+    match outcome.exit_code {
+        0 => Ran { status: Status::Ok, stdout, note: String::new() },
+        124 => Ran { status: Status::Timeout, stdout, note: format!("ran past {} s", ctx.limit.as_secs_f64()) },
+        _ => {
+            let why = outcome.failure.unwrap_or_default();
+            Ran { status: Status::Failed, stdout, note: format!("{why}; {}", last_line(&stderr)) }
+        }
+    }
+}
+
+fn run_foreign(ctx: &Context, imp: &Implementation, args: Vec<String>) -> Ran {
+    let prog = match imp {
+        Implementation::OpenMpi => ctx.programs.openmpi.as_deref(),
+        _ => ctx.programs.mpich.as_deref(),
+    };
+    let Some(prog) = prog else {
+        return Ran { status: Status::Skipped, stdout: String::new(), note: format!("no {imp} program (is {imp} installed?)") };
+    };
+    let cmd = foreign_command(imp, ctx.hosts, ctx.agent, prog, &args);
+    let ran = match run_limited(cmd, ctx.limit, ctx.cancel.as_deref()) {
+        Ok(f) => f,
+        Err(e) => return Ran { status: Status::Failed, stdout: String::new(), note: format!("cannot start: {e}") },
+    };
+    kill_leftovers(ctx.hosts);
+    match ran.status {
+        None => Ran { status: Status::Timeout, stdout: ran.stdout, note: format!("ran past {} s", ctx.limit.as_secs_f64()) },
+        Some(s) if s.success() => Ran { status: Status::Ok, stdout: ran.stdout, note: String::new() },
+        Some(s) => Ran { status: Status::Failed, stdout: ran.stdout, note: format!("{s}; {}", last_line(&ran.stderr)) },
+    }
+}
+
+/// Daemons of another MPI that outlived their launcher (it was killed at the
+/// time limit) are still in our namespaces: end them, since the namespaces
+/// are ours and so is everything in them.
+pub fn kill_leftovers(hosts: &[Host]) {
+    for h in hosts {
+        let Ok(out) = Command::new("ip").args(["netns", "pids", &h.netns]).output() else { continue };
+        for pid in String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+            if pid > 1 {
+                // SAFETY: kill has no memory preconditions.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// Runs one cell to a row.
+pub fn run_cell(ctx: &Context, cell: &Cell) -> Row {
+    let start = Instant::now();
+    let args = expand(&ctx.programs.args, cell.size, ctx.programs.iters);
+    let ran = match &cell.implementation {
+        Implementation::Wanmpi(t) => run_wanmpi(ctx, t, args),
+        other => run_foreign(ctx, other, args),
+    };
+    let mut row = Row { cell: cell.clone(), status: ran.status, rtt_us: None, mb_per_s: None, cc: ctx.cc.to_string(), seconds: start.elapsed().as_secs_f64(), note: ran.note };
+    if row.status == Status::Ok {
+        match parse_result(&ran.stdout, cell.size) {
+            Some((rtt, mbs)) => (row.rtt_us, row.mb_per_s) = (Some(rtt), mbs),
+            None => (row.status, row.note) = (Status::Failed, format!("no result line for size {} in the output", cell.size)),
+        }
+    }
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_lines() {
+        let out = "bytes,iters,rtt_us,mb_per_s\n30720,20,812.500,75.61\n307200,20,9000.1,68.2\n";
+        assert_eq!(parse_result(out, 30720), Some((812.5, Some(75.61))));
+        assert_eq!(parse_result(out, 307200), Some((9000.1, Some(68.2))));
+        assert_eq!(parse_result(out, 1), None);
+        assert_eq!(parse_result("30720,20,812.5,75.6\n", 30720), None, "no header, no result");
+        assert_eq!(expand(&["--sizes".into(), "{size}".into(), "--iters={iters}".into()], 7, 3), vec!["--sizes", "7", "--iters=3"]);
+    }
+}

@@ -1,0 +1,95 @@
+//! `mpirun --emulate PROFILE`: bring up a WAN emulation with one emulated
+//! host per rank, place rank i on host i (inside its network namespace,
+//! publishing its 198.18.x.y address), and tear the emulation down when the
+//! job ends, however it ends (the `Emulation` value tears down on drop).
+
+use crate::error::LaunchError;
+use crate::hosts::HostEntry;
+use crate::spec::{BootstrapChoice, JobSpec};
+use std::path::Path;
+use wanmpi_emulator::{Emulation, LinkProfile, Topology, UpOptions};
+
+/// The launch agent that runs a rank inside an emulated host.
+pub const NETNS_AGENT: &str = "ip netns exec {host}";
+
+const CC_KEY: &str = "net.ipv4.tcp_congestion_control";
+
+/// The topology for `hosts` ranks: PROFILE is a topology file when such a
+/// file exists, else a link profile (`delay=20ms,loss=1%`) for every link.
+/// A file with fewer hosts than ranks gets more (on its default profile);
+/// one with more keeps them and the extra hosts stay idle.
+pub fn topology(profile: &str, hosts: usize) -> Result<Topology, LaunchError> {
+    let bad = |e: wanmpi_emulator::EmuError| LaunchError::Usage(format!("--emulate {profile:?}: {e}"));
+    let path = Path::new(profile);
+    let mut topo = if path.is_file() {
+        let text = std::fs::read_to_string(path).map_err(|e| LaunchError::Read(profile.to_string(), e))?;
+        Topology::parse(&text).map_err(bad)?
+    } else {
+        Topology::uniform(hosts, LinkProfile::parse(profile).map_err(bad)?)
+    };
+    topo.hosts = topo.hosts.max(hosts);
+    topo.validate().map_err(bad)?;
+    Ok(topo)
+}
+
+/// Bring the emulation up, with `cc` as every host's TCP congestion control
+/// when given. The forwarder is the `wanmpi-emu` binary (see the emulator's
+/// `UpOptions`: `$WANMPI_EMU_BIN`, beside this program, or on `PATH`).
+pub fn bring_up(topo: &Topology, cc: Option<&str>) -> Result<Emulation, LaunchError> {
+    if let Some(c) = cc {
+        if !matches!(c, "reno" | "cubic" | "bbr") {
+            return Err(LaunchError::Usage(format!("--emulate-cc {c}: expected reno, cubic or bbr")));
+        }
+    }
+    let opts = UpOptions { congestion_control: cc.map(str::to_string), ..UpOptions::default() };
+    Emulation::up(topo, &opts).map_err(|e| LaunchError::Emulation(e.to_string()))
+}
+
+/// The TCP congestion control in force inside emulated host `index`.
+pub fn congestion_control(emu: &Emulation, index: usize) -> Result<String, LaunchError> {
+    let path = format!("/proc/sys/{}", CC_KEY.replace('.', "/"));
+    let read = emu.in_host(index, move || std::fs::read_to_string(&path)).map_err(|e| LaunchError::Emulation(e.to_string()))?;
+    Ok(read?.trim().to_string())
+}
+
+/// One host entry (one slot) per emulated host, addressed on its first path.
+pub fn hosts_of(emu: &Emulation, count: usize) -> Vec<HostEntry> {
+    emu.hosts()
+        .into_iter()
+        .take(count)
+        .map(|h| HostEntry { name: h.netns, slots: 1, addr: h.addrs.first().map(|a| a.to_string()) })
+        .collect()
+}
+
+/// Place the job's `np` ranks one per emulated host. The key/value service
+/// stays on a Unix socket: the namespaces share this machine's filesystem.
+pub fn place_on(spec: &mut JobSpec, emu: &Emulation, np: usize) {
+    spec.hosts = hosts_of(emu, np);
+    spec.np = Some(np as u32);
+    spec.oversubscribe = false;
+    spec.launch_agent = NETNS_AGENT.to_string();
+    if spec.bootstrap == BootstrapChoice::Auto {
+        spec.bootstrap = BootstrapChoice::Unix;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_or_file() {
+        let t = topology("delay=20ms,loss=1%", 3).unwrap();
+        assert_eq!(t.hosts, 3);
+        assert!(topology("delay=twenty", 2).is_err());
+        let dir = std::env::temp_dir().join(format!("wanmpi-emtopo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("topo.conf");
+        std::fs::write(&f, "hosts 4\ndefault delay=5ms\n0 <-> 3 delay=40ms\n").unwrap();
+        let t = topology(f.to_str().unwrap(), 2).unwrap();
+        assert_eq!(t.hosts, 4, "a file's extra hosts stay");
+        std::fs::write(&f, "hosts 2\ndefault delay=5ms\n").unwrap();
+        assert_eq!(topology(f.to_str().unwrap(), 5).unwrap().hosts, 5, "more ranks than the file's hosts");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
