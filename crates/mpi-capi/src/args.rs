@@ -1,0 +1,153 @@
+//! Argument checks and handle decoding shared by every chapter: each
+//! returns the MPI error class the standard names for a bad argument.
+
+use std::ffi::{c_char, CStr};
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+use wanmpi_runtime::{CommId, Datatype, ErrorClass, Group, Status};
+
+use crate::error::{fail, R};
+use crate::global::objs;
+use crate::handles::{make, split, Obj, KIND_DIRECT};
+use crate::predef;
+use crate::status::MPI_Status;
+
+/// A communicator handle to the runtime's id. WORLD and SELF are builtin;
+/// user communicators are direct handles whose index is the runtime's id.
+pub fn comm_id(h: c_int) -> R<CommId> {
+    match h {
+        predef::COMM_WORLD => Ok(wanmpi_runtime::COMM_WORLD),
+        predef::COMM_SELF => Ok(wanmpi_runtime::COMM_SELF),
+        predef::COMM_NULL => fail(ErrorClass::Comm, "MPI_COMM_NULL is not a valid communicator here"),
+        _ => match split(h) {
+            (KIND_DIRECT, o, idx) if o == Obj::Comm as u32 => Ok(CommId(idx)),
+            _ => fail(ErrorClass::Comm, format!("{h:#x} is not a communicator handle")),
+        },
+    }
+}
+
+pub fn comm_handle(id: CommId) -> c_int {
+    match id {
+        wanmpi_runtime::COMM_WORLD => predef::COMM_WORLD,
+        wanmpi_runtime::COMM_SELF => predef::COMM_SELF,
+        CommId(i) => make(KIND_DIRECT, Obj::Comm, i),
+    }
+}
+
+pub fn datatype(h: c_int) -> R<Datatype> {
+    if let Some(d) = predef::datatype(h) {
+        return Ok(d.clone());
+    }
+    if h == predef::DATATYPE_NULL {
+        return fail(ErrorClass::Type, "MPI_DATATYPE_NULL is not a valid datatype here");
+    }
+    objs().types.get(h).cloned().ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::Type, format!("{h:#x} is not a valid datatype handle (freed, or not supported)")))
+}
+
+/// The handle of a datatype value: predefined, already in the table, or
+/// newly registered (MPI_Type_get_contents).
+pub fn datatype_handle(d: &Datatype) -> R<c_int> {
+    if d.combiner() == wanmpi_engine::datatype::Combiner::Named {
+        if let Some(h) = d.basic_kind().and_then(predef::datatype_handle) {
+            return Ok(h);
+        }
+    }
+    let mut o = objs();
+    if let Some((h, _)) = o.types.iter().find(|(_, t)| t.ptr_eq(d)) {
+        return Ok(h);
+    }
+    o.types.insert(d.clone()).ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::NoMem, "too many datatypes"))
+}
+
+pub fn group(h: c_int) -> R<Arc<Group>> {
+    if h == predef::GROUP_EMPTY {
+        return Ok(Arc::new(Group::empty()));
+    }
+    objs().groups.get(h).cloned().ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::Group, format!("{h:#x} is not a valid group handle")))
+}
+
+pub fn new_group(g: Group) -> R<c_int> {
+    if g.size() == 0 {
+        return Ok(predef::GROUP_EMPTY);
+    }
+    objs().groups.insert(Arc::new(g)).ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::NoMem, "too many groups"))
+}
+
+pub fn count(c: c_int) -> R<usize> {
+    usize::try_from(c).or_else(|_| fail(ErrorClass::Count, format!("count {c} is negative")))
+}
+
+/// A null buffer is MPI_BOTTOM, legal with derived types (absolute
+/// addresses) but not with a predefined type and a positive count.
+pub fn buffer(buf: *const u8, count: usize, dt: &Datatype) -> R<()> {
+    if buf.is_null() && count > 0 && dt.size() > 0 && dt.combiner() == wanmpi_engine::datatype::Combiner::Named {
+        return fail(ErrorClass::Buffer, format!("null buffer for {count} x {}", dt.name()));
+    }
+    Ok(())
+}
+
+/// An output argument.
+pub fn out<'a, T>(p: *mut T, what: &str) -> R<&'a mut T> {
+    // SAFETY: the caller passes a pointer to a writable T or null.
+    unsafe { p.as_mut() }.ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::Arg, format!("{what} is a null pointer")))
+}
+
+/// An array argument of `n` elements.
+pub fn slice<'a, T>(p: *const T, n: usize, what: &str) -> R<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return fail(ErrorClass::Arg, format!("{what} is a null pointer"));
+    }
+    // SAFETY: the caller passes `n` readable elements.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+pub fn slice_mut<'a, T>(p: *mut T, n: usize, what: &str) -> R<&'a mut [T]> {
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return fail(ErrorClass::Arg, format!("{what} is a null pointer"));
+    }
+    // SAFETY: the caller passes `n` writable elements.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+pub fn cstr<'a>(p: *const c_char, what: &str) -> R<&'a str> {
+    if p.is_null() {
+        return fail(ErrorClass::Arg, format!("{what} is a null pointer"));
+    }
+    // SAFETY: a NUL-terminated C string from the caller.
+    unsafe { CStr::from_ptr(p) }.to_str().or_else(|_| fail(ErrorClass::Arg, format!("{what} is not valid UTF-8")))
+}
+
+/// Writes `s` as a NUL-terminated string of at most `max` bytes (with the
+/// NUL) and its length to `len`.
+pub fn write_str(s: &str, dst: *mut c_char, max: usize, len: *mut c_int) -> R<()> {
+    if dst.is_null() {
+        return fail(ErrorClass::Arg, "output string is a null pointer");
+    }
+    let b = s.as_bytes();
+    let n = b.len().min(max.saturating_sub(1));
+    // SAFETY: the caller provides `max` bytes at `dst`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(b.as_ptr(), dst as *mut u8, n);
+        *dst.add(n) = 0;
+    }
+    if !len.is_null() {
+        // SAFETY: checked non-null.
+        unsafe { *len = n as c_int };
+    }
+    Ok(())
+}
+
+pub fn status_out(p: *mut MPI_Status, s: &Status) {
+    crate::status::write(p, s);
+}
+
+pub fn int(v: usize) -> c_int {
+    c_int::try_from(v).unwrap_or(c_int::MAX)
+}

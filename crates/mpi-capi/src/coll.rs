@@ -1,0 +1,226 @@
+//! Collective operations (MPI-3.1 chapter 5) on intra-communicators:
+//! MPI_IN_PLACE becomes `None` for the runtime, arguments that only matter
+//! at the root are only decoded there, user operations get their datatype.
+
+use std::ffi::c_void;
+use std::os::raw::c_int;
+
+use wanmpi_runtime::{Buf, CommId, Datatype, VBuf};
+
+use crate::args::{buffer, comm_id, count, datatype, slice};
+use crate::error::{call, R};
+use crate::global::rt;
+use crate::op::op_for;
+
+/// MPI_IN_PLACE is `(void *)-1`.
+fn in_place(p: *const c_void) -> bool {
+    p as isize == -1
+}
+
+fn byte() -> Datatype {
+    crate::predef::datatype(0x4c00_010d).cloned().unwrap_or_else(|| Datatype::basic(wanmpi_runtime::BasicType::Byte))
+}
+
+fn is_root(cid: CommId, root: c_int) -> R<bool> {
+    Ok(rt()?.comm_rank(cid)? as i64 == root as i64)
+}
+
+fn buf_arg(p: *const c_void, c: c_int, dt: c_int) -> R<(usize, Datatype)> {
+    let n = count(c)?;
+    let d = datatype(dt)?;
+    buffer(p as *const u8, n, &d)?;
+    Ok((n, d))
+}
+
+fn counts(p: *const c_int, n: usize, what: &str) -> R<Vec<usize>> {
+    slice(p, n, what)?.iter().map(|&c| count(c)).collect()
+}
+
+fn displs(p: *const c_int, n: usize) -> R<Vec<isize>> {
+    Ok(slice(p, n, "displs")?.iter().map(|&d| d as isize).collect())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Barrier(comm: c_int) -> c_int {
+    call(comm, || rt()?.barrier(comm_id(comm)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bcast(b: *mut c_void, c: c_int, dt: c_int, root: c_int, comm: c_int) -> c_int {
+    call(comm, || {
+        let (n, d) = buf_arg(b, c, dt)?;
+        rt()?.bcast(Buf::new(b as *mut u8, n, &d), root, comm_id(comm)?)
+    })
+}
+
+fn send_opt(s: *const c_void) -> Option<*const u8> {
+    (!in_place(s)).then_some(s as *const u8)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce(s: *const c_void, r: *mut c_void, c: c_int, dt: c_int, op: c_int, root: c_int, comm: c_int) -> c_int {
+    call(comm, || {
+        // recvbuf matters only at the root.
+        let (n, d) = (count(c)?, datatype(dt)?);
+        let o = op_for(op, dt, &d)?;
+        rt()?.reduce(send_opt(s), Buf::new(r as *mut u8, n, &d), &o, root, comm_id(comm)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allreduce(s: *const c_void, r: *mut c_void, c: c_int, dt: c_int, op: c_int, comm: c_int) -> c_int {
+    call(comm, || {
+        let (n, d) = buf_arg(r, c, dt)?;
+        let o = op_for(op, dt, &d)?;
+        rt()?.allreduce(send_opt(s), Buf::new(r as *mut u8, n, &d), &o, comm_id(comm)?)
+    })
+}
+
+unsafe fn scan(s: *const c_void, r: *mut c_void, c: c_int, dt: c_int, op: c_int, comm: c_int, exclusive: bool) -> c_int {
+    call(comm, || {
+        let (n, d) = buf_arg(r, c, dt)?;
+        let o = op_for(op, dt, &d)?;
+        rt()?.scan(send_opt(s), Buf::new(r as *mut u8, n, &d), &o, comm_id(comm)?, exclusive)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scan(s: *const c_void, r: *mut c_void, c: c_int, dt: c_int, op: c_int, comm: c_int) -> c_int {
+    scan(s, r, c, dt, op, comm, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Exscan(s: *const c_void, r: *mut c_void, c: c_int, dt: c_int, op: c_int, comm: c_int) -> c_int {
+    scan(s, r, c, dt, op, comm, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter(s: *const c_void, r: *mut c_void, rcounts: *const c_int, dt: c_int, op: c_int, comm: c_int) -> c_int {
+    call(comm, || {
+        let cid = comm_id(comm)?;
+        let size = rt()?.comm_size(cid)?;
+        let rc = counts(rcounts, size, "recvcounts")?;
+        let d = datatype(dt)?;
+        let o = op_for(op, dt, &d)?;
+        rt()?.reduce_scatter(send_opt(s), r as *mut u8, &rc, &d, &o, cid)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_block(s: *const c_void, r: *mut c_void, rcount: c_int, dt: c_int, op: c_int, comm: c_int) -> c_int {
+    call(comm, || {
+        let cid = comm_id(comm)?;
+        let size = rt()?.comm_size(cid)?;
+        let rc = vec![count(rcount)?; size];
+        let d = datatype(dt)?;
+        let o = op_for(op, dt, &d)?;
+        rt()?.reduce_scatter(send_opt(s), r as *mut u8, &rc, &d, &o, cid)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gather(
+    s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rc: c_int, rdt: c_int, root: c_int, comm: c_int,
+) -> c_int {
+    call(comm, || {
+        let cid = comm_id(comm)?;
+        let at_root = is_root(cid, root)?;
+        let send = if in_place(s) { None } else { Some(buf_arg(s, sc, sdt)?) };
+        let (rn, rd) = if at_root { buf_arg(r, rc, rdt)? } else { (0, byte()) };
+        let sb = send.as_ref().map(|(n, d)| Buf::new(s as *mut u8, *n, d));
+        rt()?.gather(sb, Buf::new(r as *mut u8, rn, &rd), root, cid)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gatherv(
+    s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rcs: *const c_int, ds: *const c_int, rdt: c_int, root: c_int, comm: c_int,
+) -> c_int {
+    call(comm, || {
+        let cid = comm_id(comm)?;
+        let size = rt()?.comm_size(cid)?;
+        let at_root = is_root(cid, root)?;
+        let send = if in_place(s) { None } else { Some(buf_arg(s, sc, sdt)?) };
+        let (rcv, dv, rd) = if at_root { (counts(rcs, size, "recvcounts")?, displs(ds, size)?, datatype(rdt)?) } else { (vec![], vec![], byte()) };
+        let sb = send.as_ref().map(|(n, d)| Buf::new(s as *mut u8, *n, d));
+        rt()?.gatherv(sb, VBuf { ptr: r as *mut u8, counts: &rcv, displs: &dv, dt: &rd }, root, cid)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatter(
+    s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rc: c_int, rdt: c_int, root: c_int, comm: c_int,
+) -> c_int {
+    call(comm, || {
+        let cid = comm_id(comm)?;
+        let at_root = is_root(cid, root)?;
+        let (sn, sd) = if at_root { buf_arg(s, sc, sdt)? } else { (0, byte()) };
+        let recv = if in_place(r) { None } else { Some(buf_arg(r, rc, rdt)?) };
+        let rb = recv.as_ref().map(|(n, d)| Buf::new(r as *mut u8, *n, d));
+        rt()?.scatter(Buf::new(s as *mut u8, sn, &sd), rb, root, cid)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatterv(
+    s: *const c_void, scs: *const c_int, ds: *const c_int, sdt: c_int, r: *mut c_void, rc: c_int, rdt: c_int, root: c_int, comm: c_int,
+) -> c_int {
+    call(comm, || {
+        let cid = comm_id(comm)?;
+        let size = rt()?.comm_size(cid)?;
+        let at_root = is_root(cid, root)?;
+        let (scv, dv, sd) = if at_root { (counts(scs, size, "sendcounts")?, displs(ds, size)?, datatype(sdt)?) } else { (vec![], vec![], byte()) };
+        let recv = if in_place(r) { None } else { Some(buf_arg(r, rc, rdt)?) };
+        let rb = recv.as_ref().map(|(n, d)| Buf::new(r as *mut u8, *n, d));
+        rt()?.scatterv(VBuf { ptr: s as *mut u8, counts: &scv, displs: &dv, dt: &sd }, rb, root, cid)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgather(s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rc: c_int, rdt: c_int, comm: c_int) -> c_int {
+    call(comm, || {
+        let send = if in_place(s) { None } else { Some(buf_arg(s, sc, sdt)?) };
+        let (rn, rd) = buf_arg(r, rc, rdt)?;
+        let sb = send.as_ref().map(|(n, d)| Buf::new(s as *mut u8, *n, d));
+        rt()?.allgather(sb, Buf::new(r as *mut u8, rn, &rd), comm_id(comm)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgatherv(
+    s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rcs: *const c_int, ds: *const c_int, rdt: c_int, comm: c_int,
+) -> c_int {
+    call(comm, || {
+        let cid = comm_id(comm)?;
+        let size = rt()?.comm_size(cid)?;
+        let send = if in_place(s) { None } else { Some(buf_arg(s, sc, sdt)?) };
+        let (rcv, dv, rd) = (counts(rcs, size, "recvcounts")?, displs(ds, size)?, datatype(rdt)?);
+        let sb = send.as_ref().map(|(n, d)| Buf::new(s as *mut u8, *n, d));
+        rt()?.allgatherv(sb, VBuf { ptr: r as *mut u8, counts: &rcv, displs: &dv, dt: &rd }, cid)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoall(s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rc: c_int, rdt: c_int, comm: c_int) -> c_int {
+    call(comm, || {
+        let send = if in_place(s) { None } else { Some(buf_arg(s, sc, sdt)?) };
+        let (rn, rd) = buf_arg(r, rc, rdt)?;
+        let sb = send.as_ref().map(|(n, d)| Buf::new(s as *mut u8, *n, d));
+        rt()?.alltoall(sb, Buf::new(r as *mut u8, rn, &rd), comm_id(comm)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallv(
+    s: *const c_void, scs: *const c_int, sds: *const c_int, sdt: c_int,
+    r: *mut c_void, rcs: *const c_int, rds: *const c_int, rdt: c_int, comm: c_int,
+) -> c_int {
+    call(comm, || {
+        let cid = comm_id(comm)?;
+        let size = rt()?.comm_size(cid)?;
+        let send = if in_place(s) { None } else { Some((counts(scs, size, "sendcounts")?, displs(sds, size)?, datatype(sdt)?)) };
+        let (rcv, rdv, rd) = (counts(rcs, size, "recvcounts")?, displs(rds, size)?, datatype(rdt)?);
+        let sb = send.as_ref().map(|(c, d, t)| VBuf { ptr: s as *mut u8, counts: c, displs: d, dt: t });
+        rt()?.alltoallv(sb, VBuf { ptr: r as *mut u8, counts: &rcv, displs: &rdv, dt: &rd }, cid)
+    })
+}

@@ -1,0 +1,251 @@
+//! Communicators (MPI-3.1 chapter 6): size/rank, dup, split, create, free,
+//! compare, names, info, inter-communicators.
+
+use std::ffi::c_char;
+use std::os::raw::c_int;
+
+use wanmpi_runtime::{CommId, Comparison, ErrorClass};
+
+use crate::args::{comm_handle, comm_id, cstr, group, int, new_group, out, write_str};
+use crate::error::{call, fail, R};
+use crate::global::{objs, rt};
+use crate::predef::{self, COMM_NULL, COMM_WORLD, UNDEFINED};
+
+pub fn comparison(c: Comparison) -> c_int {
+    match c {
+        Comparison::Ident => predef::IDENT,
+        Comparison::Congruent => predef::CONGRUENT,
+        Comparison::Similar => predef::SIMILAR,
+        Comparison::Unequal => predef::UNEQUAL,
+    }
+}
+
+/// A new communicator inherits its parent's C error handler (the runtime
+/// copies the handler, whose closure names the parent: re-bind it) and
+/// its Cartesian topology when duplicated.
+fn adopt(parent: c_int, child: CommId, keep_topology: bool) -> R<c_int> {
+    let h = comm_handle(child);
+    let eh = objs().comm_errh.get(&parent).copied();
+    if let Some(eh) = eh {
+        crate::errhandler::set(h, eh)?;
+    }
+    if keep_topology {
+        let mut o = objs();
+        if let Some(c) = o.carts.get(&parent).cloned() {
+            o.carts.insert(h, c);
+        }
+    }
+    Ok(h)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int {
+    call(comm, || {
+        *out(size, "size")? = int(rt()?.comm_size(comm_id(comm)?)?);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int {
+    call(comm, || {
+        *out(rank, "rank")? = int(rt()?.comm_rank(comm_id(comm)?)?);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int {
+    call(comm, || {
+        let o = out(newcomm, "newcomm")?;
+        let c = rt()?.comm_dup(comm_id(comm)?)?;
+        *o = adopt(comm, c, true)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: c_int, info: c_int, newcomm: *mut c_int) -> c_int {
+    call(comm, || {
+        let o = out(newcomm, "newcomm")?;
+        let i = crate::info::get(info)?;
+        let c = rt()?.comm_dup_with_info(comm_id(comm)?, i)?;
+        *o = adopt(comm, c, true)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> c_int {
+    call(comm, || {
+        let o = out(newcomm, "newcomm")?;
+        *o = match rt()?.comm_split(comm_id(comm)?, color, key)? {
+            Some(c) => adopt(comm, c, false)?,
+            None => COMM_NULL,
+        };
+        Ok(())
+    })
+}
+
+/// MPI_Comm_split_type: MPI_COMM_TYPE_SHARED groups the processes of one
+/// host (by host name); MPI_UNDEFINED opts out.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, _info: c_int, newcomm: *mut c_int) -> c_int {
+    call(comm, || {
+        let color = match split_type {
+            UNDEFINED => UNDEFINED,
+            1 => {
+                let h = crate::env::hostname();
+                // A stable non-negative color per host name (FNV-1a).
+                let mut x: u32 = 0x811c_9dc5;
+                for b in h.bytes() {
+                    x = (x ^ b as u32).wrapping_mul(0x0100_0193);
+                }
+                (x & 0x3fff_ffff) as c_int
+            }
+            t => return fail(ErrorClass::Arg, format!("split type {t} is not supported (only MPI_COMM_TYPE_SHARED)")),
+        };
+        PMPI_Comm_split_inner(comm, color, key, newcomm)
+    })
+}
+
+unsafe fn PMPI_Comm_split_inner(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> R<()> {
+    let o = out(newcomm, "newcomm")?;
+    *o = match rt()?.comm_split(comm_id(comm)?, color, key)? {
+        Some(c) => adopt(comm, c, false)?,
+        None => COMM_NULL,
+    };
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create(comm: c_int, g: c_int, newcomm: *mut c_int) -> c_int {
+    call(comm, || {
+        let o = out(newcomm, "newcomm")?;
+        let grp = group(g)?;
+        *o = match rt()?.comm_create(comm_id(comm)?, &grp)? {
+            Some(c) => adopt(comm, c, false)?,
+            None => COMM_NULL,
+        };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut c_int) -> c_int {
+    let h = if comm.is_null() { COMM_WORLD } else { *comm };
+    call(h, || {
+        let c = out(comm, "comm")?;
+        rt()?.comm_free(comm_id(*c)?)?;
+        let mut o = objs();
+        o.carts.remove(c);
+        o.comm_errh.remove(c);
+        *c = COMM_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_compare(a: c_int, b: c_int, result: *mut c_int) -> c_int {
+    call(a, || {
+        *out(result, "result")? = comparison(rt()?.comm_compare(comm_id(a)?, comm_id(b)?)?);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_group(comm: c_int, g: *mut c_int) -> c_int {
+    call(comm, || {
+        let o = out(g, "group")?;
+        *o = new_group(rt()?.comm_group(comm_id(comm)?)?)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: c_int, flag: *mut c_int) -> c_int {
+    call(comm, || {
+        *out(flag, "flag")? = c_int::from(rt()?.comm_is_inter(comm_id(comm)?)?);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_remote_size(comm: c_int, size: *mut c_int) -> c_int {
+    call(comm, || {
+        *out(size, "size")? = int(rt()?.comm_remote_group(comm_id(comm)?)?.size());
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_remote_group(comm: c_int, g: *mut c_int) -> c_int {
+    call(comm, || {
+        let o = out(g, "group")?;
+        *o = new_group(rt()?.comm_remote_group(comm_id(comm)?)?)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_name(comm: c_int, name: *const c_char) -> c_int {
+    call(comm, || {
+        let s = cstr(name, "comm_name")?;
+        rt()?.comm_set_name(comm_id(comm)?, &s[..s.len().min(predef::MAX_OBJECT_NAME - 1)])
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_name(comm: c_int, name: *mut c_char, len: *mut c_int) -> c_int {
+    call(comm, || {
+        out(len, "resultlen")?;
+        write_str(&rt()?.comm_get_name(comm_id(comm)?)?, name, predef::MAX_OBJECT_NAME, len)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_info(comm: c_int, info: c_int) -> c_int {
+    call(comm, || rt()?.comm_set_info(comm_id(comm)?, crate::info::get(info)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_info(comm: c_int, info: *mut c_int) -> c_int {
+    call(comm, || {
+        let o = out(info, "info_used")?;
+        let i = rt()?.comm_get_info(comm_id(comm)?)?;
+        *o = crate::info::insert(i)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Intercomm_create(local: c_int, local_leader: c_int, peer: c_int, remote_leader: c_int, tag: c_int, newcomm: *mut c_int) -> c_int {
+    call(local, || {
+        let o = out(newcomm, "newintercomm")?;
+        // The peer communicator only matters at the leaders.
+        let peer_id = comm_id(peer).unwrap_or(wanmpi_runtime::COMM_WORLD);
+        let c = rt()?.intercomm_create(comm_id(local)?, local_leader, peer_id, remote_leader, tag)?;
+        *o = adopt(local, c, false)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Intercomm_merge(inter: c_int, high: c_int, newcomm: *mut c_int) -> c_int {
+    call(inter, || {
+        let o = out(newcomm, "newintracomm")?;
+        let c = rt()?.intercomm_merge(comm_id(inter)?, high != 0)?;
+        *o = adopt(inter, c, false)?;
+        Ok(())
+    })
+}
+
+/// No process of a wanmpi job was spawned: there is no parent.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        *out(parent, "parent")? = COMM_NULL;
+        Ok(())
+    })
+}
+

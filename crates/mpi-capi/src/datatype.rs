@@ -1,0 +1,420 @@
+//! Datatypes (MPI-3.1 chapter 4): constructors, commit/free, sizes and
+//! extents, names, envelope/contents, pack/unpack, addresses, and the
+//! status queries that depend on a datatype (Get_count, Get_elements).
+
+use std::ffi::{c_char, c_void};
+use std::os::raw::c_int;
+
+use wanmpi_engine::datatype::{Combiner, DatatypeError};
+use wanmpi_runtime::{Datatype, ErrorClass, MpiError};
+
+use crate::args::{count, cstr, datatype, datatype_handle, int, out, slice, slice_mut, write_str};
+use crate::error::{call, fail, R};
+use crate::global::objs;
+use crate::predef::{self, COMM_WORLD, DATATYPE_NULL, UNDEFINED};
+use crate::status::MPI_Status;
+
+type Aint = libc::c_long;
+
+fn dt_err(e: DatatypeError) -> MpiError {
+    let class = match e {
+        DatatypeError::NegativeCount => ErrorClass::Count,
+        DatatypeError::NotCommitted => ErrorClass::Type,
+        DatatypeError::Overflow | DatatypeError::BadArgument(_) => ErrorClass::Arg,
+    };
+    MpiError::new(class, e.to_string())
+}
+
+fn register(newtype: *mut c_int, r: Result<Datatype, DatatypeError>) -> R<()> {
+    let out_h = out(newtype, "newtype")?;
+    let d = r.map_err(dt_err)?;
+    *out_h = objs().types.insert(d).ok_or_else(|| MpiError::new(ErrorClass::NoMem, "too many datatypes"))?;
+    Ok(())
+}
+
+fn counts(p: *const c_int, n: usize, what: &str) -> R<Vec<usize>> {
+    slice(p, n, what)?.iter().map(|&c| count(c)).collect()
+}
+
+fn displs_int(p: *const c_int, n: usize) -> R<Vec<isize>> {
+    Ok(slice(p, n, "array_of_displacements")?.iter().map(|&d| d as isize).collect())
+}
+
+fn displs_aint(p: *const Aint, n: usize) -> R<Vec<isize>> {
+    Ok(slice(p, n, "array_of_displacements")?.iter().map(|&d| d as isize).collect())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_contiguous(c: c_int, old: c_int, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || register(newtype, Datatype::contiguous(count(c)?, &datatype(old)?)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_vector(c: c_int, blocklen: c_int, stride: c_int, old: c_int, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || register(newtype, Datatype::vector(count(c)?, count(blocklen)?, stride as isize, &datatype(old)?)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hvector(c: c_int, blocklen: c_int, stride: Aint, old: c_int, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || register(newtype, Datatype::hvector(count(c)?, count(blocklen)?, stride as isize, &datatype(old)?)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_hvector(c: c_int, blocklen: c_int, stride: Aint, old: c_int, newtype: *mut c_int) -> c_int {
+    PMPI_Type_create_hvector(c, blocklen, stride, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_indexed(c: c_int, blocklens: *const c_int, displs: *const c_int, old: c_int, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(c)?;
+        register(newtype, Datatype::indexed(&counts(blocklens, n, "array_of_blocklengths")?, &displs_int(displs, n)?, &datatype(old)?))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hindexed(c: c_int, blocklens: *const c_int, displs: *const Aint, old: c_int, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(c)?;
+        register(newtype, Datatype::hindexed(&counts(blocklens, n, "array_of_blocklengths")?, &displs_aint(displs, n)?, &datatype(old)?))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_hindexed(c: c_int, blocklens: *const c_int, displs: *const Aint, old: c_int, newtype: *mut c_int) -> c_int {
+    PMPI_Type_create_hindexed(c, blocklens, displs, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_indexed_block(c: c_int, blocklen: c_int, displs: *const c_int, old: c_int, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(c)?;
+        register(newtype, Datatype::indexed_block(count(blocklen)?, &displs_int(displs, n)?, &datatype(old)?))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hindexed_block(c: c_int, blocklen: c_int, displs: *const Aint, old: c_int, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(c)?;
+        register(newtype, Datatype::hindexed_block(count(blocklen)?, &displs_aint(displs, n)?, &datatype(old)?))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_struct(c: c_int, blocklens: *const c_int, displs: *const Aint, types: *const c_int, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(c)?;
+        let ts: Vec<Datatype> = slice(types, n, "array_of_types")?.iter().map(|&t| datatype(t)).collect::<R<_>>()?;
+        register(newtype, Datatype::create_struct(&counts(blocklens, n, "array_of_blocklengths")?, &displs_aint(displs, n)?, &ts))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_struct(c: c_int, blocklens: *const c_int, displs: *const Aint, types: *const c_int, newtype: *mut c_int) -> c_int {
+    PMPI_Type_create_struct(c, blocklens, displs, types, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_resized(old: c_int, lb: Aint, extent: Aint, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || register(newtype, Datatype::resized(&datatype(old)?, lb as isize, extent as isize)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_dup(old: c_int, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || register(newtype, Ok(datatype(old)?.dup())))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_commit(dt: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        datatype(*out(dt, "datatype")?)?.commit();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_free(dt: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let h = out(dt, "datatype")?;
+        if predef::datatype(*h).is_some() {
+            return fail(ErrorClass::Type, "predefined datatypes cannot be freed");
+        }
+        // Operations in progress hold their own reference to the type.
+        objs().types.remove(*h).ok_or_else(|| MpiError::new(ErrorClass::Type, format!("{:#x} is not a valid datatype handle", *h)))?;
+        *h = DATATYPE_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size(dt: c_int, size: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let d = datatype(dt)?;
+        *out(size, "size")? = c_int::try_from(d.size()).unwrap_or(UNDEFINED);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size_x(dt: c_int, size: *mut libc::c_long) -> c_int {
+    call(COMM_WORLD, || {
+        *out(size, "size")? = datatype(dt)?.size() as libc::c_long;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_extent(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
+    call(COMM_WORLD, || {
+        let d = datatype(dt)?;
+        *out(lb, "lb")? = d.lb() as Aint;
+        *out(extent, "extent")? = d.extent() as Aint;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_extent_x(dt: c_int, lb: *mut libc::c_long, extent: *mut libc::c_long) -> c_int {
+    PMPI_Type_get_extent(dt, lb, extent)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_true_extent(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
+    call(COMM_WORLD, || {
+        let d = datatype(dt)?;
+        *out(lb, "true_lb")? = d.true_lb() as Aint;
+        *out(extent, "true_extent")? = d.true_extent() as Aint;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(dt: c_int, lb: *mut libc::c_long, extent: *mut libc::c_long) -> c_int {
+    PMPI_Type_get_true_extent(dt, lb, extent)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_extent(dt: c_int, extent: *mut Aint) -> c_int {
+    call(COMM_WORLD, || {
+        *out(extent, "extent")? = datatype(dt)?.extent() as Aint;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_lb(dt: c_int, lb: *mut Aint) -> c_int {
+    call(COMM_WORLD, || {
+        *out(lb, "displacement")? = datatype(dt)?.lb() as Aint;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_ub(dt: c_int, ub: *mut Aint) -> c_int {
+    call(COMM_WORLD, || {
+        let d = datatype(dt)?;
+        *out(ub, "displacement")? = (d.lb() + d.extent()) as Aint;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_name(dt: c_int, name: *mut c_char, len: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        out(len, "resultlen")?;
+        write_str(&datatype(dt)?.name(), name, predef::MAX_OBJECT_NAME, len)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_set_name(dt: c_int, name: *const c_char) -> c_int {
+    call(COMM_WORLD, || {
+        let s = cstr(name, "type_name")?;
+        datatype(dt)?.set_name(&s[..s.len().min(predef::MAX_OBJECT_NAME - 1)]);
+        Ok(())
+    })
+}
+
+fn combiner_code(c: Combiner) -> c_int {
+    match c {
+        Combiner::Named => 1,
+        Combiner::Dup => 2,
+        Combiner::Contiguous => 3,
+        Combiner::Vector => 4,
+        Combiner::Hvector => 6,
+        Combiner::Indexed => 7,
+        Combiner::Hindexed => 9,
+        Combiner::IndexedBlock => 10,
+        Combiner::Struct => 12,
+        Combiner::Resized => 18,
+        Combiner::HindexedBlock => 19,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_envelope(dt: c_int, ni: *mut c_int, na: *mut c_int, nd: *mut c_int, combiner: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let (i, a, d, c) = datatype(dt)?.envelope();
+        *out(ni, "num_integers")? = int(i);
+        *out(na, "num_addresses")? = int(a);
+        *out(nd, "num_datatypes")? = int(d);
+        *out(combiner, "combiner")? = combiner_code(c);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_contents(
+    dt: c_int, maxi: c_int, maxa: c_int, maxd: c_int, ints: *mut c_int, addrs: *mut Aint, types: *mut c_int,
+) -> c_int {
+    call(COMM_WORLD, || {
+        let d = datatype(dt)?;
+        if d.combiner() == Combiner::Named {
+            return fail(ErrorClass::Type, "MPI_Type_get_contents on a predefined datatype");
+        }
+        let (i, a, t) = d.contents();
+        if i.len() > count(maxi)? || a.len() > count(maxa)? || t.len() > count(maxd)? {
+            return fail(ErrorClass::Arg, "the output arrays are smaller than MPI_Type_get_envelope says");
+        }
+        for (o, v) in slice_mut(ints, i.len(), "array_of_integers")?.iter_mut().zip(&i) {
+            *o = *v as c_int;
+        }
+        for (o, v) in slice_mut(addrs, a.len(), "array_of_addresses")?.iter_mut().zip(&a) {
+            *o = *v as Aint;
+        }
+        for (o, v) in slice_mut(types, t.len(), "array_of_datatypes")?.iter_mut().zip(&t) {
+            *o = datatype_handle(v)?;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack(
+    inbuf: *const c_void, incount: c_int, dt: c_int, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, _comm: c_int,
+) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(incount)?;
+        let d = datatype(dt)?;
+        d.check_committed().map_err(dt_err)?;
+        let pos = out(position, "position")?;
+        let start = count(*pos)?;
+        let cap = count(outsize)?;
+        let need = d.packed_size(n);
+        if start + need > cap {
+            return fail(ErrorClass::Truncate, format!("packing {need} bytes at position {start} overflows an output of {cap} bytes"));
+        }
+        let mut v = Vec::with_capacity(need);
+        d.pack(inbuf as *const u8, n, &mut v);
+        let dst = slice_mut(outbuf as *mut u8, cap, "outbuf")?;
+        dst[start..start + v.len()].copy_from_slice(&v);
+        *pos = int(start + v.len());
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpack(
+    inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, dt: c_int, _comm: c_int,
+) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(outcount)?;
+        let d = datatype(dt)?;
+        d.check_committed().map_err(dt_err)?;
+        let pos = out(position, "position")?;
+        let start = count(*pos)?;
+        let size = count(insize)?;
+        let need = d.packed_size(n);
+        if start + need > size {
+            return fail(ErrorClass::Truncate, format!("unpacking {need} bytes at position {start} overruns an input of {size} bytes"));
+        }
+        let src = slice(inbuf as *const u8, size, "inbuf")?;
+        let used = d.unpack(&src[start..start + need], outbuf as *mut u8, n);
+        *pos = int(start + used);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, dt: c_int, _comm: c_int, size: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(incount)?;
+        *out(size, "size")? = int(datatype(dt)?.packed_size(n));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut Aint) -> c_int {
+    call(COMM_WORLD, || {
+        *out(address, "address")? = location as Aint;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Address(location: *const c_void, address: *mut Aint) -> c_int {
+    PMPI_Get_address(location, address)
+}
+
+fn status_in<'a>(st: *const MPI_Status) -> R<&'a MPI_Status> {
+    if crate::status::ignored(st) {
+        return fail(ErrorClass::Arg, "status is null or MPI_STATUS_IGNORE");
+    }
+    // SAFETY: a real status from the caller.
+    Ok(unsafe { &*st })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_count(st: *const MPI_Status, dt: c_int, c: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let s = status_in(st)?;
+        let n = datatype(dt)?.count_in(s.bytes() as usize);
+        *out(c, "count")? = n.and_then(|n| c_int::try_from(n).ok()).unwrap_or(UNDEFINED);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements(st: *const MPI_Status, dt: c_int, c: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let s = status_in(st)?;
+        let n = datatype(dt)?.elements_in(s.bytes() as usize);
+        *out(c, "count")? = n.and_then(|n| c_int::try_from(n).ok()).unwrap_or(UNDEFINED);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements_x(st: *const MPI_Status, dt: c_int, c: *mut libc::c_long) -> c_int {
+    call(COMM_WORLD, || {
+        let s = status_in(st)?;
+        let n = datatype(dt)?.elements_in(s.bytes() as usize);
+        *out(c, "count")? = n.map_or(UNDEFINED as libc::c_long, |n| n as libc::c_long);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements_x(st: *mut MPI_Status, dt: c_int, c: libc::c_long) -> c_int {
+    call(COMM_WORLD, || {
+        let s = out(st, "status")?;
+        let n = u64::try_from(c).or_else(|_| fail(ErrorClass::Count, format!("count {c} is negative")))?;
+        s.set_bytes(n * datatype(dt)?.size() as u64);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements(st: *mut MPI_Status, dt: c_int, c: c_int) -> c_int {
+    PMPI_Status_set_elements_x(st, dt, c as libc::c_long)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_cancelled(st: *mut MPI_Status, flag: c_int) -> c_int {
+    call(COMM_WORLD, || {
+        out(st, "status")?.set_cancelled(flag != 0);
+        Ok(())
+    })
+}

@@ -1,0 +1,92 @@
+//! Error codes and error handlers (MPI-3.1 §8.3-8.5). Codes are the error
+//! classes themselves (MPICH's numbers), which keeps programs that compare
+//! codes against classes working; the latest detailed message of each class
+//! is kept for MPI_Error_string.
+
+use std::os::raw::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use wanmpi_runtime::{ErrorClass, MpiError};
+
+use crate::args::comm_id;
+use crate::global::{objs, rt_any};
+use crate::predef::COMM_WORLD;
+
+pub type R<T> = Result<T, MpiError>;
+
+pub fn fail<T>(class: ErrorClass, msg: impl Into<String>) -> R<T> {
+    Err(MpiError::new(class, msg))
+}
+
+pub const SUCCESS: c_int = 0;
+/// MPI_ERR_IN_STATUS: look at each status's MPI_ERROR.
+pub const ERR_IN_STATUS: c_int = 17;
+pub const ERR_PENDING: c_int = 18;
+
+/// Records the message and returns the code of `e`.
+pub fn code_of(e: &MpiError) -> c_int {
+    objs().messages.insert(e.class as c_int, e.msg.clone());
+    e.class as c_int
+}
+
+/// Runs an entry point: a panic becomes MPI_ERR_INTERN, an error goes
+/// through the error handler of `comm` (MPI_COMM_WORLD's when `comm` is
+/// not a valid communicator or MPI is not running).
+pub fn call(comm: c_int, f: impl FnOnce() -> R<()>) -> c_int {
+    let r = catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(MpiError::new(ErrorClass::Intern, "internal error (a panic inside wanmpi)")));
+    match r {
+        Ok(()) => SUCCESS,
+        Err(e) => raise(comm, e),
+    }
+}
+
+/// Applies `comm`'s error handler to `e` and returns its code.
+pub fn raise(comm: c_int, e: MpiError) -> c_int {
+    let code = code_of(&e);
+    let Some(rt) = rt_any() else { return code };
+    if crate::global::finalized() {
+        return code;
+    }
+    let cid = comm_id(comm).or_else(|_| comm_id(COMM_WORLD)).unwrap_or(wanmpi_runtime::COMM_WORLD);
+    let cid = if rt.comm_size(cid).is_ok() { cid } else { wanmpi_runtime::COMM_WORLD };
+    match rt.handle_error::<()>(cid, Err(e)) {
+        Ok(()) => SUCCESS,
+        Err(_) => code,
+    }
+}
+
+/// The error class of a code (codes are classes; user-added codes are not
+/// supported).
+pub fn class_of(code: c_int) -> Option<c_int> {
+    (0..=101).contains(&code).then_some(code)
+}
+
+/// MPI_Error_string text for a code.
+pub fn describe(code: c_int) -> String {
+    if code == SUCCESS {
+        return "MPI_SUCCESS: no errors".into();
+    }
+    let detail = objs().messages.get(&code).cloned();
+    match class_from_int(code) {
+        Some(c) => match detail {
+            Some(d) => format!("{}: {}: {d}", c.mpi_name(), c.description()),
+            None => format!("{}: {}", c.mpi_name(), c.description()),
+        },
+        None => match detail {
+            Some(d) => format!("error code {code}: {d}"),
+            None => format!("error code {code}"),
+        },
+    }
+}
+
+pub fn class_from_int(code: c_int) -> Option<ErrorClass> {
+    use ErrorClass::*;
+    [
+        Buffer, Count, Type, Tag, Comm, Rank, Root, Group, Op, Topology, Dims, Arg, Unknown, Truncate, Other, Intern,
+        InStatus, Pending, Request, Info, InfoKey, InfoValue, InfoNokey, NoMem, Keyval, UnsupportedOperation,
+        ProcAborted, ProcFailed,
+    ]
+    .into_iter()
+    .find(|c| *c as c_int == code)
+}

@@ -1,0 +1,98 @@
+//! The one process-wide state of wanmpi (the C API demands it, STYLE.md):
+//! the runtime of this process and the tables behind user handles.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
+use std::thread::ThreadId;
+
+use wanmpi_runtime::{Cart, Completion, Datatype, ErrorClass, Group, Info, Message, MpiError, Req};
+
+use crate::error::R;
+use crate::handles::{Obj, Table, KIND_DIRECT, KIND_INDIRECT};
+
+/// A C error handler function: `void f(MPI_Comm *, int *, ...)`.
+pub type CErrhFn = unsafe extern "C" fn(*mut i32, *mut i32);
+
+pub struct ReqEntry {
+    pub req: Req,
+    /// Set when MPI_Request_get_status saw the request complete; kept until
+    /// MPI_Wait/MPI_Test collect it.
+    pub done: Option<Completion>,
+    /// The C communicator handle, whose error handler applies.
+    pub comm: i32,
+    pub persistent: bool,
+}
+
+pub struct Objects {
+    pub groups: Table<Arc<Group>>,
+    pub types: Table<Datatype>,
+    pub ops: Table<crate::op::UserOp>,
+    pub reqs: Table<ReqEntry>,
+    pub errhs: Table<CErrhFn>,
+    pub infos: Table<Info>,
+    pub msgs: Table<(Message, i32)>,
+    /// Cartesian topologies by communicator handle.
+    pub carts: HashMap<i32, Cart>,
+    /// The user error handler handle set on each communicator.
+    pub comm_errh: HashMap<i32, i32>,
+    /// The latest detailed message per error class (MPI_Error_string).
+    pub messages: HashMap<i32, String>,
+}
+
+pub static OBJ: LazyLock<Mutex<Objects>> = LazyLock::new(|| {
+    Mutex::new(Objects {
+        groups: Table::new(Obj::Group, KIND_DIRECT),
+        types: Table::new(Obj::Datatype, KIND_DIRECT),
+        ops: Table::new(Obj::Op, KIND_DIRECT),
+        reqs: Table::new(Obj::Request, KIND_DIRECT),
+        errhs: Table::new(Obj::Errhandler, KIND_DIRECT),
+        infos: Table::new(Obj::Info, KIND_DIRECT),
+        // Messages share MPICH's request type; the indirect kind keeps
+        // them apart from request handles.
+        msgs: Table::new(Obj::Request, KIND_INDIRECT),
+        carts: HashMap::new(),
+        comm_errh: HashMap::new(),
+        messages: HashMap::new(),
+    })
+});
+
+static RT: OnceLock<Arc<wanmpi_runtime::Runtime>> = OnceLock::new();
+static FINALIZED: AtomicBool = AtomicBool::new(false);
+pub static THREAD_LEVEL: AtomicI32 = AtomicI32::new(0);
+pub static MAIN_THREAD: OnceLock<ThreadId> = OnceLock::new();
+
+/// Locks the handle tables. A panic while holding them leaves plain data
+/// behind, still consistent per table, so a poisoned lock is taken over.
+pub fn objs() -> MutexGuard<'static, Objects> {
+    OBJ.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn initialized() -> bool {
+    RT.get().is_some()
+}
+pub fn finalized() -> bool {
+    FINALIZED.load(Ordering::SeqCst)
+}
+pub fn set_finalized() {
+    FINALIZED.store(true, Ordering::SeqCst);
+}
+
+pub fn install(rt: Arc<wanmpi_runtime::Runtime>) -> R<()> {
+    RT.set(rt).map_err(|_| MpiError::new(ErrorClass::Other, "MPI_Init called twice"))
+}
+
+/// The runtime, between MPI_Init and MPI_Finalize.
+pub fn rt() -> R<&'static Arc<wanmpi_runtime::Runtime>> {
+    match RT.get() {
+        Some(_) if finalized() => Err(MpiError::new(ErrorClass::Other, "MPI was already finalized")),
+        Some(r) => Ok(r),
+        None => Err(MpiError::new(ErrorClass::Other, "MPI is not initialized (call MPI_Init first)")),
+    }
+}
+
+/// The runtime even after MPI_Finalize (for MPI_Abort, error handlers).
+pub fn rt_any() -> Option<&'static Arc<wanmpi_runtime::Runtime>> {
+    RT.get()
+}
+

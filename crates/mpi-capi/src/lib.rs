@@ -1,0 +1,36 @@
+//! wanmpi's C API: the functions of `include/mpi.h`, built into
+//! `libmpi.so.12` with the MPICH ABI (handle values, `MPI_Status` layout,
+//! special pointers), so that programs compiled for MPICH run unchanged.
+//!
+//! This crate is a thin shell over `wanmpi-runtime`: it checks arguments,
+//! translates handles (`handles.rs`, `predef.rs`, `global.rs`), maps errors
+//! and applies error handlers (`error.rs`); it has no protocol logic. Every
+//! function is exported as `PMPI_*`; `scripts/install-c` adds the weak
+//! `MPI_*` aliases (the profiling interface) when it links the library.
+//! One file per chapter of MPI-3.1.
+//!
+//! Not here: one-sided communication, I/O, dynamic processes, nonblocking
+//! collectives, graph topologies (see `unsupported.rs` and docs/c-api.md).
+
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+pub mod args;
+pub mod error;
+pub mod global;
+pub mod handles;
+pub mod predef;
+pub mod status;
+
+pub mod attr;
+pub mod coll;
+pub mod comm;
+pub mod datatype;
+pub mod env;
+pub mod errhandler;
+pub mod group;
+pub mod info;
+pub mod op;
+pub mod p2p;
+pub mod request;
+pub mod topo;
+pub mod unsupported;

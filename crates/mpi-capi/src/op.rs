@@ -1,0 +1,122 @@
+//! Reduction operations (MPI-3.1 §5.9.5-5.9.7): user C functions wrapped as
+//! runtime operations, Op_free, Op_commutative, Reduce_local.
+//!
+//! A C user function needs the count and handle of the datatype the
+//! reduction runs on, which MPI_Op_create does not know: each reduction
+//! builds its `Op` for its datatype (`op_for`), and the closure turns the
+//! byte length it is given back into a count of that datatype.
+
+use std::ffi::c_void;
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+use wanmpi_engine::datatype::Combiner;
+use wanmpi_runtime::{Datatype, ErrorClass, MpiError, Op};
+
+use crate::args::{count, datatype, out};
+use crate::error::{call, fail, R};
+use crate::global::objs;
+use crate::predef::{self, COMM_WORLD, OP_NULL};
+
+/// `void f(void *in, void *inout, int *len, MPI_Datatype *dt)`.
+pub type CUserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+
+/// What the op table holds for a user operation.
+#[derive(Clone, Copy)]
+pub struct UserOp {
+    pub func: CUserFn,
+    pub commute: bool,
+}
+
+/// Bytes per element the reductions hand over for `dt`: predefined types
+/// in their C array layout (extent), derived ones packed (size).
+fn unit(dt: &Datatype) -> usize {
+    if dt.combiner() == Combiner::Named {
+        dt.extent().max(0) as usize
+    } else {
+        dt.size()
+    }
+}
+
+/// The runtime operation for op handle `h` on datatype `dt` (handle `dth`).
+pub fn op_for(h: c_int, dth: c_int, dt: &Datatype) -> R<Op> {
+    if let Some(p) = predef::op(h) {
+        return Ok(Op::Predef(p));
+    }
+    let u = user_op(h)?;
+    let unit = unit(dt).max(1);
+    let func = u.func;
+    Ok(Op::User {
+        func: Arc::new(move |input: &[u8], inout: &mut [u8], _n: usize| {
+            let mut len = c_int::try_from(inout.len() / unit).unwrap_or(c_int::MAX);
+            let mut t = dth;
+            // SAFETY: the C function reads `len` elements of `t` from each
+            // buffer; both hold exactly that many. It must not write `input`
+            // (MPI's contract), so casting away const is sound.
+            unsafe { func(input.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void, &mut len, &mut t) };
+        }),
+        commute: u.commute,
+    })
+}
+
+pub fn user_op(h: c_int) -> R<UserOp> {
+    objs().ops.get(h).copied().ok_or_else(|| MpiError::new(ErrorClass::Op, format!("{h:#x} is not a valid operation handle")))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_create(f: Option<CUserFn>, commute: c_int, op: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let o = out(op, "op")?;
+        let Some(func) = f else { return fail(ErrorClass::Arg, "user function is a null pointer") };
+        let commute = commute != 0;
+        *o = objs().ops.insert(UserOp { func, commute }).ok_or_else(|| MpiError::new(ErrorClass::NoMem, "too many operations"))?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_free(op: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let o = out(op, "op")?;
+        if predef::op(*o).is_some() {
+            return fail(ErrorClass::Op, "predefined operations cannot be freed");
+        }
+        objs().ops.remove(*o).ok_or_else(|| MpiError::new(ErrorClass::Op, format!("{:#x} is not a valid operation handle", *o)))?;
+        *o = OP_NULL;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_commutative(op: c_int, commute: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let c = out(commute, "commute")?;
+        *c = c_int::from(match predef::op(op) {
+            Some(p) => Op::Predef(p).is_commutative(),
+            None => user_op(op)?.commute,
+        });
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, c: c_int, dt: c_int, op: c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(c)?;
+        let d = datatype(dt)?;
+        let o = op_for(op, dt, &d)?;
+        if let Some(p) = predef::op(op).filter(|_| d.combiner() != Combiner::Named || d.basic_kind().is_none()) {
+            return fail(ErrorClass::Op, format!("MPI_Reduce_local with {} needs a predefined datatype", p.mpi_name()));
+        }
+        let len = n * unit(&d);
+        if len == 0 {
+            return Ok(());
+        }
+        let input = crate::args::slice(inbuf as *const u8, len, "inbuf")?;
+        let inout = crate::args::slice_mut(inoutbuf as *mut u8, len, "inoutbuf")?;
+        let b = d.basic_kind().unwrap_or(wanmpi_runtime::BasicType::Byte);
+        let count_b = if matches!(o, Op::User { .. }) { len } else { n };
+        let ty = if matches!(o, Op::User { .. }) { wanmpi_runtime::BasicType::Byte } else { b };
+        o.apply(ty, count_b, input, inout).map_err(|e| MpiError::new(ErrorClass::Op, e.to_string()))
+    })
+}

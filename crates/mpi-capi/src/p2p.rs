@@ -1,0 +1,307 @@
+//! Point-to-point communication (MPI-3.1 chapter 3): the send modes,
+//! receive, sendrecv, probe and matched probe, persistent requests and the
+//! buffered-send buffer. Blocking calls are the nonblocking ones plus a wait.
+
+use std::ffi::c_void;
+use std::os::raw::c_int;
+
+use wanmpi_runtime::{Datatype, ErrorClass, Message, MpiError, Req, SendMode, Status};
+
+use crate::args::{buffer, comm_id, count, datatype, out};
+use crate::error::{call, fail, R};
+use crate::global::{objs, rt};
+use crate::predef::{MESSAGE_NO_PROC, MESSAGE_NULL};
+use crate::request::new_request;
+use crate::status::{self, MPI_Status};
+
+struct Args {
+    n: usize,
+    dt: Datatype,
+}
+
+fn decode(buf: *const c_void, c: c_int, dt: c_int) -> R<Args> {
+    let n = count(c)?;
+    let dt = datatype(dt)?;
+    buffer(buf as *const u8, n, &dt)?;
+    Ok(Args { n, dt })
+}
+
+unsafe fn isend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode) -> R<Req> {
+    let a = decode(buf, c, dt)?;
+    let cid = comm_id(comm)?;
+    rt()?.isend(buf as *const u8, a.n, &a.dt, dest, tag, cid, mode)
+}
+
+unsafe fn irecv(buf: *mut c_void, c: c_int, dt: c_int, source: c_int, tag: c_int, comm: c_int) -> R<Req> {
+    let a = decode(buf, c, dt)?;
+    let cid = comm_id(comm)?;
+    rt()?.irecv(buf as *mut u8, a.n, &a.dt, source, tag, cid)
+}
+
+/// Waits for a runtime request and turns a failed status into an error.
+fn finish(r: Req) -> R<Status> {
+    let c = rt()?.wait(r)?;
+    match c.status.error {
+        Some(e) => Err(e),
+        None => Ok(c.status),
+    }
+}
+
+unsafe fn send(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode) -> c_int {
+    call(comm, || finish(isend(buf, c, dt, dest, tag, comm, mode)?).map(|_| ()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
+    send(buf, c, dt, dest, tag, comm, SendMode::Standard)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
+    send(buf, c, dt, dest, tag, comm, SendMode::Synchronous)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
+    send(buf, c, dt, dest, tag, comm, SendMode::Ready)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
+    send(buf, c, dt, dest, tag, comm, SendMode::Buffered)
+}
+
+unsafe fn start_send(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode, req: *mut c_int) -> c_int {
+    call(comm, || {
+        let out_req = out(req, "request")?;
+        let r = isend(buf, c, dt, dest, tag, comm, mode)?;
+        *out_req = new_request(r, comm, false)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    start_send(buf, c, dt, dest, tag, comm, SendMode::Standard, req)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    start_send(buf, c, dt, dest, tag, comm, SendMode::Synchronous, req)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    start_send(buf, c, dt, dest, tag, comm, SendMode::Ready, req)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    start_send(buf, c, dt, dest, tag, comm, SendMode::Buffered, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, c: c_int, dt: c_int, source: c_int, tag: c_int, comm: c_int, st: *mut MPI_Status) -> c_int {
+    call(comm, || {
+        let r = irecv(buf, c, dt, source, tag, comm)?;
+        let done = rt()?.wait(r)?;
+        status::write(st, &done.status);
+        done.status.error.map_or(Ok(()), Err)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, c: c_int, dt: c_int, source: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    call(comm, || {
+        let out_req = out(req, "request")?;
+        let r = irecv(buf, c, dt, source, tag, comm)?;
+        *out_req = new_request(r, comm, false)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv(
+    sbuf: *const c_void, scount: c_int, sdt: c_int, dest: c_int, stag: c_int,
+    rbuf: *mut c_void, rcount: c_int, rdt: c_int, source: c_int, rtag: c_int,
+    comm: c_int, st: *mut MPI_Status,
+) -> c_int {
+    call(comm, || {
+        let rr = irecv(rbuf, rcount, rdt, source, rtag, comm)?;
+        let sr = isend(sbuf, scount, sdt, dest, stag, comm, SendMode::Standard)?;
+        let done = rt()?.waitall(&[Some(rr), Some(sr)])?;
+        let recv = done[0].as_ref().map(|c| c.status.clone()).unwrap_or_else(Status::proc_null);
+        status::write(st, &recv);
+        if let Some(e) = done.iter().flatten().find_map(|c| c.status.error.clone()) {
+            return Err(e);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv_replace(
+    buf: *mut c_void, c: c_int, dt: c_int, dest: c_int, stag: c_int, source: c_int, rtag: c_int, comm: c_int, st: *mut MPI_Status,
+) -> c_int {
+    call(comm, || {
+        let a = decode(buf, c, dt)?;
+        let cid = comm_id(comm)?;
+        // The outgoing data is packed first, so the receive may overwrite
+        // the buffer; packed bytes are what goes on the wire anyway.
+        let mut packed = Vec::new();
+        a.dt.pack(buf as *const u8, a.n, &mut packed);
+        let byte = crate::predef::datatype(0x4c00_010d).ok_or_else(|| MpiError::new(ErrorClass::Intern, "MPI_BYTE missing"))?;
+        let r = rt()?;
+        let rr = r.irecv(buf as *mut u8, a.n, &a.dt, source, rtag, cid)?;
+        let sr = r.isend(packed.as_ptr(), packed.len(), byte, dest, stag, cid, SendMode::Standard)?;
+        let done = r.waitall(&[Some(rr), Some(sr)])?;
+        drop(packed);
+        let recv = done[0].as_ref().map(|c| c.status.clone()).unwrap_or_else(Status::proc_null);
+        status::write(st, &recv);
+        done.iter().flatten().find_map(|c| c.status.error.clone()).map_or(Ok(()), Err)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, comm: c_int, st: *mut MPI_Status) -> c_int {
+    call(comm, || {
+        let s = rt()?.probe(source, tag, comm_id(comm)?)?;
+        status::write(st, &s);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, comm: c_int, flag: *mut c_int, st: *mut MPI_Status) -> c_int {
+    call(comm, || {
+        let flag = out(flag, "flag")?;
+        let s = rt()?.iprobe(source, tag, comm_id(comm)?)?;
+        *flag = c_int::from(s.is_some());
+        if let Some(s) = s {
+            status::write(st, &s);
+        }
+        Ok(())
+    })
+}
+
+fn message_handle(m: Message, comm: c_int) -> R<c_int> {
+    match m {
+        Message::NoProc => Ok(MESSAGE_NO_PROC),
+        Message::Id(_) => objs().msgs.insert((m, comm)).ok_or_else(|| MpiError::new(ErrorClass::NoMem, "too many messages")),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, comm: c_int, msg: *mut c_int, st: *mut MPI_Status) -> c_int {
+    call(comm, || {
+        let msg = out(msg, "message")?;
+        let (m, s) = rt()?.mprobe(source, tag, comm_id(comm)?)?;
+        *msg = message_handle(m, comm)?;
+        status::write(st, &s);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, comm: c_int, flag: *mut c_int, msg: *mut c_int, st: *mut MPI_Status) -> c_int {
+    call(comm, || {
+        let flag = out(flag, "flag")?;
+        let msg = out(msg, "message")?;
+        match rt()?.improbe(source, tag, comm_id(comm)?)? {
+            Some((m, s)) => {
+                *flag = 1;
+                *msg = message_handle(m, comm)?;
+                status::write(st, &s);
+            }
+            None => *flag = 0,
+        }
+        Ok(())
+    })
+}
+
+/// Takes a message handle (it becomes MPI_MESSAGE_NULL).
+fn take_message(h: &mut c_int) -> R<(Message, c_int)> {
+    let m = match *h {
+        MESSAGE_NO_PROC => (Message::NoProc, crate::predef::COMM_SELF),
+        MESSAGE_NULL => return fail(ErrorClass::Request, "MPI_MESSAGE_NULL is not a valid message here"),
+        v => objs().msgs.remove(v).ok_or_else(|| MpiError::new(ErrorClass::Request, format!("{v:#x} is not a valid message handle")))?,
+    };
+    *h = MESSAGE_NULL;
+    Ok(m)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, c: c_int, dt: c_int, msg: *mut c_int, st: *mut MPI_Status) -> c_int {
+    call(crate::predef::COMM_WORLD, || {
+        let a = decode(buf, c, dt)?;
+        let (m, _) = take_message(out(msg, "message")?)?;
+        let r = rt()?.imrecv(buf as *mut u8, a.n, &a.dt, m)?;
+        let done = rt()?.wait(r)?;
+        status::write(st, &done.status);
+        done.status.error.map_or(Ok(()), Err)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, c: c_int, dt: c_int, msg: *mut c_int, req: *mut c_int) -> c_int {
+    call(crate::predef::COMM_WORLD, || {
+        let a = decode(buf, c, dt)?;
+        let out_req = out(req, "request")?;
+        let (m, comm) = take_message(out(msg, "message")?)?;
+        let r = rt()?.imrecv(buf as *mut u8, a.n, &a.dt, m)?;
+        *out_req = new_request(r, comm, false)?;
+        Ok(())
+    })
+}
+
+unsafe fn send_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode, req: *mut c_int) -> c_int {
+    call(comm, || {
+        let out_req = out(req, "request")?;
+        let a = decode(buf, c, dt)?;
+        let r = rt()?.send_init(buf as *const u8, a.n, &a.dt, dest, tag, comm_id(comm)?, mode)?;
+        *out_req = new_request(r, comm, true)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    send_init(buf, c, dt, dest, tag, comm, SendMode::Standard, req)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    send_init(buf, c, dt, dest, tag, comm, SendMode::Synchronous, req)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    send_init(buf, c, dt, dest, tag, comm, SendMode::Ready, req)
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    send_init(buf, c, dt, dest, tag, comm, SendMode::Buffered, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, c: c_int, dt: c_int, source: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    call(comm, || {
+        let out_req = out(req, "request")?;
+        let a = decode(buf, c, dt)?;
+        let r = rt()?.recv_init(buf as *mut u8, a.n, &a.dt, source, tag, comm_id(comm)?)?;
+        *out_req = new_request(r, comm, true)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_int {
+    call(crate::predef::COMM_WORLD, || {
+        let n = usize::try_from(size).or_else(|_| fail(ErrorClass::Arg, format!("buffer size {size} is negative")))?;
+        rt()?.buffer_attach(buf as usize, n)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    call(crate::predef::COMM_WORLD, || {
+        let addr = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
+        let size = out(size, "size")?;
+        let (a, n) = rt()?.buffer_detach()?;
+        *addr = a as *mut c_void;
+        *size = crate::args::int(n);
+        Ok(())
+    })
+}
