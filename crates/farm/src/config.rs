@@ -1,0 +1,82 @@
+//! Farm settings.
+
+use std::time::Duration;
+
+/// How the manager shows progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProgressMode {
+    /// A bar on a terminal, plain periodic lines otherwise.
+    #[default]
+    Auto,
+    Bar,
+    Lines,
+    Off,
+}
+
+#[derive(Debug, Clone)]
+pub struct FarmConfig {
+    /// Tasks asked for per request (the papers' batching / Fanout, `k`).
+    pub fanout: u32,
+    /// Requests a worker keeps outstanding (MAXREQS). A worker keeps at most
+    /// `max_requests * fanout` tasks requested or buffered.
+    pub max_requests: u32,
+    /// Adapt the depth to measured RTT and task time (within 1..=max).
+    pub adaptive: bool,
+    /// Near the end ask for fewer tasks, and hand tasks held by a slow
+    /// worker to idle ones (first result wins).
+    pub end_game: bool,
+    /// A task is re-issued only when it has been out this many times longer
+    /// than the mean time from issue to result so far.
+    pub reissue_factor: f64,
+    /// Distinct task tags in flight (the Bulk Processor Farm's MaxWorkTags).
+    pub max_tags: usize,
+    /// Largest task and result, in bytes (workers pre-post receives this big).
+    pub max_task_bytes: usize,
+    pub max_result_bytes: usize,
+    pub progress: ProgressMode,
+    /// Seconds between plain progress lines.
+    pub progress_interval: Duration,
+    /// Print the per-worker table and predicted vs measured at the end.
+    pub print_summary: bool,
+    /// The farm fails if nothing at all happens for this long.
+    pub stall_timeout: Duration,
+}
+
+impl Default for FarmConfig {
+    fn default() -> Self {
+        FarmConfig {
+            fanout: 1,
+            max_requests: 10,
+            adaptive: false,
+            end_game: true,
+            reissue_factor: 2.0,
+            max_tags: 4096,
+            max_task_bytes: 1 << 20,
+            max_result_bytes: 1 << 20,
+            progress: ProgressMode::Auto,
+            progress_interval: Duration::from_secs(5),
+            print_summary: true,
+            stall_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+impl FarmConfig {
+    pub(crate) fn check(&self) -> Result<(), crate::FarmError> {
+        let bad = |s: &str| Err(crate::FarmError::Config(s.into()));
+        if self.fanout == 0 || self.max_requests == 0 {
+            return bad("fanout and max_requests must be at least 1");
+        }
+        if self.max_tags == 0 {
+            return bad("max_tags must be at least 1");
+        }
+        if !(self.reissue_factor > 0.0) {
+            return bad("reissue_factor must be positive");
+        }
+        Ok(())
+    }
+    /// Tasks a worker may hold requested or buffered.
+    pub fn max_depth(&self) -> u32 {
+        self.max_requests.saturating_mul(self.fanout)
+    }
+}

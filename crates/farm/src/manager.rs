@@ -1,0 +1,285 @@
+//! The manager side: serves requests in arrival order, round-robin between
+//! the requests waiting, one task per turn; keeps the tag-to-task
+//! dictionary (`Book`); posts each result's receive before sending its task;
+//! hands out copies in the end game; survives lost workers.
+
+use std::time::Instant;
+
+use wanmpi::{ErrorClass, MpiError};
+
+use crate::book::{Book, Demand, Pick, Reply};
+use crate::config::FarmConfig;
+use crate::error::{FarmError, FarmResult};
+use crate::model::FarmModel;
+use crate::progress::Progress;
+use crate::raw::{Op, RawComm};
+use crate::report::{FarmReport, WorkerRow};
+use crate::tags::TagPool;
+use crate::wire::{self, ResultHeader, ResultKind, TaskHeader, WorkerStats};
+use crate::Farm;
+
+/// Worker index `w` is rank `w + 1` of the farm's communicators.
+fn rank_of(w: usize) -> i32 {
+    w as i32 + 1
+}
+
+struct Manager<'c> {
+    cfg: &'c FarmConfig,
+    data: RawComm,
+    ctl: RawComm,
+    book: Book,
+    rows: Vec<WorkerRow>,
+    req_recvs: Vec<(Op, usize)>,
+    stats_recvs: Vec<(Op, usize)>,
+    result_recvs: Vec<(Op, (usize, i32))>,
+    sends: Vec<(Op, usize)>,
+    reissued: u64,
+    requeued: u64,
+}
+
+fn is_proc_failed(e: &MpiError) -> bool {
+    e.class == ErrorClass::ProcFailed
+}
+
+pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data: RawComm, ctl: RawComm, nworkers: usize) -> FarmResult<FarmReport> {
+    let start = Instant::now();
+    let total = farm.total_tasks();
+    let mut m = Manager {
+        cfg,
+        data,
+        ctl,
+        book: Book::new(total, TagPool::new(wire::FIRST_TASK_TAG, cfg.max_tags)),
+        rows: (0..nworkers).map(|w| WorkerRow { rank: rank_of(w), lost: false, accepted: 0, duplicates: 0, taken_over: 0, stats: None }).collect(),
+        req_recvs: vec![],
+        stats_recvs: vec![],
+        result_recvs: vec![],
+        sends: vec![],
+        reissued: 0,
+        requeued: 0,
+    };
+    for w in 0..nworkers {
+        m.post_request_recv(w)?;
+        let s = m.ctl.irecv(WorkerStats::LEN, rank_of(w), wire::STATS_TAG)?;
+        m.stats_recvs.push((s, w));
+    }
+    let mut progress = Progress::new(cfg.progress, total, cfg.progress_interval);
+    let mut backoff = crate::poll::Backoff::new();
+    let mut last_event = Instant::now();
+    loop {
+        let mut events = m.poll(farm)?;
+        events += m.serve(farm)?;
+        progress.update(m.book.done);
+        if m.finished() {
+            break;
+        }
+        if m.rows.iter().all(|r| r.lost) {
+            return Err(FarmError::AllWorkersLost { left: total - m.book.done, total });
+        }
+        if events > 0 {
+            last_event = Instant::now();
+            backoff.reset();
+        } else {
+            if last_event.elapsed() > cfg.stall_timeout {
+                return Err(FarmError::Stalled(cfg.stall_timeout));
+            }
+            backoff.snooze();
+        }
+    }
+    progress.finish();
+    let elapsed_s = start.elapsed().as_secs_f64();
+    // Every worker is done: nobody will send a request any more.
+    for (op, _) in &m.req_recvs {
+        op.cancel();
+    }
+    let mut rest: Vec<(Op, ())> = m.req_recvs.drain(..).map(|(o, _)| (o, ())).collect();
+    rest.extend(m.sends.drain(..).map(|(o, _)| (o, ())));
+    m.ctl.drain(&mut rest, std::time::Duration::from_secs(5));
+    let model = m.model(total);
+    let duplicates_discarded = m.rows.iter().map(|r| r.duplicates).sum();
+    Ok(FarmReport { total_tasks: total, elapsed_s, workers: m.rows, reissued: m.reissued, duplicates_discarded, requeued: m.requeued, model })
+}
+
+impl Manager<'_> {
+    fn post_request_recv(&mut self, w: usize) -> FarmResult<()> {
+        let r = self.ctl.irecv(wire::Request::LEN, rank_of(w), wire::REQUEST_TAG)?;
+        self.req_recvs.push((r, w));
+        Ok(())
+    }
+
+    /// Done when every task has its result, every copy was answered and
+    /// every live worker has reported (so no request is still on its way).
+    fn finished(&self) -> bool {
+        self.book.all_done() && self.book.inflight.is_empty() && self.stats_recvs.is_empty()
+    }
+
+    fn lose(&mut self, w: usize, e: &MpiError) -> FarmResult<()> {
+        if self.rows[w].lost {
+            return Ok(());
+        }
+        eprintln!("farm: worker rank {} lost ({e}); its tasks go to the others", rank_of(w));
+        self.rows[w].lost = true;
+        let back = self.book.worker_lost(w);
+        self.rows[w].taken_over += back;
+        self.requeued += back;
+        // Its operations can never complete; dropping them cancels or frees them.
+        self.req_recvs.retain(|(_, x)| *x != w);
+        self.stats_recvs.retain(|(_, x)| *x != w);
+        self.result_recvs.retain(|(_, (x, _))| *x != w);
+        self.sends.retain(|(_, x)| *x != w);
+        Ok(())
+    }
+
+    /// An MPI error that names a lost worker is survived; others end the farm.
+    fn on_error(&mut self, w: usize, e: MpiError) -> FarmResult<()> {
+        if is_proc_failed(&e) {
+            self.lose(w, &e)
+        } else {
+            Err(e.into())
+        }
+    }
+
+    fn poll<F: Farm + ?Sized>(&mut self, farm: &mut F) -> FarmResult<usize> {
+        let mut n = 0;
+        let now = Instant::now();
+        for (d, w) in self.ctl.test_some(&mut self.req_recvs)? {
+            n += 1;
+            if let Some(e) = d.error {
+                self.on_error(w, e)?;
+                continue;
+            }
+            if d.cancelled {
+                continue;
+            }
+            let Some(r) = wire::Request::parse(&d.buf) else {
+                return Err(FarmError::Protocol { from: d.source, why: "short request".into() });
+            };
+            if r.count > 0 {
+                self.book.demand.push_back(Demand { worker: w, left: r.count, seq: r.seq, since: now });
+            }
+            self.post_request_recv(w)?;
+        }
+        for (d, (w, tag)) in self.data.test_some(&mut self.result_recvs)? {
+            n += 1;
+            if let Some(e) = d.error {
+                self.on_error(w, e)?;
+                continue;
+            }
+            let Some((h, body)) = ResultHeader::parse(&d.buf) else {
+                return Err(FarmError::Protocol { from: d.source, why: format!("result of {} bytes", d.buf.len()) });
+            };
+            match self.book.reply(w, tag, h.kind == ResultKind::Done, Instant::now()) {
+                Reply::First { id, cancel } => {
+                    farm.process_result(id, body);
+                    self.rows[w].accepted += 1;
+                    for other in cancel {
+                        self.rows[other].taken_over += 1;
+                        match self.ctl.isend(wire::emit_cancel(id), rank_of(other), wire::CANCEL_TAG) {
+                            Ok(op) => self.sends.push((op, other)),
+                            Err(e) => self.on_error(other, e)?,
+                        }
+                    }
+                }
+                Reply::Duplicate { .. } => self.rows[w].duplicates += 1,
+                Reply::Dropped { .. } => {}
+                Reply::Unknown => return Err(FarmError::Protocol { from: d.source, why: format!("answer for task {} under tag {tag}, which it does not hold", h.task_id) }),
+            }
+        }
+        for (d, w) in self.ctl.test_some(&mut self.stats_recvs)? {
+            n += 1;
+            match d.error {
+                Some(e) => self.on_error(w, e)?,
+                None => self.rows[w].stats = WorkerStats::parse(&d.buf),
+            }
+        }
+        for (d, w) in self.data.test_some(&mut self.sends)? {
+            if let Some(e) = d.error {
+                self.on_error(w, e)?;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Answers waiting requests, one task per request per turn.
+    fn serve<F: Farm + ?Sized>(&mut self, farm: &mut F) -> FarmResult<usize> {
+        let mut sent = 0;
+        loop {
+            let mut progressed = false;
+            for _ in 0..self.book.demand.len() {
+                let Some(mut d) = self.book.demand.pop_front() else { break };
+                if self.rows[d.worker].lost {
+                    continue;
+                }
+                if self.book.all_done() {
+                    for _ in 0..d.left {
+                        self.send_to(d.worker, wire::NO_TASK_TAG, u64::MAX, &d, &[])?;
+                    }
+                    progressed = true;
+                    continue;
+                }
+                let now = Instant::now();
+                let Some(pick) = self.book.pick_for(d.worker, now, self.cfg.end_game, self.cfg.reissue_factor) else {
+                    self.book.demand.push_back(d);
+                    continue;
+                };
+                let (tag, id, body) = match pick {
+                    Pick::Fresh { id, tag } => {
+                        let body = farm.create_task(id);
+                        if body.len() > self.cfg.max_task_bytes {
+                            return Err(FarmError::TaskTooLarge { id, len: body.len(), max: self.cfg.max_task_bytes });
+                        }
+                        self.book.set_body(tag, &body);
+                        (tag, id, body)
+                    }
+                    Pick::Requeued { id, tag } => (tag, id, self.book.inflight.get(&tag).map(|f| f.body.clone()).unwrap_or_default()),
+                    Pick::Reissue { tag } => {
+                        let Some(f) = self.book.inflight.get(&tag) else { continue };
+                        self.reissued += 1;
+                        (tag, f.id, f.body.clone())
+                    }
+                };
+                // The result's receive is posted before its task leaves.
+                let recv = self.data.irecv(self.cfg.max_result_bytes + ResultHeader::LEN, rank_of(d.worker), tag)?;
+                self.result_recvs.push((recv, (d.worker, tag)));
+                self.book.issued(tag, d.worker, now);
+                self.send_to(d.worker, tag, id, &d, &body)?;
+                sent += 1;
+                progressed = true;
+                d.left -= 1;
+                if d.left > 0 {
+                    self.book.demand.push_back(d);
+                }
+            }
+            if !progressed || self.book.demand.is_empty() {
+                return Ok(sent);
+            }
+        }
+    }
+
+    fn send_to(&mut self, w: usize, tag: i32, id: u64, d: &Demand, body: &[u8]) -> FarmResult<()> {
+        let alive = self.rows.iter().filter(|r| !r.lost).count() as u32;
+        let h = TaskHeader { task_id: id, req_seq: d.seq, alive, remaining: self.book.remaining(), queued_us: d.since.elapsed().as_micros().min(u64::MAX as u128) as u64 };
+        match self.data.isend(h.emit_with(body), rank_of(w), tag) {
+            Ok(op) => {
+                self.sends.push((op, w));
+                Ok(())
+            }
+            Err(e) => self.on_error(w, e),
+        }
+    }
+
+    /// The model with what the workers measured (means over live workers).
+    fn model(&self, total: u64) -> Option<FarmModel> {
+        let st: Vec<&WorkerStats> = self.rows.iter().filter_map(|r| r.stats.as_ref()).collect();
+        let rtts: Vec<f64> = st.iter().filter_map(|s| s.mean_rtt()).collect();
+        let tasks: Vec<f64> = st.iter().filter_map(|s| s.mean_task()).collect();
+        if tasks.is_empty() {
+            return None;
+        }
+        let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
+        let rtt = mean(&rtts);
+        let depth = if self.cfg.adaptive { mean(&st.iter().map(|s| s.max_depth as f64).collect::<Vec<_>>()).round().max(1.0) as u32 } else { self.cfg.max_depth() };
+        let mut m = FarmModel::new(rtt, mean(&tasks), depth, self.rows.len() as u32, total);
+        m.result_tail = rtt / 2.0;
+        Some(m)
+    }
+}

@@ -1,0 +1,205 @@
+//! The farm's messages: fixed little-endian headers in front of user bytes.
+//!
+//! Communicator `data` (allow overtaking) carries tasks and results, each
+//! under its task's tag, and NO_TASK answers. Communicator `ctl` carries
+//! requests, cancels and the workers' final statistics.
+
+/// Tags on `data` at or above this name tasks; below are the farm's own.
+pub const NO_TASK_TAG: i32 = 0;
+pub const FIRST_TASK_TAG: i32 = 1;
+
+/// Tags on `ctl`.
+pub const REQUEST_TAG: i32 = 1;
+pub const CANCEL_TAG: i32 = 2;
+pub const STATS_TAG: i32 = 3;
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    b.get(at..at + 8).map(|s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
+}
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    b.get(at..at + 4).map(|s| u32::from_le_bytes(s.try_into().unwrap_or([0; 4])))
+}
+
+/// Worker -> manager: "send me `count` more tasks".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub count: u32,
+    pub seq: u32,
+}
+
+impl Request {
+    pub const LEN: usize = 8;
+    pub fn emit(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(Self::LEN);
+        v.extend_from_slice(&self.count.to_le_bytes());
+        v.extend_from_slice(&self.seq.to_le_bytes());
+        v
+    }
+    pub fn parse(b: &[u8]) -> Option<Request> {
+        Some(Request { count: u32_at(b, 0)?, seq: u32_at(b, 4)? })
+    }
+}
+
+/// Manager -> worker, in front of a task's bytes (and alone in NO_TASK).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskHeader {
+    pub task_id: u64,
+    /// The request this task answers (for the worker's RTT sample).
+    pub req_seq: u32,
+    /// Workers still alive (for the end game).
+    pub alive: u32,
+    /// Tasks not yet handed out (for the end game).
+    pub remaining: u64,
+    /// Time the request waited at the manager for a task, in microseconds:
+    /// the worker subtracts it so its RTT sample is the round trip.
+    pub queued_us: u64,
+}
+
+impl TaskHeader {
+    pub const LEN: usize = 32;
+    pub fn emit_with(&self, body: &[u8]) -> Vec<u8> {
+        let mut v = Vec::with_capacity(Self::LEN + body.len());
+        v.extend_from_slice(&self.task_id.to_le_bytes());
+        v.extend_from_slice(&self.req_seq.to_le_bytes());
+        v.extend_from_slice(&self.alive.to_le_bytes());
+        v.extend_from_slice(&self.remaining.to_le_bytes());
+        v.extend_from_slice(&self.queued_us.to_le_bytes());
+        v.extend_from_slice(body);
+        v
+    }
+    pub fn parse(b: &[u8]) -> Option<(TaskHeader, &[u8])> {
+        let h = TaskHeader { task_id: u64_at(b, 0)?, req_seq: u32_at(b, 8)?, alive: u32_at(b, 12)?, remaining: u64_at(b, 16)?, queued_us: u64_at(b, 24)? };
+        Some((h, &b[Self::LEN..]))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultKind {
+    /// The task was computed; the bytes are its result.
+    Done = 0,
+    /// The worker dropped the task unstarted (cancelled, or the farm ended).
+    Dropped = 1,
+}
+
+/// Worker -> manager, in front of a result's bytes. Every task copy a worker
+/// receives gets exactly one of these back, so the manager knows when a tag
+/// is free again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultHeader {
+    pub task_id: u64,
+    pub kind: ResultKind,
+    pub task_ns: u64,
+}
+
+impl ResultHeader {
+    pub const LEN: usize = 24;
+    pub fn emit_with(&self, body: &[u8]) -> Vec<u8> {
+        let mut v = Vec::with_capacity(Self::LEN + body.len());
+        v.extend_from_slice(&self.task_id.to_le_bytes());
+        v.extend_from_slice(&(self.kind as u32).to_le_bytes());
+        v.extend_from_slice(&0u32.to_le_bytes());
+        v.extend_from_slice(&self.task_ns.to_le_bytes());
+        v.extend_from_slice(body);
+        v
+    }
+    pub fn parse(b: &[u8]) -> Option<(ResultHeader, &[u8])> {
+        let kind = match u32_at(b, 8)? {
+            0 => ResultKind::Done,
+            1 => ResultKind::Dropped,
+            _ => return None,
+        };
+        let h = ResultHeader { task_id: u64_at(b, 0)?, kind, task_ns: u64_at(b, 16)? };
+        Some((h, &b[Self::LEN..]))
+    }
+}
+
+/// Manager -> worker on `ctl`: another copy of this task has its result.
+pub fn emit_cancel(task_id: u64) -> Vec<u8> {
+    task_id.to_le_bytes().to_vec()
+}
+pub fn parse_cancel(b: &[u8]) -> Option<u64> {
+    u64_at(b, 0)
+}
+
+/// Worker -> manager on `ctl` at the end: what the worker saw.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WorkerStats {
+    pub tasks_done: u64,
+    pub tasks_dropped: u64,
+    pub requests: u64,
+    pub idle_s: f64,
+    pub busy_s: f64,
+    pub rtt_sum_s: f64,
+    pub rtt_samples: u64,
+    pub final_depth: u64,
+    pub max_depth: u64,
+}
+
+impl WorkerStats {
+    pub const LEN: usize = 72;
+    pub fn emit(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(Self::LEN);
+        for x in [self.tasks_done, self.tasks_dropped, self.requests] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        for x in [self.idle_s, self.busy_s, self.rtt_sum_s] {
+            v.extend_from_slice(&x.to_bits().to_le_bytes());
+        }
+        for x in [self.rtt_samples, self.final_depth, self.max_depth] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v
+    }
+    pub fn parse(b: &[u8]) -> Option<WorkerStats> {
+        let f = |i| u64_at(b, i).map(f64::from_bits);
+        Some(WorkerStats {
+            tasks_done: u64_at(b, 0)?,
+            tasks_dropped: u64_at(b, 8)?,
+            requests: u64_at(b, 16)?,
+            idle_s: f(24)?,
+            busy_s: f(32)?,
+            rtt_sum_s: f(40)?,
+            rtt_samples: u64_at(b, 48)?,
+            final_depth: u64_at(b, 56)?,
+            max_depth: u64_at(b, 64)?,
+        })
+    }
+    pub fn mean_rtt(&self) -> Option<f64> {
+        (self.rtt_samples > 0).then(|| self.rtt_sum_s / self.rtt_samples as f64)
+    }
+    pub fn mean_task(&self) -> Option<f64> {
+        (self.tasks_done > 0).then(|| self.busy_s / self.tasks_done as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_round_trip() {
+        let h = TaskHeader { task_id: 7, req_seq: 3, alive: 5, remaining: 99, queued_us: 12 };
+        let b = h.emit_with(b"abc");
+        assert_eq!(b.len(), TaskHeader::LEN + 3);
+        assert_eq!(TaskHeader::parse(&b), Some((h, &b"abc"[..])));
+        let r = ResultHeader { task_id: u64::MAX, kind: ResultKind::Dropped, task_ns: 5 };
+        let b = r.emit_with(&[]);
+        assert_eq!(ResultHeader::parse(&b), Some((r, &[][..])));
+        let q = Request { count: 10, seq: 4 };
+        assert_eq!(Request::parse(&q.emit()), Some(q));
+        let s = WorkerStats { tasks_done: 3, idle_s: 1.5, rtt_samples: 2, rtt_sum_s: 0.5, max_depth: 9, ..Default::default() };
+        assert_eq!(s.emit().len(), WorkerStats::LEN);
+        assert_eq!(WorkerStats::parse(&s.emit()), Some(s));
+        assert_eq!(parse_cancel(&emit_cancel(42)), Some(42));
+    }
+
+    #[test]
+    fn short_or_bad_input_is_rejected() {
+        assert_eq!(TaskHeader::parse(&[0; 31]), None);
+        assert_eq!(Request::parse(&[1, 2, 3]), None);
+        let mut b = ResultHeader { task_id: 1, kind: ResultKind::Done, task_ns: 0 }.emit_with(&[]);
+        b[8] = 9;
+        assert_eq!(ResultHeader::parse(&b), None);
+        assert_eq!(WorkerStats::parse(&[0; 71]), None);
+    }
+}
