@@ -137,7 +137,7 @@ impl SctpTransport {
     }
 
     fn on_comm_up(&mut self, rank: PeerId, assoc: u32) {
-        self.configure_association(assoc);
+        self.configure_association(rank, assoc);
         if let Some(Some(p)) = self.peers.get_mut(rank as usize) {
             p.assoc = Some(assoc);
             p.closed = false;

@@ -201,11 +201,11 @@ impl SctpTransport {
     /// Per-association parameters that AF_CONN does not take from the
     /// socket defaults: path MTU (usrsctp starts AF_CONN at 1280),
     /// heartbeats and the path retransmission limit.
-    pub(crate) fn configure_association(&self, assoc: u32) {
-        let Some(s) = self.sock.as_ref() else { return };
+    pub(crate) fn configure_association(&self, rank: PeerId, assoc: u32) {
+        let (Some(s), Some(Some(peer))) = (self.sock.as_ref(), self.peers.get(rank as usize)) else { return };
         let o = &self.opts;
         let hb = if o.heartbeat_ms > 0 { sys::SPP_HB_ENABLE } else { sys::SPP_HB_DISABLE };
-        let p = sys::sctp_paddrparams {
+        let mut p = sys::sctp_paddrparams {
             spp_assoc_id: assoc,
             spp_hbinterval: o.heartbeat_ms,
             spp_pathmtu: o.path_mtu,
@@ -213,8 +213,14 @@ impl SctpTransport {
             spp_pathmaxrxt: o.max_retrans,
             ..Default::default()
         };
+        // usrsctp wants the path's own address (EAFNOSUPPORT for an empty one).
+        let conn = crate::sock::conn_addr(peer.link.token, peer.sctp_port);
+        // SAFETY: sockaddr_conn (16 bytes) fits in sockaddr_storage (128).
+        unsafe {
+            std::ptr::write_unaligned((&mut p.spp_address as *mut libc::sockaddr_storage).cast::<sys::sockaddr_conn>(), conn)
+        };
         // A refusal leaves usrsctp's defaults, which still work; counters()
-        // shows the MTU in use.
+        // shows the MTU in use and the tests check heartbeats.
         let _ = s.set_sctp(sys::SCTP_PEER_ADDR_PARAMS, &p, "SCTP_PEER_ADDR_PARAMS");
     }
 }

@@ -18,7 +18,7 @@ pub(crate) struct Recvd {
     pub info: Option<sys::sctp_rcvinfo>,
 }
 
-fn conn_addr(token: usize, port: u16) -> sys::sockaddr_conn {
+pub(crate) fn conn_addr(token: usize, port: u16) -> sys::sockaddr_conn {
     sys::sockaddr_conn {
         sconn_family: sys::AF_CONN as u16,
         sconn_port: port.to_be(),

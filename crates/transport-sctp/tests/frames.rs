@@ -21,6 +21,7 @@ fn two_ranks_exchange_frames_in_order_on_every_stream() {
         }
         let got = recv_n(&mut t, (per_stream * 10) as usize, Duration::from_secs(30));
         // Nobody shuts down before the other has received everything.
+        drain(&mut t);
         done.wait();
         t.shutdown(Duration::from_secs(5)).unwrap();
         (me, got)
@@ -54,6 +55,7 @@ fn three_ranks_all_to_all_with_self_send() {
         let got = recv_n(&mut t, (count * n) as usize, Duration::from_secs(30));
         let counters = t.counters();
         // Nobody shuts down before everybody has received everything.
+        drain(&mut t);
         done.wait();
         t.shutdown(Duration::from_secs(5)).unwrap();
         (me, got, counters)

@@ -17,10 +17,20 @@ pub fn run_ranks<R: Send + 'static>(
     opts: SctpOptions,
     body: impl Fn(SctpTransport) -> R + Send + Sync + Clone + 'static,
 ) -> Vec<R> {
+    run_ranks_with(n, move |_| opts.clone(), body)
+}
+
+/// Like `run_ranks`, with options chosen per rank.
+pub fn run_ranks_with<R: Send + 'static>(
+    n: u32,
+    opts_for: impl Fn(u32) -> SctpOptions,
+    body: impl Fn(SctpTransport) -> R + Send + Sync + Clone + 'static,
+) -> Vec<R> {
     let handles: Vec<_> = local_kv_world(n)
         .into_iter()
-        .map(|mut kv| {
-            let opts = opts.clone();
+        .enumerate()
+        .map(|(r, mut kv)| {
+            let opts = opts_for(r as u32);
             let body = body.clone();
             std::thread::spawn(move || {
                 let t = SctpTransport::connect(&mut kv, SECRET, opts).expect("connect");
@@ -101,4 +111,15 @@ pub fn seq_of(bytes: &[u8]) -> u32 {
 /// Options for tests: fast heartbeats off by default, short timeouts.
 pub fn test_opts(streams: u16) -> SctpOptions {
     SctpOptions { streams, connect_timeout: Duration::from_secs(20), ..SctpOptions::default() }
+}
+
+/// Drives the transport until everything it sent is acknowledged (bounded),
+/// so a rank can stop servicing it (e.g. wait at a barrier) without
+/// stalling its peers.
+pub fn drain(t: &mut SctpTransport) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while t.flush().expect("flush") {
+        assert!(Instant::now() < deadline, "data still in flight after 30 s");
+        t.wait(Duration::from_millis(5)).expect("wait");
+    }
 }

@@ -1,0 +1,113 @@
+//! A peer that vanishes is reported as PeerLost (heartbeats), a peer with
+//! the wrong secret never gets a frame through, and stray datagrams are
+//! ignored.
+
+mod common;
+use common::*;
+use std::net::UdpSocket;
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+use wanmpi_bootstrap::{local_kv_world, KeyValue};
+use wanmpi_transport::{Incoming, Transport};
+use wanmpi_transport_sctp::{SctpOptions, SctpTransport};
+
+fn fast_failure_opts() -> SctpOptions {
+    SctpOptions {
+        heartbeat_ms: 100,
+        rto_min_ms: 50,
+        rto_initial_ms: 100,
+        rto_max_ms: 200,
+        max_retrans: 3,
+        ..test_opts(2)
+    }
+}
+
+#[test]
+fn vanished_peer_is_reported_lost_by_heartbeats() {
+    let gate = Arc::new(Barrier::new(2));
+    let results = run_ranks(2, fast_failure_opts(), move |mut t| {
+        gate.wait();
+        if t.rank() == 1 {
+            t.simulate_crash();
+            return None;
+        }
+        let start = Instant::now();
+        let mut lost = None;
+        while lost.is_none() && start.elapsed() < Duration::from_secs(20) {
+            t.poll_recv(&mut |ev| {
+                if let Incoming::PeerLost { peer, reason } = ev {
+                    lost = Some((peer, reason));
+                }
+            })
+            .unwrap();
+            t.wait(Duration::from_millis(20)).unwrap();
+        }
+        let counters = t.counters();
+        eprintln!("{counters}");
+        let after = t.try_send(1, 0, &[b"late"]);
+        Some((lost, start.elapsed(), after.is_err(), counters.stack.heartbeat_timeouts))
+    });
+    let (lost, took, send_fails, hb_timeouts) = results[0].clone().unwrap();
+    assert!(hb_timeouts > 0, "the loss was not noticed by heartbeats");
+    let (peer, reason) = lost.expect("no PeerLost within 20 s");
+    assert_eq!(peer, 1);
+    assert!(reason.contains("lost"), "{reason}");
+    assert!(send_fails, "sending to a lost peer must fail");
+    eprintln!("vanished peer detected after {took:?}: {reason}");
+}
+
+#[test]
+fn wrong_secret_fails_setup_on_both_sides() {
+    let errors = Arc::new(Mutex::new(vec![]));
+    let hs: Vec<_> = local_kv_world(2)
+        .into_iter()
+        .map(|mut kv| {
+            let errors = errors.clone();
+            std::thread::spawn(move || {
+                let secret = if kv.rank() == 0 { SECRET } else { [1u8; 32] };
+                let opts = SctpOptions { connect_timeout: Duration::from_secs(5), ..fast_failure_opts() };
+                match SctpTransport::connect(&mut kv, secret, opts) {
+                    Ok(_) => errors.lock().unwrap().push(None),
+                    Err(e) => errors.lock().unwrap().push(Some(e.to_string())),
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    let errors = errors.lock().unwrap();
+    assert_eq!(errors.len(), 2);
+    assert!(errors.iter().all(|e| e.is_some()), "a rank with the wrong secret got through: {errors:?}");
+    assert!(errors.iter().flatten().any(|e| e.contains("secret")), "{errors:?}");
+}
+
+#[test]
+fn datagrams_from_unknown_sources_are_ignored() {
+    let gate = Arc::new(Barrier::new(2));
+    let results = run_ranks(2, test_opts(2), move |mut t| {
+        let me = t.rank();
+        if me == 1 {
+            // Garbage and a replayed-looking SCTP header from a stranger.
+            let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let target = t.local_addr().unwrap();
+            for i in 0..50u8 {
+                let _ = stranger.send_to(&[i; 64], target);
+            }
+        }
+        gate.wait();
+        if me == 0 {
+            send(&mut t, 1, 1, &frame(0, 1, 0, 500));
+        }
+        let got = if me == 1 { recv_n(&mut t, 1, Duration::from_secs(10)) } else { vec![] };
+        let counters = t.counters();
+        drain(&mut t);
+        gate.wait();
+        t.shutdown(Duration::from_secs(5)).unwrap();
+        (got, counters)
+    });
+    let (got, counters) = &results[1];
+    assert_eq!(got[0].bytes, frame(0, 1, 0, 500));
+    let from0 = counters.peer(0).unwrap();
+    assert!(from0.datagrams_in < 50, "stranger datagrams counted as the peer's: {}", from0.datagrams_in);
+}
