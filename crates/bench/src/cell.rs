@@ -67,7 +67,10 @@ pub fn foreign_command(imp: &Implementation, hosts: &[Host], agent: &Path, progr
         }
         Implementation::Mpich => {
             c.args(["mpirun.mpich", "-launcher", "ssh", "-launcher-exec", &agent.display().to_string()]);
-            c.args(["-hosts", &names.join(","), "-n", &np]);
+            // -localhost: the proxies call back to mpiexec by this name, which
+            // the hosts files resolve to the first host (the machine's own
+            // name resolves to each host's own address).
+            c.args(["-localhost", first, "-hosts", &names.join(","), "-n", &np]);
             // Debian's MPICH is ch4:ucx: TCP on the emulated device only, no
             // shared memory between namespaces of one machine.
             c.args(["-genv", "UCX_TLS", "tcp,self", "-genv", "UCX_NET_DEVICES", "tun0"]);

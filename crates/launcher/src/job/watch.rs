@@ -55,7 +55,10 @@ impl<'a> Watch<'a> {
     }
 
     fn say(&mut self, msg: String) {
-        eprintln!("mpirun: {msg}");
+        // A program that captures the output reads the messages from the outcome.
+        if self.spec.output == crate::spec::OutputMode::Forward {
+            eprintln!("mpirun: {msg}");
+        }
         self.messages.push(msg);
     }
 
