@@ -105,11 +105,11 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(comm: c_int, split_type: c_int, ke
             }
             t => return fail(ErrorClass::Arg, format!("split type {t} is not supported (only MPI_COMM_TYPE_SHARED)")),
         };
-        PMPI_Comm_split_inner(comm, color, key, newcomm)
+        split_inner(comm, color, key, newcomm)
     })
 }
 
-unsafe fn PMPI_Comm_split_inner(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> R<()> {
+unsafe fn split_inner(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> R<()> {
     let o = out(newcomm, "newcomm")?;
     *o = match rt()?.comm_split(comm_id(comm)?, color, key)? {
         Some(c) => adopt(comm, c, false)?,

@@ -1,0 +1,644 @@
+/*
+ * mpi.h — the C interface of wanmpi, an MPI library for wide-area networks.
+ *
+ * Written for wanmpi. It follows the MPICH ABI (the one shared by MPICH,
+ * Intel MPI, MVAPICH and Cray MPT): handles are ints with MPICH's values and
+ * bit layout, MPI_Status has MPICH's five-int layout, and the special
+ * pointers have MPICH's values, so programs compiled against MPICH's header
+ * run on libmpi.so.12 from wanmpi without recompiling. wanmpi is not MPICH:
+ * MPICH_NAME/MPICH_VERSION are deliberately not defined.
+ *
+ * Every function exists as PMPI_name and as a weak MPI_name alias (the
+ * profiling interface). Functions listed under "not supported" at the end
+ * return MPI_ERR_UNSUPPORTED_OPERATION; see docs/c-api.md.
+ */
+#ifndef WANMPI_MPI_H
+#define WANMPI_MPI_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION    3
+#define MPI_SUBVERSION 1
+/* Our identification: "wanmpi" and its version as a number (major*10000 + minor*100 + patch). */
+#define WANMPI 1
+#define WANMPI_VERSION "0.1.0"
+#define WANMPI_NUMVERSION 100
+
+/* ---- basic types ---- */
+typedef long MPI_Aint;
+typedef long MPI_Count;
+typedef long MPI_Offset;
+typedef int MPI_Fint;
+
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Request;
+typedef int MPI_Message;
+typedef int MPI_Errhandler;
+typedef int MPI_Info;
+typedef int MPI_Win;
+typedef struct wanmpi_file_s *MPI_File;
+
+typedef struct MPI_Status {
+    int count_lo;
+    int count_hi_and_cancelled;
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+} MPI_Status;
+
+/* ---- null and predefined handles (MPICH values) ---- */
+#define MPI_COMM_NULL       ((MPI_Comm)0x04000000)
+#define MPI_OP_NULL         ((MPI_Op)0x18000000)
+#define MPI_GROUP_NULL      ((MPI_Group)0x08000000)
+#define MPI_DATATYPE_NULL   ((MPI_Datatype)0x0c000000)
+#define MPI_REQUEST_NULL    ((MPI_Request)0x2c000000)
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0x14000000)
+#define MPI_MESSAGE_NULL    ((MPI_Message)0x2c000000)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x6c000000)
+#define MPI_INFO_NULL       ((MPI_Info)0x1c000000)
+#define MPI_INFO_ENV        ((MPI_Info)0x5c000001)
+#define MPI_WIN_NULL        ((MPI_Win)0x20000000)
+#define MPI_FILE_NULL       ((MPI_File)0)
+
+#define MPI_COMM_WORLD ((MPI_Comm)0x44000000)
+#define MPI_COMM_SELF  ((MPI_Comm)0x44000001)
+#define MPI_GROUP_EMPTY ((MPI_Group)0x48000000)
+
+/* Datatypes: bits 8-15 of a builtin datatype handle hold its size. */
+#define MPI_CHAR               ((MPI_Datatype)0x4c000101)
+#define MPI_SIGNED_CHAR        ((MPI_Datatype)0x4c000118)
+#define MPI_UNSIGNED_CHAR      ((MPI_Datatype)0x4c000102)
+#define MPI_BYTE               ((MPI_Datatype)0x4c00010d)
+#define MPI_WCHAR              ((MPI_Datatype)0x4c00040e)
+#define MPI_SHORT              ((MPI_Datatype)0x4c000203)
+#define MPI_UNSIGNED_SHORT     ((MPI_Datatype)0x4c000204)
+#define MPI_INT                ((MPI_Datatype)0x4c000405)
+#define MPI_UNSIGNED           ((MPI_Datatype)0x4c000406)
+#define MPI_LONG               ((MPI_Datatype)0x4c000807)
+#define MPI_UNSIGNED_LONG      ((MPI_Datatype)0x4c000808)
+#define MPI_FLOAT              ((MPI_Datatype)0x4c00040a)
+#define MPI_DOUBLE             ((MPI_Datatype)0x4c00080b)
+#define MPI_LONG_DOUBLE        ((MPI_Datatype)0x4c00100c)
+#define MPI_LONG_LONG_INT      ((MPI_Datatype)0x4c000809)
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)0x4c000819)
+#define MPI_LONG_LONG          MPI_LONG_LONG_INT
+#define MPI_PACKED             ((MPI_Datatype)0x4c00010f)
+#define MPI_LB                 ((MPI_Datatype)0x4c000010)
+#define MPI_UB                 ((MPI_Datatype)0x4c000011)
+#define MPI_FLOAT_INT          ((MPI_Datatype)0x8c000000)
+#define MPI_DOUBLE_INT         ((MPI_Datatype)0x8c000001)
+#define MPI_LONG_INT           ((MPI_Datatype)0x8c000002)
+#define MPI_SHORT_INT          ((MPI_Datatype)0x8c000003)
+#define MPI_2INT               ((MPI_Datatype)0x4c000816)
+#define MPI_LONG_DOUBLE_INT    ((MPI_Datatype)0x8c000004)
+#define MPI_INT8_T             ((MPI_Datatype)0x4c000137)
+#define MPI_INT16_T            ((MPI_Datatype)0x4c000238)
+#define MPI_INT32_T            ((MPI_Datatype)0x4c000439)
+#define MPI_INT64_T            ((MPI_Datatype)0x4c00083a)
+#define MPI_UINT8_T            ((MPI_Datatype)0x4c00013b)
+#define MPI_UINT16_T           ((MPI_Datatype)0x4c00023c)
+#define MPI_UINT32_T           ((MPI_Datatype)0x4c00043d)
+#define MPI_UINT64_T           ((MPI_Datatype)0x4c00083e)
+#define MPI_C_BOOL                ((MPI_Datatype)0x4c00013f)
+#define MPI_C_FLOAT_COMPLEX       ((MPI_Datatype)0x4c000840)
+#define MPI_C_COMPLEX             MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX      ((MPI_Datatype)0x4c001041)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002042)
+#define MPI_AINT               ((MPI_Datatype)0x4c000843)
+#define MPI_OFFSET             ((MPI_Datatype)0x4c000844)
+#define MPI_COUNT              ((MPI_Datatype)0x4c000845)
+#define MPI_CXX_BOOL                ((MPI_Datatype)0x4c000133)
+#define MPI_CXX_FLOAT_COMPLEX       ((MPI_Datatype)0x4c000834)
+#define MPI_CXX_DOUBLE_COMPLEX      ((MPI_Datatype)0x4c001035)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002036)
+/* Fortran types with a C twin (handled as that twin). */
+#define MPI_INTEGER            ((MPI_Datatype)0x4c00041b)
+#define MPI_REAL               ((MPI_Datatype)0x4c00041c)
+#define MPI_DOUBLE_PRECISION   ((MPI_Datatype)0x4c00081f)
+#define MPI_CHARACTER          ((MPI_Datatype)0x4c00011a)
+#define MPI_COMPLEX            ((MPI_Datatype)0x4c00081e)
+#define MPI_DOUBLE_COMPLEX     ((MPI_Datatype)0x4c001022)
+#define MPI_2INTEGER           ((MPI_Datatype)0x4c000820)
+#define MPI_LOGICAL            ((MPI_Datatype)0x4c00041d)
+#define MPI_REAL4              ((MPI_Datatype)0x4c000427)
+#define MPI_REAL8              ((MPI_Datatype)0x4c000829)
+#define MPI_COMPLEX8           ((MPI_Datatype)0x4c000828)
+#define MPI_COMPLEX16          ((MPI_Datatype)0x4c00102a)
+#define MPI_INTEGER1           ((MPI_Datatype)0x4c00012d)
+#define MPI_INTEGER2           ((MPI_Datatype)0x4c00022f)
+#define MPI_INTEGER4           ((MPI_Datatype)0x4c000430)
+#define MPI_INTEGER8           ((MPI_Datatype)0x4c000831)
+
+#define MPI_MAX     ((MPI_Op)0x58000001)
+#define MPI_MIN     ((MPI_Op)0x58000002)
+#define MPI_SUM     ((MPI_Op)0x58000003)
+#define MPI_PROD    ((MPI_Op)0x58000004)
+#define MPI_LAND    ((MPI_Op)0x58000005)
+#define MPI_BAND    ((MPI_Op)0x58000006)
+#define MPI_LOR     ((MPI_Op)0x58000007)
+#define MPI_BOR     ((MPI_Op)0x58000008)
+#define MPI_LXOR    ((MPI_Op)0x58000009)
+#define MPI_BXOR    ((MPI_Op)0x5800000a)
+#define MPI_MINLOC  ((MPI_Op)0x5800000b)
+#define MPI_MAXLOC  ((MPI_Op)0x5800000c)
+#define MPI_REPLACE ((MPI_Op)0x5800000d)
+#define MPI_NO_OP   ((MPI_Op)0x5800000e)
+
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x54000000)
+#define MPI_ERRORS_RETURN    ((MPI_Errhandler)0x54000001)
+#define MPI_ERRORS_ABORT     ((MPI_Errhandler)0x54000003)
+
+/* Predefined attribute keys: their values are pointers to int. */
+#define MPI_TAG_UB          0x64400001
+#define MPI_HOST            0x64400003
+#define MPI_IO              0x64400005
+#define MPI_WTIME_IS_GLOBAL 0x64400007
+#define MPI_UNIVERSE_SIZE   0x64400009
+#define MPI_LASTUSEDCODE    0x6440000b
+#define MPI_APPNUM          0x6440000d
+#define MPI_KEYVAL_INVALID  0x24000000
+
+/* ---- constants ---- */
+#define MPI_IDENT     0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR   2
+#define MPI_UNEQUAL   3
+
+#define MPI_MAX_PROCESSOR_NAME         128
+#define MPI_MAX_LIBRARY_VERSION_STRING 8192
+#define MPI_MAX_ERROR_STRING           512
+#define MPI_MAX_PORT_NAME              256
+#define MPI_MAX_OBJECT_NAME            128
+#define MPI_MAX_INFO_KEY               255
+#define MPI_MAX_INFO_VAL               1024
+
+#define MPI_UNDEFINED   (-32766)
+#define MPI_PROC_NULL   (-1)
+#define MPI_ANY_SOURCE  (-2)
+#define MPI_ROOT        (-3)
+#define MPI_ANY_TAG     (-1)
+#define MPI_BSEND_OVERHEAD 96
+
+#define MPI_BOTTOM          ((void *)0)
+#define MPI_IN_PLACE        ((void *)-1)
+#define MPI_STATUS_IGNORE   ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)1)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+#define MPI_ARGV_NULL       ((char **)0)
+#define MPI_ARGVS_NULL      ((char ***)0)
+
+#define MPI_THREAD_SINGLE     0
+#define MPI_THREAD_FUNNELED   1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE   3
+
+#define MPI_GRAPH      1
+#define MPI_CART       2
+#define MPI_DIST_GRAPH 3
+
+#define MPI_COMM_TYPE_SHARED 1
+
+#define MPI_COMBINER_NAMED          1
+#define MPI_COMBINER_DUP            2
+#define MPI_COMBINER_CONTIGUOUS     3
+#define MPI_COMBINER_VECTOR         4
+#define MPI_COMBINER_HVECTOR        6
+#define MPI_COMBINER_INDEXED        7
+#define MPI_COMBINER_HINDEXED       9
+#define MPI_COMBINER_INDEXED_BLOCK  10
+#define MPI_COMBINER_STRUCT         12
+#define MPI_COMBINER_SUBARRAY       13
+#define MPI_COMBINER_DARRAY         14
+#define MPI_COMBINER_RESIZED        18
+#define MPI_COMBINER_HINDEXED_BLOCK 19
+
+/* ---- error classes (MPICH numbers) ---- */
+#define MPI_SUCCESS          0
+#define MPI_ERR_BUFFER       1
+#define MPI_ERR_COUNT        2
+#define MPI_ERR_TYPE         3
+#define MPI_ERR_TAG          4
+#define MPI_ERR_COMM         5
+#define MPI_ERR_RANK         6
+#define MPI_ERR_ROOT         7
+#define MPI_ERR_GROUP        8
+#define MPI_ERR_OP           9
+#define MPI_ERR_TOPOLOGY     10
+#define MPI_ERR_DIMS         11
+#define MPI_ERR_ARG          12
+#define MPI_ERR_UNKNOWN      13
+#define MPI_ERR_TRUNCATE     14
+#define MPI_ERR_OTHER        15
+#define MPI_ERR_INTERN       16
+#define MPI_ERR_IN_STATUS    17
+#define MPI_ERR_PENDING      18
+#define MPI_ERR_REQUEST      19
+#define MPI_ERR_ACCESS       20
+#define MPI_ERR_AMODE        21
+#define MPI_ERR_BAD_FILE     22
+#define MPI_ERR_CONVERSION   23
+#define MPI_ERR_DUP_DATAREP  24
+#define MPI_ERR_FILE_EXISTS  25
+#define MPI_ERR_FILE_IN_USE  26
+#define MPI_ERR_FILE         27
+#define MPI_ERR_INFO         28
+#define MPI_ERR_INFO_KEY     29
+#define MPI_ERR_INFO_VALUE   30
+#define MPI_ERR_INFO_NOKEY   31
+#define MPI_ERR_IO           32
+#define MPI_ERR_NAME         33
+#define MPI_ERR_NO_MEM       34
+#define MPI_ERR_NOT_SAME     35
+#define MPI_ERR_NO_SPACE     36
+#define MPI_ERR_NO_SUCH_FILE 37
+#define MPI_ERR_PORT         38
+#define MPI_ERR_QUOTA        39
+#define MPI_ERR_READ_ONLY    40
+#define MPI_ERR_SERVICE      41
+#define MPI_ERR_SPAWN        42
+#define MPI_ERR_UNSUPPORTED_DATAREP   43
+#define MPI_ERR_UNSUPPORTED_OPERATION 44
+#define MPI_ERR_WIN          45
+#define MPI_ERR_BASE         46
+#define MPI_ERR_LOCKTYPE     47
+#define MPI_ERR_KEYVAL       48
+#define MPI_ERR_RMA_CONFLICT 49
+#define MPI_ERR_RMA_SYNC     50
+#define MPI_ERR_SIZE         51
+#define MPI_ERR_DISP         52
+#define MPI_ERR_ASSERT       53
+#define MPI_ERR_PROC_ABORTED 76
+#define MPIX_ERR_PROC_FAILED 101
+#define MPI_ERR_LASTCODE     0x3fffffff
+
+/* ---- callback types ---- */
+typedef void (MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef void (MPI_Handler_function)(MPI_Comm *comm, int *code, ...);
+typedef int (MPI_Comm_copy_attr_function)(MPI_Comm oldcomm, int keyval, void *extra_state,
+                                          void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int (MPI_Comm_delete_attr_function)(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+typedef int (MPI_Copy_function)(MPI_Comm oldcomm, int keyval, void *extra_state,
+                                void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int (MPI_Delete_function)(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+
+int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+                void *attribute_val_out, int *flag);
+#define MPI_NULL_COPY_FN        ((MPI_Copy_function *)0)
+#define MPI_NULL_DELETE_FN      ((MPI_Delete_function *)0)
+#define MPI_DUP_FN              MPIR_Dup_fn
+#define MPI_COMM_NULL_COPY_FN   ((MPI_Comm_copy_attr_function *)0)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
+#define MPI_COMM_DUP_FN         ((MPI_Comm_copy_attr_function *)MPI_DUP_FN)
+
+/* Handle conversion to and from Fortran: handles are ints already. */
+#define MPI_Comm_c2f(h)  ((MPI_Fint)(h))
+#define MPI_Comm_f2c(h)  ((MPI_Comm)(h))
+#define MPI_Type_c2f(h)  ((MPI_Fint)(h))
+#define MPI_Type_f2c(h)  ((MPI_Datatype)(h))
+#define MPI_Group_c2f(h) ((MPI_Fint)(h))
+#define MPI_Group_f2c(h) ((MPI_Group)(h))
+#define MPI_Op_c2f(h)    ((MPI_Fint)(h))
+#define MPI_Op_f2c(h)    ((MPI_Op)(h))
+#define MPI_Request_c2f(h) ((MPI_Fint)(h))
+#define MPI_Request_f2c(h) ((MPI_Request)(h))
+#define MPI_Info_c2f(h)  ((MPI_Fint)(h))
+#define MPI_Info_f2c(h)  ((MPI_Info)(h))
+#define MPI_Errhandler_c2f(h) ((MPI_Fint)(h))
+#define MPI_Errhandler_f2c(h) ((MPI_Errhandler)(h))
+
+/* ---- functions: each declared as MPI_name and PMPI_name ---- */
+#define WANMPI_FN(ret, name, params) ret MPI_##name params; ret PMPI_##name params;
+
+/* Environment (chapter 8) */
+WANMPI_FN(int, Init, (int *argc, char ***argv))
+WANMPI_FN(int, Init_thread, (int *argc, char ***argv, int required, int *provided))
+WANMPI_FN(int, Initialized, (int *flag))
+WANMPI_FN(int, Finalize, (void))
+WANMPI_FN(int, Finalized, (int *flag))
+WANMPI_FN(int, Abort, (MPI_Comm comm, int errorcode))
+WANMPI_FN(int, Query_thread, (int *provided))
+WANMPI_FN(int, Is_thread_main, (int *flag))
+WANMPI_FN(int, Get_version, (int *version, int *subversion))
+WANMPI_FN(int, Get_library_version, (char *version, int *resultlen))
+WANMPI_FN(int, Get_processor_name, (char *name, int *resultlen))
+WANMPI_FN(double, Wtime, (void))
+WANMPI_FN(double, Wtick, (void))
+WANMPI_FN(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
+WANMPI_FN(int, Free_mem, (void *base))
+WANMPI_FN(int, Pcontrol, (const int level, ...))
+WANMPI_FN(int, Error_string, (int errorcode, char *string, int *resultlen))
+WANMPI_FN(int, Error_class, (int errorcode, int *errorclass))
+WANMPI_FN(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler))
+WANMPI_FN(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
+WANMPI_FN(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
+WANMPI_FN(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+WANMPI_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+WANMPI_FN(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+WANMPI_FN(int, Errhandler_free, (MPI_Errhandler *errhandler))
+
+/* Info (chapter 9) */
+WANMPI_FN(int, Info_create, (MPI_Info *info))
+WANMPI_FN(int, Info_set, (MPI_Info info, const char *key, const char *value))
+WANMPI_FN(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
+WANMPI_FN(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
+WANMPI_FN(int, Info_delete, (MPI_Info info, const char *key))
+WANMPI_FN(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
+WANMPI_FN(int, Info_free, (MPI_Info *info))
+WANMPI_FN(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+WANMPI_FN(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+
+/* Point-to-point (chapter 3) */
+WANMPI_FN(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+WANMPI_FN(int, Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+WANMPI_FN(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+WANMPI_FN(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+WANMPI_FN(int, Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status))
+WANMPI_FN(int, Isend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Issend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Irecv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                          MPI_Comm comm, MPI_Status *status))
+WANMPI_FN(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                                  int source, int recvtag, MPI_Comm comm, MPI_Status *status))
+WANMPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
+WANMPI_FN(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
+WANMPI_FN(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status))
+WANMPI_FN(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status))
+WANMPI_FN(int, Mrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status))
+WANMPI_FN(int, Imrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request))
+WANMPI_FN(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Ssend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Bsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Buffer_attach, (void *buffer, int size))
+WANMPI_FN(int, Buffer_detach, (void *buffer_addr, int *size))
+
+/* Requests */
+WANMPI_FN(int, Wait, (MPI_Request *request, MPI_Status *status))
+WANMPI_FN(int, Test, (MPI_Request *request, int *flag, MPI_Status *status))
+WANMPI_FN(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]))
+WANMPI_FN(int, Testall, (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]))
+WANMPI_FN(int, Waitany, (int count, MPI_Request array_of_requests[], int *index, MPI_Status *status))
+WANMPI_FN(int, Testany, (int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status))
+WANMPI_FN(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
+WANMPI_FN(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
+WANMPI_FN(int, Request_free, (MPI_Request *request))
+WANMPI_FN(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
+WANMPI_FN(int, Cancel, (MPI_Request *request))
+WANMPI_FN(int, Test_cancelled, (const MPI_Status *status, int *flag))
+WANMPI_FN(int, Start, (MPI_Request *request))
+WANMPI_FN(int, Startall, (int count, MPI_Request array_of_requests[]))
+WANMPI_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+WANMPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+WANMPI_FN(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
+WANMPI_FN(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count))
+WANMPI_FN(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count))
+WANMPI_FN(int, Status_set_cancelled, (MPI_Status *status, int flag))
+
+/* Datatypes (chapter 4) */
+WANMPI_FN(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_indexed, (int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                              MPI_Datatype oldtype, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_create_hindexed, (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                                      MPI_Datatype oldtype, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_hindexed, (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                               MPI_Datatype oldtype, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_create_indexed_block, (int count, int blocklength, const int array_of_displacements[],
+                                           MPI_Datatype oldtype, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                            MPI_Datatype oldtype, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_create_struct, (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                                    const MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+WANMPI_FN(int, Type_struct, (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+WANMPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+WANMPI_FN(int, Type_commit, (MPI_Datatype *datatype))
+WANMPI_FN(int, Type_free, (MPI_Datatype *datatype))
+WANMPI_FN(int, Type_size, (MPI_Datatype datatype, int *size))
+WANMPI_FN(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
+WANMPI_FN(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
+WANMPI_FN(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+WANMPI_FN(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent))
+WANMPI_FN(int, Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent))
+WANMPI_FN(int, Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
+WANMPI_FN(int, Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
+WANMPI_FN(int, Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))
+WANMPI_FN(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
+WANMPI_FN(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+WANMPI_FN(int, Type_get_envelope, (MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner))
+WANMPI_FN(int, Type_get_contents, (MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                                   int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]))
+WANMPI_FN(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm))
+WANMPI_FN(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm))
+WANMPI_FN(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
+WANMPI_FN(int, Get_address, (const void *location, MPI_Aint *address))
+WANMPI_FN(int, Address, (void *location, MPI_Aint *address))
+
+/* Collectives and operations (chapter 5) */
+WANMPI_FN(int, Barrier, (MPI_Comm comm))
+WANMPI_FN(int, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
+WANMPI_FN(int, Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+WANMPI_FN(int, Allreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+WANMPI_FN(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+WANMPI_FN(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+WANMPI_FN(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+WANMPI_FN(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+WANMPI_FN(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
+WANMPI_FN(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm))
+WANMPI_FN(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                         const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm))
+WANMPI_FN(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm))
+WANMPI_FN(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+WANMPI_FN(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm))
+WANMPI_FN(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+WANMPI_FN(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm))
+WANMPI_FN(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                           void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+WANMPI_FN(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
+WANMPI_FN(int, Op_free, (MPI_Op *op))
+WANMPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
+
+/* Groups, communicators, attributes (chapter 6) */
+WANMPI_FN(int, Group_size, (MPI_Group group, int *size))
+WANMPI_FN(int, Group_rank, (MPI_Group group, int *rank))
+WANMPI_FN(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+WANMPI_FN(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+WANMPI_FN(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+WANMPI_FN(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+WANMPI_FN(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]))
+WANMPI_FN(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
+WANMPI_FN(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+WANMPI_FN(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+WANMPI_FN(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+WANMPI_FN(int, Group_free, (MPI_Group *group))
+WANMPI_FN(int, Comm_size, (MPI_Comm comm, int *size))
+WANMPI_FN(int, Comm_rank, (MPI_Comm comm, int *rank))
+WANMPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+WANMPI_FN(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+WANMPI_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
+WANMPI_FN(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))
+WANMPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+WANMPI_FN(int, Comm_free, (MPI_Comm *comm))
+WANMPI_FN(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+WANMPI_FN(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+WANMPI_FN(int, Comm_test_inter, (MPI_Comm comm, int *flag))
+WANMPI_FN(int, Comm_remote_size, (MPI_Comm comm, int *size))
+WANMPI_FN(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
+WANMPI_FN(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
+WANMPI_FN(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
+WANMPI_FN(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+WANMPI_FN(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
+WANMPI_FN(int, Comm_get_parent, (MPI_Comm *parent))
+WANMPI_FN(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                                  int tag, MPI_Comm *newintercomm))
+WANMPI_FN(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
+WANMPI_FN(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                    MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state))
+WANMPI_FN(int, Comm_free_keyval, (int *comm_keyval))
+WANMPI_FN(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
+WANMPI_FN(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag))
+WANMPI_FN(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+WANMPI_FN(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state))
+WANMPI_FN(int, Keyval_free, (int *keyval))
+WANMPI_FN(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
+WANMPI_FN(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+WANMPI_FN(int, Attr_delete, (MPI_Comm comm, int keyval))
+
+/* Topologies (chapter 7) */
+WANMPI_FN(int, Dims_create, (int nnodes, int ndims, int dims[]))
+WANMPI_FN(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart))
+WANMPI_FN(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+WANMPI_FN(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+WANMPI_FN(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest))
+WANMPI_FN(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
+WANMPI_FN(int, Cartdim_get, (MPI_Comm comm, int *ndims))
+WANMPI_FN(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+WANMPI_FN(int, Topo_test, (MPI_Comm comm, int *status))
+
+/* ---- not supported: these return MPI_ERR_UNSUPPORTED_OPERATION ---- */
+WANMPI_FN(int, Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win))
+WANMPI_FN(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
+WANMPI_FN(int, Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
+WANMPI_FN(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
+WANMPI_FN(int, Win_free, (MPI_Win *win))
+WANMPI_FN(int, Win_fence, (int assert_, MPI_Win win))
+WANMPI_FN(int, Win_lock, (int lock_type, int rank, int assert_, MPI_Win win))
+WANMPI_FN(int, Win_unlock, (int rank, MPI_Win win))
+WANMPI_FN(int, Win_lock_all, (int assert_, MPI_Win win))
+WANMPI_FN(int, Win_unlock_all, (MPI_Win win))
+WANMPI_FN(int, Win_flush, (int rank, MPI_Win win))
+WANMPI_FN(int, Win_start, (MPI_Group group, int assert_, MPI_Win win))
+WANMPI_FN(int, Win_complete, (MPI_Win win))
+WANMPI_FN(int, Win_post, (MPI_Group group, int assert_, MPI_Win win))
+WANMPI_FN(int, Win_wait, (MPI_Win win))
+WANMPI_FN(int, Put, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+WANMPI_FN(int, Get, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+WANMPI_FN(int, Accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+WANMPI_FN(int, Get_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+                                int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                                int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+WANMPI_FN(int, Fetch_and_op, (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                              MPI_Aint target_disp, MPI_Op op, MPI_Win win))
+WANMPI_FN(int, Compare_and_swap, (const void *origin_addr, const void *compare_addr, void *result_addr,
+                                  MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win))
+WANMPI_FN(int, File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
+WANMPI_FN(int, File_close, (MPI_File *fh))
+WANMPI_FN(int, File_delete, (const char *filename, MPI_Info info))
+WANMPI_FN(int, File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                               const char *datarep, MPI_Info info))
+WANMPI_FN(int, File_read, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+WANMPI_FN(int, File_write, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+WANMPI_FN(int, File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+WANMPI_FN(int, File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+WANMPI_FN(int, File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+WANMPI_FN(int, File_write_all, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+WANMPI_FN(int, File_get_size, (MPI_File fh, MPI_Offset *size))
+WANMPI_FN(int, Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                            MPI_Comm *intercomm, int array_of_errcodes[]))
+WANMPI_FN(int, Comm_spawn_multiple, (int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[],
+                                     const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm,
+                                     int array_of_errcodes[]))
+WANMPI_FN(int, Open_port, (MPI_Info info, char *port_name))
+WANMPI_FN(int, Close_port, (const char *port_name))
+WANMPI_FN(int, Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm))
+WANMPI_FN(int, Comm_connect, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm))
+WANMPI_FN(int, Comm_disconnect, (MPI_Comm *comm))
+WANMPI_FN(int, Comm_join, (int fd, MPI_Comm *intercomm))
+WANMPI_FN(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Ireduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                         MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                          const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                 MPI_Op op, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                       MPI_Op op, MPI_Comm comm, MPI_Request *request))
+WANMPI_FN(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       MPI_Request *request))
+WANMPI_FN(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                         MPI_Request *request))
+WANMPI_FN(int, Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                           void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                           MPI_Comm comm))
+WANMPI_FN(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder,
+                              MPI_Comm *comm_graph))
+WANMPI_FN(int, Dist_graph_create, (MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                                   const int destinations[], const int weights[], MPI_Info info, int reorder,
+                                   MPI_Comm *comm_dist_graph))
+WANMPI_FN(int, Dist_graph_create_adjacent, (MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+                                            int outdegree, const int destinations[], const int destweights[],
+                                            MPI_Info info, int reorder, MPI_Comm *comm_dist_graph))
+WANMPI_FN(int, Grequest_start, (void *query_fn, void *free_fn, void *cancel_fn, void *extra_state, MPI_Request *request))
+WANMPI_FN(int, Grequest_complete, (MPI_Request request))
+WANMPI_FN(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
+WANMPI_FN(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm))
+
+#undef WANMPI_FN
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WANMPI_MPI_H */
