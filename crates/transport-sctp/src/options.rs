@@ -81,7 +81,7 @@ pub struct SctpOptions {
     /// Retransmissions before the path and the association are declared
     /// dead (WANMPI_SCTP_MAX_RETRANS, 8).
     pub max_retrans: u16,
-    /// Who computes the CRC32c (WANMPI_SCTP_CHECKSUM: sw|offload|off, sw).
+    /// Who computes the CRC32c (WANMPI_SCTP_CHECKSUM: sw|offload|off, offload).
     pub checksum: Checksum,
     /// Path MTU = largest SCTP packet = UDP payload (WANMPI_SCTP_PATH_MTU, 1452).
     pub path_mtu: u32,
@@ -116,7 +116,7 @@ impl Default for SctpOptions {
             initial_cwnd: 10,
             heartbeat_ms: 5000,
             max_retrans: 8,
-            checksum: Checksum::Usrsctp,
+            checksum: Checksum::Offload,
             path_mtu: 1452,
             cc: CongestionControl::Rfc2581,
             connect_timeout: Duration::from_secs(30),

@@ -77,6 +77,11 @@ pub(crate) fn acquire(opts: &SctpOptions) -> Result<StackUser, SctpError> {
         }
         // Process-wide in usrsctp; the last transport's value wins.
         usrsctp_sys::usrsctp_sysctl_set_sctp_initial_cwnd(opts.initial_cwnd);
+        // With this on (usrsctp's default), hitting max burst also cuts cwnd
+        // to flight + burst: every message after an idle moment restarted
+        // from 4 MTUs (measured: cwnd stuck at 5856 B). Keep the burst
+        // limit, not the cwnd cut.
+        usrsctp_sys::usrsctp_sysctl_set_sctp_use_cwnd_based_maxburst(0);
     }
     g.users += 1;
     let port = g.next_port;
