@@ -116,6 +116,12 @@ impl Manager<'_> {
         if self.rows[w].lost {
             return Ok(());
         }
+        if self.rows[w].stats.is_some() {
+            // It had finished and reported: its leaving loses nothing.
+            self.req_recvs.retain(|(_, x)| *x != w);
+            self.sends.retain(|(_, x)| *x != w);
+            return Ok(());
+        }
         eprintln!("farm: worker rank {} lost ({e}); its tasks go to the others", rank_of(w));
         self.rows[w].lost = true;
         let back = self.book.worker_lost(w);
@@ -143,6 +149,9 @@ impl Manager<'_> {
         let now = Instant::now();
         for (d, w) in self.ctl.test_some(&mut self.req_recvs)? {
             n += 1;
+            if self.rows[w].lost {
+                continue;
+            }
             if let Some(e) = d.error {
                 self.on_error(w, e)?;
                 continue;
@@ -160,6 +169,10 @@ impl Manager<'_> {
         }
         for (d, (w, tag)) in self.data.test_some(&mut self.result_recvs)? {
             n += 1;
+            if self.rows[w].lost {
+                // Its tasks went back to the queue when it was lost.
+                continue;
+            }
             if let Some(e) = d.error {
                 self.on_error(w, e)?;
                 continue;
@@ -278,7 +291,11 @@ impl Manager<'_> {
         let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
         let rtt = mean(&rtts);
         let depth = if self.cfg.adaptive { mean(&st.iter().map(|s| s.max_depth as f64).collect::<Vec<_>>()).round().max(1.0) as u32 } else { self.cfg.max_depth() };
-        let mut m = FarmModel::new(rtt, mean(&tasks), depth, self.rows.len() as u32, total);
+        // Workers may differ: the task time that gives the same total
+        // throughput is W / sum(1/T_w).
+        let rate: f64 = tasks.iter().filter(|t| **t > 0.0).map(|t| 1.0 / t).sum();
+        let task = if rate > 0.0 { tasks.len() as f64 / rate } else { mean(&tasks) };
+        let mut m = FarmModel::new(rtt, task, depth, self.rows.len() as u32, total);
         m.result_tail = rtt / 2.0;
         Some(m)
     }

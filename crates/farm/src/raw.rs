@@ -46,9 +46,18 @@ impl RawComm {
     }
 
     pub fn isend(&self, buf: Vec<u8>, dest: i32, tag: i32) -> Result<Op, MpiError> {
+        self.isend_mode(buf, dest, tag, SendMode::Standard)
+    }
+
+    /// MPI_Issend: completes only once the receiver has matched it.
+    pub fn issend(&self, buf: Vec<u8>, dest: i32, tag: i32) -> Result<Op, MpiError> {
+        self.isend_mode(buf, dest, tag, SendMode::Synchronous)
+    }
+
+    fn isend_mode(&self, buf: Vec<u8>, dest: i32, tag: i32, mode: SendMode) -> Result<Op, MpiError> {
         // SAFETY: `buf` is moved into the Op, which keeps it (unmoved, unread
         // by us) until the request completes or is freed with the buffer leaked.
-        let req = unsafe { self.rt.isend(buf.as_ptr(), buf.len(), &bytes(), dest, tag, self.id, SendMode::Standard)? };
+        let req = unsafe { self.rt.isend(buf.as_ptr(), buf.len(), &bytes(), dest, tag, self.id, mode)? };
         Ok(Op { req: Some(req), buf, rt: self.rt.clone() })
     }
 

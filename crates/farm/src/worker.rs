@@ -47,6 +47,10 @@ struct Worker<'c> {
     remaining: u64,
     alive: u32,
     finished: bool,
+    /// True while waiting idle: arrivals are seen as they happen. Right
+    /// after a task, an arrival may have waited for the computation, so
+    /// its RTT sample is only an upper bound.
+    precise: bool,
     stats: WorkerStats,
 }
 
@@ -65,6 +69,7 @@ pub(crate) fn run_worker<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data:
         remaining: u64::MAX,
         alive: 1,
         finished: false,
+        precise: true,
         stats: WorkerStats::default(),
     };
     let cancel = w.ctl.irecv(8, MANAGER, wire::CANCEL_TAG)?;
@@ -85,6 +90,7 @@ pub(crate) fn run_worker<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data:
                 w.stats.idle_s += s.elapsed().as_secs_f64();
             }
             w.compute(farm, t)?;
+            w.precise = false;
             last_event = Instant::now();
             backoff.reset();
             continue;
@@ -92,6 +98,7 @@ pub(crate) fn run_worker<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data:
         if w.finished && w.task_recvs.is_empty() {
             break;
         }
+        w.precise = true;
         if !w.finished && idle_since.is_none() {
             idle_since = Some(Instant::now());
         }
@@ -167,26 +174,38 @@ impl Worker<'_> {
                 continue;
             }
             if let Some(sent) = self.pending_reqs.remove(&h.req_seq) {
-                let rtt = sent.elapsed().as_secs_f64() - h.queued_us as f64 * 1e-6;
-                self.depth.on_rtt(rtt.max(0.0));
-                self.stats.rtt_sum_s += rtt.max(0.0);
-                self.stats.rtt_samples += 1;
+                let rtt = (sent.elapsed().as_secs_f64() - h.queued_us as f64 * 1e-6).max(0.0);
+                // An upper bound still helps when it is below the estimate;
+                // when the depth is too small the worker idles and gets
+                // precise samples.
+                if self.precise || self.depth.srtt().map_or(true, |s| rtt < s) {
+                    self.depth.on_rtt(rtt);
+                    self.stats.rtt_sum_s += rtt;
+                    self.stats.rtt_samples += 1;
+                }
             }
             self.buffered.push_back(Buffered { tag: d.tag, id: h.task_id, body: body.to_vec() });
         }
-        for (d, ()) in self.ctl.test_some(&mut self.ctl_recv)? {
-            n += 1;
-            if let Some(e) = d.error {
-                return Err(e.into());
+        // Several cancels may be waiting: take them all now, not one per task.
+        loop {
+            let got = self.ctl.test_some(&mut self.ctl_recv)?;
+            if got.is_empty() {
+                break;
             }
-            if d.cancelled {
-                continue;
+            for (d, ()) in got {
+                n += 1;
+                if let Some(e) = d.error {
+                    return Err(e.into());
+                }
+                if d.cancelled {
+                    continue;
+                }
+                if let Some(id) = wire::parse_cancel(&d.buf) {
+                    self.drop_buffered(|b| b.id == id)?;
+                }
+                let again = self.ctl.irecv(8, MANAGER, wire::CANCEL_TAG)?;
+                self.ctl_recv.push((again, ()));
             }
-            if let Some(id) = wire::parse_cancel(&d.buf) {
-                self.drop_buffered(|b| b.id == id)?;
-            }
-            let again = self.ctl.irecv(8, MANAGER, wire::CANCEL_TAG)?;
-            self.ctl_recv.push((again, ()));
         }
         if self.finished {
             // The manager has every result: what is still buffered is a copy.
@@ -238,7 +257,9 @@ impl Worker<'_> {
             op.cancel();
         }
         self.ctl.drain(&mut self.ctl_recv, Duration::from_secs(5));
-        let mut stats_send = vec![(self.ctl.isend(self.stats.emit(), MANAGER, wire::STATS_TAG)?, ())];
+        // Synchronous: the worker may exit right after, and its last words
+        // must have been taken, not just queued.
+        let mut stats_send = vec![(self.ctl.issend(self.stats.emit(), MANAGER, wire::STATS_TAG)?, ())];
         if self.ctl.drain(&mut stats_send, self.cfg.stall_timeout) > 0 {
             return Err(FarmError::Stalled(self.cfg.stall_timeout));
         }

@@ -206,3 +206,54 @@ mod tests {
         assert_eq!(m.check(), (0, 1, 1));
     }
 }
+
+/// The whole program of a synthetic-farm binary on one process: runs the
+/// farm on MPI_COMM_WORLD, and on the manager prints the result check.
+/// Exit code 0 when every result arrived exactly once and matched.
+pub fn run_program(spec: Spec, cfg: &crate::FarmConfig, label: &str) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let universe = match wanmpi::initialize() {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("{label}: MPI_Init failed: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let world = universe.world();
+    let rank = world.rank();
+    if rank == 0 {
+        println!(
+            "{label}: {} workers, {} tasks of {} B (results {} B, sizes ±{:.0}%), T(do_task) {:?} ±{:.0}% ({}), k={} MAXREQS={}{}{}",
+            world.size() - 1,
+            spec.tasks,
+            spec.task_bytes,
+            spec.result_bytes,
+            spec.size_jitter * 100.0,
+            spec.task_time,
+            spec.time_jitter * 100.0,
+            if spec.busy { "busy" } else { "sleep" },
+            cfg.fanout,
+            cfg.max_requests,
+            if cfg.adaptive { ", adaptive depth" } else { "" },
+            if cfg.end_game { ", end game" } else { "" },
+        );
+    }
+    let mut farm = Synthetic::new(spec, rank);
+    match crate::run(&world, cfg, &mut farm) {
+        Ok(crate::Outcome::Manager(_)) => {
+            println!("{}", farm.summary());
+            let (missing, dup, bad) = farm.check();
+            if missing + dup + bad == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Ok(crate::Outcome::Worker(_)) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{label}: rank {rank}: farm failed: {e}");
+            // The others may be waiting on this process: end the job.
+            world.abort(2)
+        }
+    }
+}
