@@ -3,7 +3,7 @@
 //! launchers with the namespace agent. Every run ends as a `Row`, whatever
 //! happened.
 
-use crate::exec::run_limited;
+use crate::exec::{run_limited, Early};
 use crate::grid::{Cell, Implementation};
 use crate::record::{Row, Status};
 use std::path::{Path, PathBuf};
@@ -62,6 +62,10 @@ pub fn foreign_command(imp: &Implementation, hosts: &[Host], agent: &Path, progr
             // TCP only: the shared-memory BTL and UCX would bypass the emulator
             // (every namespace is on the same machine).
             c.args(["--mca", "pml", "ob1", "--mca", "btl", "tcp,self"]);
+            // Ranks that busy-poll without yielding starve the forwarder and
+            // each other on a small machine (8 ms round trips at 0 ms delay
+            // on 2 cores); wanmpi also sleeps on its sockets when idle.
+            c.args(["--mca", "mpi_yield_when_idle", "1"]);
             c.args(["--mca", "btl_tcp_if_include", SUBNET, "--mca", "oob_tcp_if_include", SUBNET]);
             c.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
         }
@@ -148,7 +152,12 @@ fn run_wanmpi(ctx: &Context, transport: &str, args: Vec<String>) -> Ran {
     }
 }
 
-fn run_foreign(ctx: &Context, imp: &Implementation, args: Vec<String>) -> Ran {
+/// How long a program that printed its result may take to exit.
+const EXIT_GRACE: Duration = Duration::from_secs(10);
+/// The note of a run whose result stands but whose program did not exit.
+pub const HUNG_NOTE: &str = "result printed, then did not exit";
+
+fn run_foreign(ctx: &Context, imp: &Implementation, size: u64, args: Vec<String>) -> Ran {
     let prog = match imp {
         Implementation::OpenMpi => ctx.programs.openmpi.as_deref(),
         _ => ctx.programs.mpich.as_deref(),
@@ -157,12 +166,19 @@ fn run_foreign(ctx: &Context, imp: &Implementation, args: Vec<String>) -> Ran {
         return Ran { status: Status::Skipped, stdout: String::new(), note: format!("no {imp} program (is {imp} installed?)") };
     };
     let cmd = foreign_command(imp, ctx.hosts, ctx.agent, prog, &args);
-    let ran = match run_limited(cmd, ctx.limit, ctx.cancel.as_deref()) {
+    let seen = |out: &str| parse_result(out, size).is_some();
+    let early = Early { seen: &seen, grace: EXIT_GRACE };
+    let ran = match run_limited(cmd, ctx.limit, ctx.cancel.as_deref(), Some(early)) {
         Ok(f) => f,
         Err(e) => return Ran { status: Status::Failed, stdout: String::new(), note: format!("cannot start: {e}") },
     };
     kill_leftovers(ctx.hosts);
     match ran.status {
+        None if ran.hung_after_result => Ran {
+            status: Status::Ok,
+            stdout: ran.stdout,
+            note: format!("{HUNG_NOTE} within {} s; killed", EXIT_GRACE.as_secs()),
+        },
         None => Ran { status: Status::Timeout, stdout: ran.stdout, note: format!("ran past {} s", ctx.limit.as_secs_f64()) },
         Some(s) if s.success() => Ran { status: Status::Ok, stdout: ran.stdout, note: String::new() },
         Some(s) => Ran { status: Status::Failed, stdout: ran.stdout, note: format!("{s}; {}", last_line(&ran.stderr)) },
@@ -190,7 +206,7 @@ pub fn run_cell(ctx: &Context, cell: &Cell) -> Row {
     let args = expand(&ctx.programs.args, cell.size, ctx.programs.iters);
     let ran = match &cell.implementation {
         Implementation::Wanmpi(t) => run_wanmpi(ctx, t, args),
-        other => run_foreign(ctx, other, args),
+        other => run_foreign(ctx, other, cell.size, args),
     };
     let mut row = Row { cell: cell.clone(), status: ran.status, rtt_us: None, mb_per_s: None, cc: ctx.cc.to_string(), seconds: start.elapsed().as_secs_f64(), note: ran.note };
     if row.status == Status::Ok {

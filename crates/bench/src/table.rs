@@ -16,6 +16,8 @@ pub struct Summary {
     pub failed: usize,
     pub timeout: usize,
     pub skipped: usize,
+    /// Good runs whose program printed its result but did not exit.
+    pub hung: usize,
 }
 
 impl Summary {
@@ -28,9 +30,10 @@ impl Summary {
         if self.total() == 0 {
             return "not run".into();
         }
+        let mark = if self.hung > 0 { " †" } else { "" };
         match self.median_us {
-            Some(us) if self.ok == self.total() => format!("{:.2}", us / 1000.0),
-            Some(us) => format!("{:.2} ({}/{} ok)", us / 1000.0, self.ok, self.total()),
+            Some(us) if self.ok == self.total() => format!("{:.2}{mark}", us / 1000.0),
+            Some(us) => format!("{:.2} ({}/{} ok){mark}", us / 1000.0, self.ok, self.total()),
             None => {
                 let mut parts = Vec::new();
                 for (n, what) in [(self.timeout, "TIMEOUT"), (self.failed, "FAILED"), (self.skipped, "skipped")] {
@@ -65,6 +68,7 @@ pub fn summarize(rows: &[Row], imp: &Implementation, delay_ms: f64, loss_pct: f6
         failed: count(Status::Failed),
         timeout: count(Status::Timeout),
         skipped: count(Status::Skipped),
+        hung: mine.iter().filter(|r| r.status == Status::Ok && r.note.starts_with(crate::cell::HUNG_NOTE)).count(),
     }
 }
 
@@ -136,6 +140,9 @@ pub fn markdown(rows: &[Row]) -> String {
             s.push('\n');
         }
         s.push('\n');
+    }
+    if rows.iter().any(|r| r.note.starts_with(crate::cell::HUNG_NOTE)) {
+        let _ = writeln!(s, "† some runs printed their result but did not exit; they were killed and their result kept (see the CSV's notes).\n");
     }
     let _ = writeln!(s, "TCP congestion control in the emulated hosts: {}.", a.congestion_controls.join(", "));
     s
