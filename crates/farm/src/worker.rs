@@ -89,6 +89,10 @@ pub(crate) fn run_worker<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data:
             if let Some(s) = idle_since.take() {
                 w.stats.idle_s += s.elapsed().as_secs_f64();
             }
+            // The next request leaves before the computation (Figure 6).
+            if !w.finished {
+                w.maybe_request()?;
+            }
             w.compute(farm, t)?;
             w.precise = false;
             last_event = Instant::now();
