@@ -70,7 +70,7 @@ impl FarmConfig {
         if self.max_tags == 0 {
             return bad("max_tags must be at least 1");
         }
-        if !(self.reissue_factor > 0.0) {
+        if self.reissue_factor.is_nan() || self.reissue_factor <= 0.0 {
             return bad("reissue_factor must be positive");
         }
         Ok(())

@@ -182,7 +182,7 @@ impl Worker<'_> {
                 // An upper bound still helps when it is below the estimate;
                 // when the depth is too small the worker idles and gets
                 // precise samples.
-                if self.precise || self.depth.srtt().map_or(true, |s| rtt < s) {
+                if self.precise || self.depth.srtt().is_none_or(|s| rtt < s) {
                     self.depth.on_rtt(rtt);
                     self.stats.rtt_sum_s += rtt;
                     self.stats.rtt_samples += 1;

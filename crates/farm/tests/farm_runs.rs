@@ -43,7 +43,7 @@ fn mpirun(n: usize, mpirun_flags: &[&str], prog: &str, args: &[&str]) -> Run {
 fn count_before(out: &str, what: &str) -> u64 {
     let line = out.lines().find(|l| l.starts_with("farm: ") && l.contains(what)).unwrap_or_else(|| panic!("no summary line with {what:?}"));
     let head = &line[..line.find(what).unwrap_or(0)];
-    head.split([' ', ',']).filter(|s| !s.is_empty()).last().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no count before {what:?} in {line:?}"))
+    head.split([' ', ',']).rfind(|s| !s.is_empty()).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no count before {what:?} in {line:?}"))
 }
 
 /// Per-worker rows: (rank, max depth, state).

@@ -58,11 +58,11 @@ pub fn pair(x: &[f64], y: &[f64]) -> f64 {
     if n < 2 {
         return 0.0;
     }
-    let (mut mx, mut my) = (0.0, 0.0);
-    let (mut sxx, mut sxy, mut syy) = (1.0, 0.0, 1.0);
+    let (mut mx, mut my) = (0.0f64, 0.0f64);
+    let (mut sxx, mut sxy, mut syy) = (1.0f64, 0.0f64, 1.0f64);
     for _ in 0..MAX_ITER {
         let det = sxx * syy - sxy * sxy;
-        if !(det > 0.0) {
+        if det.is_nan() || det <= 0.0 {
             break;
         }
         let (ixx, ixy, iyy) = (syy / det, -sxy / det, sxx / det);

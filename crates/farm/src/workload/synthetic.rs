@@ -165,48 +165,6 @@ impl Farm for Synthetic {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec() -> Spec {
-        Spec {
-            tasks: 10,
-            task_bytes: 1000,
-            result_bytes: 500,
-            size_jitter: 0.5,
-            task_time: Duration::ZERO,
-            time_jitter: 0.5,
-            busy: false,
-            seed: 7,
-            slow_rank: None,
-            slow_factor: 1.0,
-            die_rank: None,
-            die_after: 0,
-        }
-    }
-
-    #[test]
-    fn sizes_vary_within_bounds_and_results_check() {
-        let s = spec();
-        let lens: Vec<usize> = (0..10).map(|i| s.task_len(i)).collect();
-        assert!(lens.iter().all(|&l| (500..=1500).contains(&l) && l <= s.max_task_len()));
-        assert!(lens.windows(2).any(|w| w[0] != w[1]));
-        let mut m = Synthetic::new(s.clone(), 0);
-        let mut w = Synthetic::new(s.clone(), 1);
-        for id in 0..10 {
-            let t = m.create_task(id);
-            let r = w.do_task(id, &t);
-            m.process_result(id, &r);
-        }
-        assert_eq!(m.check(), (0, 0, 0));
-        let mut bad = w.do_task(3, &m.create_task(3));
-        bad[20] ^= 1;
-        m.process_result(3, &bad);
-        assert_eq!(m.check(), (0, 1, 1));
-    }
-}
-
 /// The whole program of a synthetic-farm binary on one process: runs the
 /// farm on MPI_COMM_WORLD, and on the manager prints the result check.
 /// Exit code 0 when every result arrived exactly once and matched.
@@ -255,5 +213,47 @@ pub fn run_program(spec: Spec, cfg: &crate::FarmConfig, label: &str) -> std::pro
             // The others may be waiting on this process: end the job.
             world.abort(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> Spec {
+        Spec {
+            tasks: 10,
+            task_bytes: 1000,
+            result_bytes: 500,
+            size_jitter: 0.5,
+            task_time: Duration::ZERO,
+            time_jitter: 0.5,
+            busy: false,
+            seed: 7,
+            slow_rank: None,
+            slow_factor: 1.0,
+            die_rank: None,
+            die_after: 0,
+        }
+    }
+
+    #[test]
+    fn sizes_vary_within_bounds_and_results_check() {
+        let s = spec();
+        let lens: Vec<usize> = (0..10).map(|i| s.task_len(i)).collect();
+        assert!(lens.iter().all(|&l| (500..=1500).contains(&l) && l <= s.max_task_len()));
+        assert!(lens.windows(2).any(|w| w[0] != w[1]));
+        let mut m = Synthetic::new(s.clone(), 0);
+        let mut w = Synthetic::new(s.clone(), 1);
+        for id in 0..10 {
+            let t = m.create_task(id);
+            let r = w.do_task(id, &t);
+            m.process_result(id, &r);
+        }
+        assert_eq!(m.check(), (0, 0, 0));
+        let mut bad = w.do_task(3, &m.create_task(3));
+        bad[20] ^= 1;
+        m.process_result(3, &bad);
+        assert_eq!(m.check(), (0, 1, 1));
     }
 }
