@@ -52,7 +52,11 @@ impl Runtime {
     /// the job with the error's message; otherwise the error is returned.
     pub fn handle_error<T>(&self, comm: CommId, r: MpiResult<T>) -> MpiResult<T> {
         let Err(e) = r else { return r };
-        let h = self.lock().comms.get(comm).map(|c| c.errhandler.clone()).unwrap_or(ErrHandler::Fatal);
+        // An invalid communicator has no handler of its own: MPI_COMM_WORLD's applies.
+        let h = {
+            let st = self.lock();
+            st.comms.get(comm).or_else(|| st.comms.get(crate::comm::COMM_WORLD)).map_or(ErrHandler::Fatal, |c| c.errhandler.clone())
+        };
         match h {
             ErrHandler::Fatal | ErrHandler::Abort => self.die(&e.to_string(), e.class as i32),
             ErrHandler::Return => Err(e),

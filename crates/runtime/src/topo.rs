@@ -119,3 +119,36 @@ mod tests {
         assert_eq!(c.shift(0, 0, 1).unwrap(), (None, Some(3)));
     }
 }
+
+use crate::comm::CommId;
+use crate::p2p::comm_ref;
+use crate::runtime::Runtime;
+
+impl Runtime {
+    /// MPI_Cart_create (no reordering): the first prod(dims) ranks of `comm`
+    /// form the grid; the others get `None`.
+    pub fn cart_create(&self, comm: CommId, dims: &[usize], periods: &[bool]) -> MpiResult<Option<CommId>> {
+        let cart = Cart { dims: dims.to_vec(), periods: periods.to_vec() };
+        if dims.len() != periods.len() {
+            return err(ErrorClass::Dims, "dims and periods differ in length");
+        }
+        let group = self.comm_group(comm)?;
+        if cart.size() > group.size() {
+            return err(ErrorClass::Dims, format!("a grid of {} processes on a communicator of {}", cart.size(), group.size()));
+        }
+        let ranks: Vec<i32> = (0..cart.size() as i32).collect();
+        let sub = group.incl(&ranks)?;
+        let id = self.comm_create(comm, &sub)?;
+        if let Some(id) = id {
+            if let Some(c) = self.lock().comms.get_mut(id) {
+                c.cart = Some(cart);
+            }
+        }
+        Ok(id)
+    }
+
+    /// The Cartesian topology of `comm`, if it has one (MPI_Topo_test, MPI_Cart_get).
+    pub fn cart_get(&self, comm: CommId) -> MpiResult<Option<Cart>> {
+        Ok(comm_ref(&self.lock(), comm)?.cart.clone())
+    }
+}
