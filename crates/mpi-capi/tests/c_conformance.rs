@@ -1,0 +1,62 @@
+//! The conformance suite as C programs (tests/c), built with wanmpi's mpicc
+//! and run under wanmpi's mpirun over TCP.
+
+mod common;
+
+use common::*;
+
+fn suite(name: &str, ranks: &[usize]) {
+    let exe = compile(&prefix().join("bin/mpicc"), name, "mpicc");
+    for &n in ranks {
+        assert_pass(&run(n, &exe, &[], &[]), name, n);
+    }
+}
+
+#[test]
+fn point_to_point_semantics() {
+    suite("p2p", &[2]);
+}
+
+#[test]
+fn requests_probes_and_cancel() {
+    suite("requests", &[2]);
+}
+
+#[test]
+fn collectives_against_reference() {
+    suite("coll", &[1, 2, 3, 4, 7, 8]);
+}
+
+#[test]
+fn communicators_datatypes_and_errors() {
+    suite("comm_err", &[1, 2, 3, 4]);
+}
+
+#[test]
+fn examples_run() {
+    let cc = prefix().join("bin/mpicc");
+    let dir = out_dir("examples");
+    for name in ["hello", "ring", "pingpong"] {
+        let exe = dir.join(name);
+        let src = root().join("examples/c").join(format!("{name}.c"));
+        let st = std::process::Command::new(&cc).args(["-O2", "-o"]).arg(&exe).arg(&src).status().expect("mpicc");
+        assert!(st.success(), "mpicc {name}.c");
+    }
+    let out = run(4, &dir.join("hello"), &[], &[]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("sum of ranks = 6 (expected 6)"));
+    let out = run(3, &dir.join("ring"), &["4"], &[]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("token = 12 (expected 12)"));
+    let out = run(2, &dir.join("pingpong"), &["65536", "10"], &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.lines().any(|l| l.trim_start().starts_with("65536 ")), "pingpong table:\n{text}");
+}
+
+#[test]
+fn mpicc_show_prints_the_command() {
+    let out = std::process::Command::new(prefix().join("bin/mpicc")).args(["-show", "-O2", "x.c"]).output().expect("mpicc -show");
+    let s = String::from_utf8_lossy(&out.stdout);
+    let inc = prefix().join("include");
+    assert!(s.contains(&format!("-I{}", inc.display())) && s.contains("-O2 x.c") && s.contains("-lmpi") && s.contains("-Wl,-rpath,"), "{s}");
+    let out = std::process::Command::new(prefix().join("bin/mpicc")).args(["--showme", "-c", "x.c"]).output().expect("mpicc --showme");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("-lmpi"), "no link flags when only compiling");
+}
