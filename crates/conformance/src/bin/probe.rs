@@ -9,6 +9,7 @@ fn main() -> wanmpi::Result<()> {
     let world = u.world();
     let (rank, size) = (world.rank(), world.size());
     check!(rank, world.immediate_probe(ANY_SOURCE, ANY_TAG)?.is_none(), "iprobe saw a message before any was sent");
+    world.barrier()?;
     if rank != 0 {
         world.send(&vec![rank as u16; rank as usize * 3], 0, 10 + rank)?;
     } else {
