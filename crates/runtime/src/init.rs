@@ -64,7 +64,14 @@ impl Runtime {
         if self.finalized.swap(true, Ordering::SeqCst) {
             return Err(MpiError::new(ErrorClass::Other, "MPI_Finalize called twice"));
         }
-        self.barrier(COMM_WORLD)?;
+        match self.barrier(COMM_WORLD) {
+            // With --tolerate-rank-failure a dead rank cannot join the
+            // final barrier; the survivors finish without it.
+            Err(e) if self.opts.tolerate_rank_failure && self.lock().engine.failed_peers().next().is_some() => {
+                eprintln!("wanmpi: rank {}: finalizing without the lost ranks ({e})", self.rank);
+            }
+            r => r?,
+        }
         self.lock().engine.say_goodbye();
         self.wait_until(|st| Ok((!st.engine.has_pending_output()).then_some(())))?;
         self.stop_progress_thread();

@@ -168,7 +168,8 @@ pub fn reduction_view(count: usize, dt: &Datatype, user_op: bool) -> MpiResult<(
         if !dt.is_contiguous() {
             return err(ErrorClass::Type, "user-defined operations on non-contiguous derived datatypes are not supported");
         }
-        return Ok((BasicType::Byte, count));
+        // The closure sees bytes; the C layer turns them back into elements.
+        return Ok((BasicType::Byte, count * dt.size()));
     }
     match dt.basic_kind() {
         Some(b) if b.op_class() != OpClass::Pair => Ok((b, count * dt.size() / b.size())),

@@ -89,6 +89,10 @@ pub struct Engine {
     unexpected_data: HashMap<(PeerId, u64), Buffered>,
     /// Receive credits announced by each peer, oldest first.
     credits: Vec<VecDeque<Credit>>,
+    /// Largest receive credit this process announced to each peer: an eager
+    /// message longer than both this and the eager limit is a protocol
+    /// violation (and must not make us allocate its claimed size).
+    announced_max: Vec<u64>,
     /// Peers known to be gone, with the reason.
     lost: HashMap<PeerId, String>,
     /// Peers that said goodbye (finalized): their leaving is no failure.
@@ -110,6 +114,7 @@ impl Engine {
             inbound: HashMap::new(),
             unexpected_data: HashMap::new(),
             credits: (0..size).map(|_| VecDeque::new()).collect(),
+            announced_max: vec![0; size as usize],
             lost: HashMap::new(),
             departed: Default::default(),
             stats: EngineStats::default(),
@@ -182,5 +187,7 @@ impl Engine {
     }
 }
 
+#[cfg(test)]
+mod hostile;
 #[cfg(test)]
 mod tests;

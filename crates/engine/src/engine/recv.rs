@@ -144,6 +144,10 @@ impl Engine {
 
     /// An envelope arrived (eager first frame or RTS).
     fn arrive(&mut self, peer: PeerId, env: Envelope, rendezvous: bool, sync: bool, payload: &[u8]) {
+        let allowed = (self.cfg.eager_limit as u64).max(self.announced_max[peer as usize]);
+        if !rendezvous && env.total_len > allowed {
+            return self.bad_frame(peer, "eager message longer than the eager limit and any credit given");
+        }
         self.stats.msgs_received += 1;
         let unexp = Unexp { peer, env, rendezvous, sync };
         match self.matcher.arrive(peer, &env) {

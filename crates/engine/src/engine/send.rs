@@ -91,6 +91,8 @@ impl Engine {
         let channel = self.channel_for(ctx, tag.unwrap_or(0));
         let frame = Frame::RecvCredit { ctx, tag: tag.unwrap_or(wanmpi_wire::ANY_TAG), capacity: capacity as u64 };
         self.queue_control(src, channel, frame);
+        let max = &mut self.announced_max[src as usize];
+        *max = (*max).max(capacity as u64);
         self.stats.credits_announced += 1;
     }
 
