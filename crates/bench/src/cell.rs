@@ -155,7 +155,7 @@ fn run_wanmpi(ctx: &Context, transport: &str, args: Vec<String>) -> Ran {
 /// How long a program that printed its result may take to exit.
 const EXIT_GRACE: Duration = Duration::from_secs(10);
 /// The note of a run whose result stands but whose program did not exit.
-pub const HUNG_NOTE: &str = "result printed, then did not exit";
+pub const HUNG_NOTE: &str = "result printed but the program did not exit";
 
 fn run_foreign(ctx: &Context, imp: &Implementation, size: u64, args: Vec<String>) -> Ran {
     let prog = match imp {

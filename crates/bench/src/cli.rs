@@ -97,8 +97,12 @@ fn beside_me(name: &str) -> PathBuf {
     found.unwrap_or_else(|| PathBuf::from(name))
 }
 
+/// Ranks start in other directories' namespaces: give them whole paths.
 fn absolute(p: &Path) -> PathBuf {
-    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+    if p.is_absolute() || p.components().count() == 1 {
+        return p.to_path_buf(); // a bare name is looked up on PATH
+    }
+    std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// Everything `main` does, with the arguments (without the program name).

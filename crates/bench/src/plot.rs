@@ -1,6 +1,7 @@
-//! One PNG per message size: median round-trip time against loss rate, one
-//! line per (implementation, latency). Cells with no good run are drawn as
-//! crosses on the x axis, so a failure is visible rather than missing.
+//! One PNG per message size: median round-trip time (log scale) against
+//! loss rate, one line per (implementation, latency). Cells with no good run
+//! are drawn as crosses on the x axis, so a failure is visible rather than
+//! missing.
 //!
 //! Text needs a TrueType font read at run time (no font is compiled in):
 //! `$WANMPI_FONT`, else DejaVu Sans from Debian's fonts-dejavu-core.
@@ -89,7 +90,10 @@ fn plot_size(rows: &[Row], size: u64, file: &Path) -> Result<(), BenchError> {
             series.push(s);
         }
     }
-    let ymax = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0f64, f64::max).max(1.0) * 1.15;
+    // Log scale: round trips span 0.05 ms to seconds across one grid.
+    let ys = || series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let ymax = ys().fold(0.0f64, f64::max).max(1.0) * 1.5;
+    let ymin = ys().fold(f64::INFINITY, f64::min).min(ymax / 10.0).max(1e-3) / 1.5;
     let (lo, hi) = (a.losses_pct.first().copied().unwrap_or(0.0), a.losses_pct.last().copied().unwrap_or(1.0));
     let pad = ((hi - lo) * 0.05).max(0.1);
     let e = |x: &dyn std::fmt::Display| perr(x.to_string());
@@ -101,12 +105,13 @@ fn plot_size(rows: &[Row], size: u64, file: &Path) -> Result<(), BenchError> {
         .margin(16)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d((lo - pad)..(hi + pad), 0.0..ymax)
+        .build_cartesian_2d((lo - pad)..(hi + pad), (ymin..ymax).log_scale())
         .map_err(|x| e(&x))?;
     chart
         .configure_mesh()
         .x_desc("loss rate (%)")
-        .y_desc("median round-trip time (ms)")
+        .y_desc("median round-trip time (ms, log scale)")
+        .y_label_formatter(&|v| if *v >= 1.0 { format!("{v:.0}") } else { format!("{v:.2}") })
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
         .draw()
@@ -120,7 +125,7 @@ fn plot_size(rows: &[Row], size: u64, file: &Path) -> Result<(), BenchError> {
             .label(label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3)));
         chart.draw_series(s.points.iter().map(|p| Circle::new(*p, 4, color.filled()))).map_err(|x| e(&x))?;
-        chart.draw_series(s.failed.iter().map(|l| Cross::new((*l, 0.0), 8, color.stroke_width(3)))).map_err(|x| e(&x))?;
+        chart.draw_series(s.failed.iter().map(|l| Cross::new((*l, ymin * 1.1), 8, color.stroke_width(3)))).map_err(|x| e(&x))?;
     }
     chart
         .configure_series_labels()

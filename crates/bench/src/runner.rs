@@ -57,7 +57,7 @@ pub fn run_grid(opts: &RunOptions) -> Result<Vec<Row>, BenchError> {
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    if done.len() > 0 {
+    if !done.is_empty() {
         bar.println(format!("resuming: {} cells already in {}", done.len(), opts.csv.display()));
     }
     let needs_foreign = opts.grid.implementations.iter().any(|i| i.is_c());

@@ -106,9 +106,9 @@ pub fn axes(rows: &[Row]) -> Axes {
 
 /// A size in the papers' style: 30 KiB, 300 KiB, 7 B.
 pub fn size_label(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.trailing_zeros() >= 20 {
         format!("{} MiB", n >> 20)
-    } else if n >= 1024 && n % 1024 == 0 {
+    } else if n >= 1024 && n.trailing_zeros() >= 10 {
         format!("{} KiB", n / 1024)
     } else {
         format!("{n} B")

@@ -166,7 +166,7 @@ fn open_mpi_and_mpich_run_the_ping_pong_across_the_emulator() {
         assert!(row.contains(",ok,"), "{imp}: {row}");
         let rtt: f64 = row.split(',').nth(6).and_then(|x| x.parse().ok()).expect("rtt");
         // The round trip crosses the emulated link twice: never under 20 ms.
-        assert!(rtt >= 20_000.0 && rtt < 60_000.0, "{imp}: RTT {rtt} us over a 10 ms link");
+        assert!((20_000.0..60_000.0).contains(&rtt), "{imp}: RTT {rtt} us over a 10 ms link");
     }
     assert_eq!(ours(), before, "namespaces or /etc/netns entries left behind");
     let _ = std::fs::remove_dir_all(&dir);
