@@ -1,14 +1,22 @@
 //! The conformance suite as C programs (tests/c), built with wanmpi's mpicc
-//! and run under wanmpi's mpirun over TCP.
+//! and run under wanmpi's mpirun over every transport (tcp, and sctp with
+//! its default 10 streams and with 1 stream).
 
 mod common;
 
 use common::*;
 
+const TRANSPORTS: &[(&str, &str)] = &[("tcp", "10"), ("sctp", "10"), ("sctp", "1")];
+
 fn suite(name: &str, ranks: &[usize]) {
     let exe = compile(&prefix().join("bin/mpicc"), name, "mpicc");
-    for &n in ranks {
-        assert_pass(&run(n, &exe, &[], &[]), name, n);
+    for (transport, streams) in TRANSPORTS {
+        let env = [("WANMPI_TRANSPORT", transport.to_string()), ("WANMPI_SCTP_STREAMS", streams.to_string())];
+        for &n in ranks {
+            let out = run(n, &exe, &[], &env);
+            assert_pass(&out, name, n);
+            eprintln!("{name}: {n} ranks over {transport} ({streams} streams): passed");
+        }
     }
 }
 
