@@ -6,13 +6,12 @@ use std::sync::Arc;
 
 use wanmpi_engine::datatype::Datatype;
 use wanmpi_engine::engine::MatchedMessage;
-use wanmpi_engine::request::RecvBuf;
-use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
+use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 
 use crate::comm::CommId;
 use crate::group::Group;
-use crate::p2p::{check_datatype, comm_ref};
-use crate::reqtable::{Entry, Req, Status, Unpack, ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
+use crate::p2p::{check_datatype, comm_ref, recv_target, resolve_source, resolve_tag};
+use crate::reqtable::{Entry, Req, Status, ANY_SOURCE, PROC_NULL};
 use crate::runtime::{Runtime, State};
 
 /// A matched message handle. `NoProc` is MPI_MESSAGE_NO_PROC.
@@ -35,17 +34,8 @@ fn improbe_locked(st: &mut State, source: i32, tag: i32, comm: CommId) -> MpiRes
     }
     let group = Arc::clone(c.peer_group());
     let ctx = c.p2p_ctx();
-    let src = match source {
-        ANY_SOURCE => None,
-        s => Some(usize::try_from(s).ok().and_then(|s| group.world(s)).ok_or_else(|| {
-            MpiError::new(ErrorClass::Rank, format!("source rank {s} is not in a communicator of size {}", group.size()))
-        })?),
-    };
-    let tag = match tag {
-        ANY_TAG => None,
-        t if (0..=TAG_UB).contains(&t) => Some(t),
-        t => return err(ErrorClass::Tag, format!("probe tag {t} is neither MPI_ANY_TAG nor in 0..={TAG_UB}")),
-    };
+    let src = resolve_source(&group, source)?;
+    let tag = resolve_tag(tag)?;
     let Some(m) = st.engine.improbe(src, ctx, tag) else { return Ok(None) };
     let status = Status {
         source: group.rank_of(m.source()).map_or(ANY_SOURCE, |r| r as i32),
@@ -85,13 +75,7 @@ impl Runtime {
             Message::Id(id) => id,
         };
         let (m, group) = st.messages.msgs.remove(&id).ok_or_else(|| MpiError::new(ErrorClass::Request, "message handle is not valid (already received?)"))?;
-        let cap = count * dt.size();
-        let (rb, unpack) = if dt.is_contiguous() {
-            (RecvBuf { ptr: buf.wrapping_offset(dt.true_lb()), cap }, None)
-        } else {
-            let mut staging = vec![0u8; cap];
-            (RecvBuf { ptr: staging.as_mut_ptr(), cap }, Some(Unpack { staging, base: buf, count, datatype: dt.clone() }))
-        };
+        let (rb, unpack) = recv_target(buf, count, dt)?;
         let eid = st.engine.imrecv(m, rb);
         let r = st.reqs.insert(Entry::Active { id: eid, group: Some(group), unpack });
         self.progress(&mut st)?;

@@ -27,8 +27,39 @@ pub(crate) fn check_datatype(dt: &Datatype) -> MpiResult<()> {
     }
 }
 
+/// A receive's or probe's source rank as a world rank (`None` = any).
+pub(crate) fn resolve_source(group: &crate::group::Group, source: i32) -> MpiResult<Option<u32>> {
+    match source {
+        ANY_SOURCE => Ok(None),
+        s => usize::try_from(s).ok().and_then(|s| group.world(s)).map(Some).ok_or_else(|| {
+            MpiError::new(ErrorClass::Rank, format!("source rank {s} is not in a communicator of size {}", group.size()))
+        }),
+    }
+}
+
+/// A receive's or probe's tag (`None` = MPI_ANY_TAG).
+pub(crate) fn resolve_tag(tag: i32) -> MpiResult<Option<i32>> {
+    match tag {
+        ANY_TAG => Ok(None),
+        t if (0..=TAG_UB).contains(&t) => Ok(Some(t)),
+        t => err(ErrorClass::Tag, format!("tag {t} is neither MPI_ANY_TAG nor in 0..={TAG_UB}")),
+    }
+}
+
 fn byte_len(count: usize, dt: &Datatype) -> MpiResult<usize> {
     count.checked_mul(dt.size()).ok_or_else(|| MpiError::new(ErrorClass::Count, format!("count {count} of {} overflows", dt.name())))
+}
+
+/// Where the engine should put a receive's bytes: the user's buffer for a
+/// contiguous datatype, else a staging buffer unpacked at completion.
+pub(crate) fn recv_target(buf: *mut u8, count: usize, dt: &Datatype) -> MpiResult<(RecvBuf, Option<Unpack>)> {
+    let cap = byte_len(count, dt)?;
+    if dt.is_contiguous() {
+        return Ok((RecvBuf { ptr: buf.wrapping_offset(dt.true_lb()), cap }, None));
+    }
+    let mut staging = vec![0u8; cap];
+    let rb = RecvBuf { ptr: staging.as_mut_ptr(), cap };
+    Ok((rb, Some(Unpack { staging, base: buf, count, datatype: dt.clone() })))
 }
 
 /// Sends `count` elements of `dt` at `buf` on a communicator's context.
@@ -113,31 +144,16 @@ pub(crate) unsafe fn irecv_locked(
     coll: bool,
 ) -> MpiResult<Entry> {
     let c = comm_ref(st, comm)?;
-    let tag = match tag {
-        ANY_TAG if !coll => None,
-        t if coll || (0..=TAG_UB).contains(&t) => Some(t),
-        t => return err(ErrorClass::Tag, format!("receive tag {t} is neither MPI_ANY_TAG nor in 0..={TAG_UB}")),
-    };
+    // Collective traffic uses its own (negative) tags on its own context.
+    let tag = if coll { Some(tag) } else { resolve_tag(tag)? };
     check_datatype(dt)?;
     if source == PROC_NULL {
         return Ok(Entry::Done(Status::proc_null()));
     }
     let group = Arc::clone(c.peer_group());
-    let src = match source {
-        ANY_SOURCE => None,
-        s => Some(usize::try_from(s).ok().and_then(|s| group.world(s)).ok_or_else(|| {
-            MpiError::new(ErrorClass::Rank, format!("source rank {s} is not in a communicator of size {}", group.size()))
-        })?),
-    };
+    let src = resolve_source(&group, source)?;
     let ctx = if coll { c.coll_ctx() } else { c.p2p_ctx() };
-    let cap = byte_len(count, dt)?;
-    let (rbuf, unpack) = if dt.is_contiguous() {
-        (RecvBuf { ptr: buf.wrapping_offset(dt.true_lb()), cap }, None)
-    } else {
-        let mut staging = vec![0u8; cap];
-        let rb = RecvBuf { ptr: staging.as_mut_ptr(), cap };
-        (rb, Some(Unpack { staging, base: buf, count, datatype: dt.clone() }))
-    };
+    let (rbuf, unpack) = recv_target(buf, count, dt)?;
     let id = st.engine.irecv(src, ctx, tag, rbuf)?;
     Ok(Entry::Active { id, group: Some(group), unpack })
 }
@@ -430,17 +446,8 @@ fn iprobe_locked(st: &State, source: i32, tag: i32, comm: CommId) -> MpiResult<O
         return Ok(Some(Status::proc_null()));
     }
     let group = c.peer_group();
-    let src = match source {
-        ANY_SOURCE => None,
-        s => Some(usize::try_from(s).ok().and_then(|s| group.world(s)).ok_or_else(|| {
-            MpiError::new(ErrorClass::Rank, format!("source rank {s} is not in a communicator of size {}", group.size()))
-        })?),
-    };
-    let tag = match tag {
-        ANY_TAG => None,
-        t if (0..=TAG_UB).contains(&t) => Some(t),
-        t => return err(ErrorClass::Tag, format!("probe tag {t} is neither MPI_ANY_TAG nor in 0..={TAG_UB}")),
-    };
+    let src = resolve_source(&group, source)?;
+    let tag = resolve_tag(tag)?;
     Ok(st.engine.iprobe(src, c.p2p_ctx(), tag).map(|p| Status {
         source: group.rank_of(p.source).map_or(ANY_SOURCE, |r| r as i32),
         tag: p.tag,

@@ -50,21 +50,11 @@ impl Staged {
     }
 
     pub fn bytes(&self) -> &[u8] {
-        match &self.staging {
-            Some(v) => v,
-            // SAFETY: contiguous data of `len` bytes starts at ptr + true_lb.
-            None if self.len > 0 => unsafe { std::slice::from_raw_parts(self.ptr.wrapping_offset(self.dt.true_lb()), self.len) },
-            None => &[],
-        }
+        view(&self.staging, self.ptr, &self.dt, self.len)
     }
 
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        match &mut self.staging {
-            Some(v) => v,
-            // SAFETY: as `bytes`; the caller owns the buffer for writing.
-            None if self.len > 0 => unsafe { std::slice::from_raw_parts_mut(self.ptr.wrapping_offset(self.dt.true_lb()), self.len) },
-            None => &mut [],
-        }
+        view_mut(&mut self.staging, self.ptr, &self.dt, self.len)
     }
 
     /// Writes staged bytes back into the user's layout.
@@ -73,6 +63,26 @@ impl Staged {
             // SAFETY: `output`'s contract.
             unsafe { self.dt.unpack(v, self.ptr, self.count) };
         }
+    }
+}
+
+/// The staged bytes, or the `len` bytes of user memory at ptr + true_lb
+/// (which the constructors' contracts keep valid).
+fn view<'a>(staging: &'a Option<Vec<u8>>, ptr: *mut u8, dt: &Datatype, len: usize) -> &'a [u8] {
+    match staging {
+        Some(v) => v,
+        // SAFETY: see the constructors' contracts.
+        None if len > 0 => unsafe { std::slice::from_raw_parts(ptr.wrapping_offset(dt.true_lb()), len) },
+        None => &[],
+    }
+}
+
+fn view_mut<'a>(staging: &'a mut Option<Vec<u8>>, ptr: *mut u8, dt: &Datatype, len: usize) -> &'a mut [u8] {
+    match staging {
+        Some(v) => v,
+        // SAFETY: see the constructors' contracts; the caller owns the buffer for writing.
+        None if len > 0 => unsafe { std::slice::from_raw_parts_mut(ptr.wrapping_offset(dt.true_lb()), len) },
+        None => &mut [],
     }
 }
 
@@ -129,21 +139,11 @@ impl StagedBlocks {
     }
 
     pub fn bytes(&self) -> &[u8] {
-        match &self.staging {
-            Some(v) => v,
-            // SAFETY: contiguous blocks within `len` bytes of ptr + true_lb.
-            None if self.len > 0 => unsafe { std::slice::from_raw_parts(self.ptr.wrapping_offset(self.dt.true_lb()), self.len) },
-            None => &[],
-        }
+        view(&self.staging, self.ptr, &self.dt, self.len)
     }
 
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        match &mut self.staging {
-            Some(v) => v,
-            // SAFETY: as `bytes`.
-            None if self.len > 0 => unsafe { std::slice::from_raw_parts_mut(self.ptr.wrapping_offset(self.dt.true_lb()), self.len) },
-            None => &mut [],
-        }
+        view_mut(&mut self.staging, self.ptr, &self.dt, self.len)
     }
 
     pub fn finish(self) {
