@@ -48,6 +48,15 @@ impl Kind {
         })
     }
 
+    /// Flags a frame of this kind may carry.
+    const fn allowed_flags(self) -> u16 {
+        match self {
+            Kind::Eager => flags::SYNC | flags::PUSH,
+            Kind::Rts => flags::SYNC,
+            _ => 0,
+        }
+    }
+
     /// Length of the fixed header of this kind, common part included.
     pub const fn header_len(self) -> usize {
         field::COMMON_LEN
@@ -117,6 +126,8 @@ pub enum WireError {
     UnknownKind(u8),
     #[error("unknown flags {0:#06x}")]
     UnknownFlags(u16),
+    #[error("{kind:?} frame carries flags {flags:#06x} it cannot have")]
+    FlagsNotAllowed { kind: Kind, flags: u16 },
     #[error("{kind:?} frame carries {len} payload bytes where none are allowed")]
     UnexpectedPayload { kind: Kind, len: usize },
     #[error("eager payload of {payload} bytes exceeds message length {total}")]
@@ -157,6 +168,9 @@ impl<'a> Frame<'a> {
         let flags = u16_at(b, field::FLAGS);
         if flags & !flags::KNOWN != 0 {
             return Err(WireError::UnknownFlags(flags));
+        }
+        if flags & !kind.allowed_flags() != 0 {
+            return Err(WireError::FlagsNotAllowed { kind, flags });
         }
         let hl = kind.header_len();
         if b.len() < hl {

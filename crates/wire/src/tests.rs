@@ -43,6 +43,13 @@ fn rejects_malformed_frames() {
     assert_eq!(Frame::parse(&[0, 1, 0, 0]), Err(WireError::BadMagic(0)));
     assert_eq!(Frame::parse(&[MAGIC, 99, 0, 0]), Err(WireError::UnknownKind(99)));
     assert_eq!(Frame::parse(&[MAGIC, 1, 0, 0x80]), Err(WireError::UnknownFlags(0x8000)));
+    // Flags on a kind that has none (found by cargo-fuzz: they were dropped).
+    let mut v = Frame::Cts { msg_id: 0, accept_len: 0 }.to_vec();
+    v[2] = 1;
+    assert!(matches!(Frame::parse(&v), Err(WireError::FlagsNotAllowed { kind: Kind::Cts, flags: 1 })));
+    let mut v = Frame::Rts { env: env(), flags: 0 }.to_vec();
+    v[2] = flags::PUSH as u8;
+    assert!(matches!(Frame::parse(&v), Err(WireError::FlagsNotAllowed { kind: Kind::Rts, .. })));
     // An RTS cut short.
     let v = Frame::Rts { env: env(), flags: 0 }.to_vec();
     assert_eq!(Frame::parse(&v[..20]), Err(WireError::Truncated(20)));
