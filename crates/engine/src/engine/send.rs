@@ -157,13 +157,12 @@ impl Engine {
                 let to = len.min(chunk);
                 let more = if to < len { flags::PUSH } else { 0 };
                 Frame::Eager { env, flags: sync | more, payload: &[] }.emit_header(&mut header);
-                (0, to, after_data(to, len, s.sync))
+                (0, to, if to < len { SendPhase::Streaming { next: to, end: len } } else { all_sent(s.proto, s.sync) })
             }
             (SendPhase::Streaming { next, end }, _) => {
                 let to = end.min(next + chunk);
                 Frame::Data { msg_id: env.msg_id, offset: next as u64, payload: &[] }.emit_header(&mut header);
-                let last = if s.proto == Protocol::Rendezvous { SendPhase::Done } else { after_data(to, to, s.sync) };
-                (next, to, if to < end { SendPhase::Streaming { next: to, end } } else { last })
+                (next, to, if to < end { SendPhase::Streaming { next: to, end } } else { all_sent(s.proto, s.sync) })
             }
             _ => return Ok(None),
         };
@@ -223,11 +222,11 @@ impl Engine {
     }
 }
 
-/// Phase after an eager frame that carried data up to `to` of `len`.
-fn after_data(to: usize, len: usize, sync: bool) -> SendPhase {
-    if to < len {
-        SendPhase::Streaming { next: to, end: len }
-    } else if sync {
+/// The phase once every byte of a message has left. A rendezvous send was
+/// matched before its data left (clear-to-send); an eager or credited
+/// synchronous send still waits for the receiver's acknowledgement.
+fn all_sent(proto: Protocol, sync: bool) -> SendPhase {
+    if sync && proto != Protocol::Rendezvous {
         SendPhase::AwaitSyncAck
     } else {
         SendPhase::Done
