@@ -209,6 +209,14 @@ impl Matcher {
         gone.into_iter().map(|p| p.id).collect()
     }
 
+    /// Drops unexpected messages from `peer` that `doomed` picks (those that
+    /// can never finish arriving once the peer is lost).
+    pub fn drop_unexpected_from(&mut self, peer: PeerId, doomed: impl Fn(&Unexp) -> bool) -> usize {
+        let before = self.unexpected.len();
+        self.unexpected.retain(|u| u.peer != peer || !doomed(u));
+        before - self.unexpected.len()
+    }
+
     pub fn posted_len(&self) -> usize {
         self.posted.len()
     }

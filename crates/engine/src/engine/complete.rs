@@ -100,6 +100,18 @@ impl Engine {
             })
             .collect();
         self.inbound.retain(|(p, _), _| *p != peer);
+        // Messages from the lost peer that are not wholly here (a bare RTS,
+        // or an eager message still missing data) could match a receive
+        // that would then wait forever: drop them. Complete ones stay
+        // receivable.
+        let complete: std::collections::HashSet<u64> = self
+            .unexpected_data
+            .iter()
+            .filter(|((p, _), b)| *p == peer && b.got == b.total)
+            .map(|((_, id), _)| *id)
+            .collect();
+        self.matcher.drop_unexpected_from(peer, |u| u.rendezvous || !complete.contains(&u.env.msg_id));
+        self.unexpected_data.retain(|(p, id), _| *p != peer || complete.contains(id));
         for id in receiving {
             self.fail(id, e.clone());
         }

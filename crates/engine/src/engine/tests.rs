@@ -298,3 +298,24 @@ fn protocol_choice_is_visible_in_the_stats() {
     assert_eq!(crate::protocol::select(10, 64, None), Protocol::Eager);
 }
 
+
+#[test]
+fn a_lost_peers_unfinished_messages_cannot_trap_a_receive() {
+    let mut w = World::new(3, 1, EngineConfig::default(), 16 * 1024);
+    // From rank 1: a complete eager message and a rendezvous RTS, both unexpected at rank 0.
+    w.send(1, 0, 1, vec![9; 8], SendMode::Standard);
+    w.send(1, 0, 2, vec![7; 200 * 1024], SendMode::Standard);
+    w.pump();
+    w.engines[0].handle_incoming(Incoming::PeerLost { peer: 1, reason: "gone".into() });
+    // The complete message is still delivered; the rendezvous one is gone,
+    // so a wildcard receive waits for another sender instead of forever.
+    let mut a = [0u8; 8];
+    let r = w.recv(0, None, Some(1), &mut a);
+    assert_eq!(w.done(0, r).bytes, 8);
+    let mut b = vec![0u8; 200 * 1024];
+    let r = w.recv(0, None, Some(2), &mut b);
+    w.send(2, 0, 2, vec![5; 10], SendMode::Standard);
+    w.pump();
+    let st = w.done(0, r);
+    assert_eq!((st.source, st.bytes), (2, 10));
+}
