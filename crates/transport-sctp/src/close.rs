@@ -14,6 +14,9 @@ impl SctpTransport {
             return Ok(());
         }
         self.shutting_down = true;
+        if self.opts.print_stats {
+            eprintln!("{}", self.counters());
+        }
         let deadline = Instant::now() + timeout;
         let open: Vec<(u32, u32)> = self
             .peers

@@ -24,6 +24,7 @@ mod counters;
 mod crc32c;
 mod error;
 mod link;
+mod mtu;
 mod notify;
 mod options;
 mod poller;

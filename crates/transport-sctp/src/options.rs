@@ -72,7 +72,7 @@ pub struct SctpOptions {
     pub sack_delay_ms: u32,
     /// SACK every this many packets (WANMPI_SCTP_SACK_FREQ, 2).
     pub sack_freq: u32,
-    /// Packets sent back to back at most, 0 = no limit (WANMPI_SCTP_MAX_BURST, 4).
+    /// Packets sent back to back at most, 0 = no limit (WANMPI_SCTP_MAX_BURST, 0).
     pub max_burst: u32,
     /// Initial congestion window in MTUs, process-wide (WANMPI_SCTP_INITIAL_CWND, 10).
     pub initial_cwnd: u32,
@@ -83,7 +83,8 @@ pub struct SctpOptions {
     pub max_retrans: u16,
     /// Who computes the CRC32c (WANMPI_SCTP_CHECKSUM: sw|offload|off, offload).
     pub checksum: Checksum,
-    /// Path MTU = largest SCTP packet = UDP payload (WANMPI_SCTP_PATH_MTU, 1452).
+    /// Path MTU = largest SCTP packet = UDP payload; 0 = from the route to
+    /// each peer, as TCP's MSS (WANMPI_SCTP_PATH_MTU: auto or bytes, auto).
     pub path_mtu: u32,
     /// Congestion control module (WANMPI_SCTP_CC: rfc2581|hstcp|htcp|rtcc, rfc2581).
     pub cc: CongestionControl,
@@ -95,6 +96,8 @@ pub struct SctpOptions {
     pub drop_rate: f64,
     /// Seed of the drop generator (WANMPI_SCTP_DROP_SEED, 0).
     pub drop_seed: u64,
+    /// Print the counters on stderr at shutdown (WANMPI_SCTP_STATS, 0).
+    pub print_stats: bool,
 }
 
 impl Default for SctpOptions {
@@ -112,16 +115,17 @@ impl Default for SctpOptions {
             rto_max_ms: 10_000,
             sack_delay_ms: 40,
             sack_freq: 2,
-            max_burst: 4,
+            max_burst: 0,
             initial_cwnd: 10,
             heartbeat_ms: 5000,
             max_retrans: 8,
             checksum: Checksum::Offload,
-            path_mtu: 1452,
+            path_mtu: 0,
             cc: CongestionControl::Rfc2581,
             connect_timeout: Duration::from_secs(30),
             drop_rate: 0.0,
             drop_seed: 0,
+            print_stats: false,
         }
     }
 }
@@ -193,7 +197,7 @@ impl SctpOptions {
             };
         }
         if let Some(v) = get("PATH_MTU") {
-            o.path_mtu = num("PATH_MTU", &v)?;
+            o.path_mtu = if v.trim() == "auto" { 0 } else { num("PATH_MTU", &v)? };
         }
         if let Some(v) = get("CC") {
             o.cc = match v.trim() {
@@ -213,6 +217,9 @@ impl SctpOptions {
         if let Some(v) = get("DROP_SEED") {
             o.drop_seed = num("DROP_SEED", &v)?;
         }
+        if let Some(v) = get("STATS") {
+            o.print_stats = num::<u8>("STATS", &v)? != 0;
+        }
         o.validate()?;
         Ok(o)
     }
@@ -229,8 +236,8 @@ impl SctpOptions {
         if !(self.rto_min_ms <= self.rto_initial_ms && self.rto_initial_ms <= self.rto_max_ms && self.rto_min_ms > 0) {
             return fail("RTO_MIN", "need 0 < rto_min <= rto_initial <= rto_max");
         }
-        if !(576..=65_535).contains(&self.path_mtu) {
-            return fail("PATH_MTU", "must be between 576 and 65535");
+        if self.path_mtu != 0 && !(576..=crate::mtu::MAX_UDP_PAYLOAD).contains(&self.path_mtu) {
+            return fail("PATH_MTU", "must be auto (0) or between 576 and 65507");
         }
         if !(0.0..1.0).contains(&self.drop_rate) {
             return fail("DROP_RATE", "must be in [0, 1)");

@@ -56,9 +56,17 @@ impl Poller {
                 return Err(e);
             }
         }
+        self.clear_tick();
+        Ok(())
+    }
+
+    /// Resets the tick's readiness. Every pump calls it: a caller polling
+    /// `fd()` itself (the runtime does) never calls `wait`, and an expired
+    /// timerfd left unread kept the epoll fd readable for ever, so those
+    /// callers spun instead of sleeping.
+    pub fn clear_tick(&self) {
         let mut expirations = [0u8; 8];
         // SAFETY: reads 8 bytes into a live buffer; EAGAIN when not expired.
         unsafe { libc::read(self.timer.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
-        Ok(())
     }
 }

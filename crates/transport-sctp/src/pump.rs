@@ -19,6 +19,7 @@ const PRE_AUTH_LIMIT: usize = 64 << 20;
 impl SctpTransport {
     /// One progress step. Returns the number of datagrams fed to usrsctp.
     pub(crate) fn pump(&mut self) -> Result<usize, TransportError> {
+        self.poller.clear_tick();
         stack::tick();
         let n = self.read_udp()?;
         self.read_sctp()?;

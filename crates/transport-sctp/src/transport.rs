@@ -27,6 +27,8 @@ pub(crate) enum Event {
 pub(crate) struct Peer {
     pub link: Arc<Link>,
     pub sctp_port: u16,
+    /// Path MTU (SCTP packet size) used towards this peer.
+    pub mtu: u32,
     pub assoc: Option<u32>,
     /// Our challenge to this peer.
     pub nonce: [u8; NONCE_LEN],
