@@ -18,8 +18,10 @@
 //! statistics with the model's prediction beside the measured time.
 //!
 //! Only public MPI operations are used (the nonblocking ones through
-//! [`raw`], which owns its buffers). Not here: the split of the manager into
-//! scheduler and writer ranks (mpiBLAST), and a C API.
+//! [`raw`], which owns its buffers, behind the [`raw::MpiOps`] trait so the
+//! C API (`crates/farm-capi`, `wanmpi_farm.h`) runs the same farm over a C
+//! MPI library). Not here: the split of the manager into scheduler and
+//! writer ranks (mpiBLAST).
 
 pub mod book;
 pub mod config;
@@ -78,21 +80,40 @@ pub fn run<F: Farm + ?Sized>(comm: &Communicator, cfg: &FarmConfig, farm: &mut F
     // the runtime tolerates rank failure; otherwise it ends the job).
     data.set_errhandler(ErrHandler::Return)?;
     ctl.set_errhandler(ErrHandler::Return)?;
-    let (rd, rc) = (raw::RawComm::new(&data), raw::RawComm::new(&ctl));
-    let out = if comm.rank() == 0 {
-        let r = manager::run_manager(farm, cfg, rd, rc, (size - 1) as usize)?;
-        if cfg.print_summary {
-            println!("{r}");
-        }
-        Outcome::Manager(r)
-    } else {
-        Outcome::Worker(worker::run_worker(farm, cfg, rd, rc)?)
-    };
+    let out = run_raw(comm.rank(), size, raw::RawComm::new(&data), raw::RawComm::new(&ctl), cfg, farm);
     // Freeing is collective in spirit; with lost ranks it may fail, and the
     // farm's result stands either way.
     let _ = data.free();
     let _ = ctl.free();
-    Ok(out)
+    out
+}
+
+/// The farm on communicators the caller prepared: `data`, a duplicate with
+/// `mpi_assert_allow_overtaking=true`, and `ctl`, a plain duplicate, both
+/// with MPI_ERRORS_RETURN; `rank` and `size` are this process's in them.
+/// For other MPI bindings (the C API in `wanmpi-farm-capi`); `run` does the
+/// same for a Rust communicator.
+pub fn run_raw<F: Farm + ?Sized>(
+    rank: i32,
+    size: i32,
+    data: raw::RawComm,
+    ctl: raw::RawComm,
+    cfg: &FarmConfig,
+    farm: &mut F,
+) -> FarmResult<Outcome> {
+    cfg.check()?;
+    if size < 2 {
+        return Err(FarmError::TooFewProcesses(size));
+    }
+    if rank == 0 {
+        let r = manager::run_manager(farm, cfg, data, ctl, (size - 1) as usize)?;
+        if cfg.print_summary {
+            println!("{r}");
+        }
+        Ok(Outcome::Manager(r))
+    } else {
+        Ok(Outcome::Worker(worker::run_worker(farm, cfg, data, ctl)?))
+    }
 }
 
 /// `run` for a closure-built farm, checking this process has its role's closures.
