@@ -37,6 +37,8 @@ pub struct LinkStats {
 struct DropState {
     rng: ChaCha8Rng,
     highest_tsn: Option<u32>,
+    /// DATA-carrying datagrams still to drop (`drop_first_data`).
+    drop_first: u32,
 }
 
 pub(crate) struct Link {
@@ -60,6 +62,7 @@ impl Link {
         checksum: Checksum,
         drop_rate: f64,
         drop_seed: u64,
+        drop_first_data: u32,
     ) -> Link {
         // One generator per link, seeded from the job seed and the peer, so a
         // run is reproducible whatever order links are used in.
@@ -71,13 +74,19 @@ impl Link {
             checksum,
             drop_rate,
             dropping: AtomicBool::new(false),
-            state: Mutex::new(DropState { rng: ChaCha8Rng::seed_from_u64(seed), highest_tsn: None }),
+            state: Mutex::new(DropState {
+                rng: ChaCha8Rng::seed_from_u64(seed),
+                highest_tsn: None,
+                drop_first: drop_first_data,
+            }),
             stats: LinkStats::default(),
         }
     }
 
     pub fn start_dropping(&self) {
-        self.dropping.store(self.drop_rate > 0.0, Relaxed);
+        let first = self.state.lock().map_or(0, |s| s.drop_first);
+        self.dropping
+            .store(self.drop_rate > 0.0 || first > 0, Relaxed);
     }
 
     /// One SCTP packet from usrsctp for this peer. Never panics: it runs
@@ -86,7 +95,9 @@ impl Link {
         let drop = {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let mut highest = st.highest_tsn;
+            let mut has_data = false;
             wire::for_each_data_tsn(packet, |tsn| {
+                has_data = true;
                 self.stats.data_chunks_out.fetch_add(1, Relaxed);
                 match highest {
                     Some(h) if !wire::tsn_after(tsn, h) => {
@@ -96,7 +107,13 @@ impl Link {
                 }
             });
             st.highest_tsn = highest;
-            self.dropping.load(Relaxed) && st.rng.gen::<f64>() < self.drop_rate
+            let dropping = self.dropping.load(Relaxed);
+            if dropping && has_data && st.drop_first > 0 {
+                st.drop_first -= 1;
+                true
+            } else {
+                dropping && self.drop_rate > 0.0 && st.rng.gen::<f64>() < self.drop_rate
+            }
         };
         if drop {
             self.stats.dropped_injected.fetch_add(1, Relaxed);
