@@ -37,23 +37,12 @@ fn mac(secret: &[u8; 32], nonce: &[u8], prover: PeerId, challenger: PeerId) -> H
 
 /// What `prover` answers to `challenger`'s nonce.
 pub fn proof(secret: &[u8; 32], nonce: &[u8], prover: PeerId, challenger: PeerId) -> [u8; 32] {
-    mac(secret, nonce, prover, challenger)
-        .finalize()
-        .into_bytes()
-        .into()
+    mac(secret, nonce, prover, challenger).finalize().into_bytes().into()
 }
 
 /// Constant-time check of a PROOF received from `prover` for our nonce.
-pub fn verify(
-    secret: &[u8; 32],
-    nonce: &[u8; NONCE_LEN],
-    prover: PeerId,
-    challenger: PeerId,
-    got: &[u8],
-) -> bool {
-    mac(secret, nonce, prover, challenger)
-        .verify_slice(got)
-        .is_ok()
+pub fn verify(secret: &[u8; 32], nonce: &[u8; NONCE_LEN], prover: PeerId, challenger: PeerId, got: &[u8]) -> bool {
+    mac(secret, nonce, prover, challenger).verify_slice(got).is_ok()
 }
 
 #[cfg(test)]

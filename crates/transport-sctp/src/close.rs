@@ -22,30 +22,18 @@ impl SctpTransport {
             .peers
             .iter()
             .enumerate()
-            .filter_map(|(r, p)| {
-                p.as_ref()
-                    .filter(|p| !p.closed)
-                    .and_then(|p| p.assoc)
-                    .map(|a| (r as u32, a))
-            })
+            .filter_map(|(r, p)| p.as_ref().filter(|p| !p.closed).and_then(|p| p.assoc).map(|a| (r as u32, a)))
             .collect();
         for (rank, assoc) in open {
             // SCTP_EOF: SHUTDOWN once everything queued has been acknowledged.
-            let sent = self
-                .sock
-                .as_ref()
-                .map(|s| s.send(assoc, 0, 0, sys::SCTP_EOF, &[]));
+            let sent = self.sock.as_ref().map(|s| s.send(assoc, 0, 0, sys::SCTP_EOF, &[]));
             if !matches!(sent, Some(Ok(_))) {
                 self.close_peer(rank);
             }
         }
         loop {
             self.pump()?;
-            let all_closed = self
-                .peers
-                .iter()
-                .flatten()
-                .all(|p| p.closed || p.assoc.is_none());
+            let all_closed = self.peers.iter().flatten().all(|p| p.closed || p.assoc.is_none());
             let now = Instant::now();
             if all_closed || now >= deadline {
                 break;

@@ -96,11 +96,7 @@ mod tests {
         assert_eq!(crc32c_table(b"123456789"), 0xE306_9283);
         let data: Vec<u8> = (0..5000u32).map(|i| (i * 31 + 7) as u8).collect();
         for len in [0, 1, 7, 8, 9, 63, 1452, 5000] {
-            assert_eq!(
-                crc32c(&data[..len]),
-                crc32c_table(&data[..len]),
-                "len {len}"
-            );
+            assert_eq!(crc32c(&data[..len]), crc32c_table(&data[..len]), "len {len}");
         }
     }
 

@@ -9,10 +9,7 @@ pub enum SctpError {
     #[error("option {var}: {problem}")]
     BadOption { var: String, problem: String },
     #[error("usrsctp {call} failed: {err}")]
-    Stack {
-        call: &'static str,
-        err: std::io::Error,
-    },
+    Stack { call: &'static str, err: std::io::Error },
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] wanmpi_bootstrap::BootstrapError),
     #[error("peer {rank} published a bad endpoint {value:?}")]
@@ -30,10 +27,7 @@ pub enum SctpError {
 impl SctpError {
     /// The error of the usrsctp call that just failed (usrsctp sets errno).
     pub(crate) fn stack(call: &'static str) -> SctpError {
-        SctpError::Stack {
-            call,
-            err: std::io::Error::last_os_error(),
-        }
+        SctpError::Stack { call, err: std::io::Error::last_os_error() }
     }
 }
 

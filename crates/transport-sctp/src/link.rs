@@ -85,8 +85,7 @@ impl Link {
 
     pub fn start_dropping(&self) {
         let first = self.state.lock().map_or(0, |s| s.drop_first);
-        self.dropping
-            .store(self.drop_rate > 0.0 || first > 0, Relaxed);
+        self.dropping.store(self.drop_rate > 0.0 || first > 0, Relaxed);
     }
 
     /// One SCTP packet from usrsctp for this peer. Never panics: it runs

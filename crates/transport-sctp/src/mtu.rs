@@ -26,23 +26,11 @@ pub(crate) fn payload_for(mtu: u32, ipv4: bool) -> u32 {
 fn route_mtu(local: IpAddr, peer: SocketAddr) -> Option<u32> {
     let s = UdpSocket::bind(SocketAddr::new(local, 0)).ok()?;
     s.connect(peer).ok()?;
-    let (level, name) = if peer.is_ipv4() {
-        (libc::IPPROTO_IP, libc::IP_MTU)
-    } else {
-        (libc::IPPROTO_IPV6, libc::IPV6_MTU)
-    };
+    let (level, name) = if peer.is_ipv4() { (libc::IPPROTO_IP, libc::IP_MTU) } else { (libc::IPPROTO_IPV6, libc::IPV6_MTU) };
     let mut v: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: getsockopt on our own fd into a live int of the size passed.
-    let r = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            level,
-            name,
-            (&mut v as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
+    let r = unsafe { libc::getsockopt(s.as_raw_fd(), level, name, (&mut v as *mut libc::c_int).cast(), &mut len) };
     (r == 0 && v > 0).then_some(v as u32)
 }
 

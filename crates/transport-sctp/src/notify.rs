@@ -25,28 +25,16 @@ pub(crate) fn parse(b: &[u8]) -> Option<Notification> {
     Some(match head.sn_type {
         sys::SCTP_ASSOC_CHANGE => {
             let c: sys::sctp_assoc_change = read(b)?;
-            Notification::AssocChange {
-                state: c.sac_state,
-                error: c.sac_error,
-                assoc: c.sac_assoc_id,
-            }
+            Notification::AssocChange { state: c.sac_state, error: c.sac_error, assoc: c.sac_assoc_id }
         }
-        sys::SCTP_SHUTDOWN_EVENT => Notification::Shutdown {
-            assoc: read::<sys::sctp_shutdown_event>(b)?.sse_assoc_id,
-        },
+        sys::SCTP_SHUTDOWN_EVENT => Notification::Shutdown { assoc: read::<sys::sctp_shutdown_event>(b)?.sse_assoc_id },
         sys::SCTP_SEND_FAILED_EVENT => {
             let f: sys::sctp_send_failed_event = read(b)?;
-            Notification::SendFailed {
-                assoc: f.ssfe_assoc_id,
-                error: f.ssfe_error,
-            }
+            Notification::SendFailed { assoc: f.ssfe_assoc_id, error: f.ssfe_error }
         }
         sys::SCTP_PARTIAL_DELIVERY_EVENT => {
             let p: sys::sctp_pdapi_event = read(b)?;
-            Notification::PartialDeliveryAborted {
-                assoc: p.pdapi_assoc_id,
-                stream: p.pdapi_stream as u16,
-            }
+            Notification::PartialDeliveryAborted { assoc: p.pdapi_assoc_id, stream: p.pdapi_stream as u16 }
         }
         other => Notification::Other(other),
     })
@@ -66,21 +54,9 @@ mod tests {
             ..Default::default()
         };
         // SAFETY: viewing a POD struct as bytes.
-        let bytes = unsafe {
-            std::slice::from_raw_parts((&c as *const sys::sctp_assoc_change).cast::<u8>(), 20)
-        };
-        assert_eq!(
-            parse(bytes),
-            Some(Notification::AssocChange {
-                state: sys::SCTP_COMM_LOST,
-                error: 0,
-                assoc: 42
-            })
-        );
+        let bytes = unsafe { std::slice::from_raw_parts((&c as *const sys::sctp_assoc_change).cast::<u8>(), 20) };
+        assert_eq!(parse(bytes), Some(Notification::AssocChange { state: sys::SCTP_COMM_LOST, error: 0, assoc: 42 }));
         assert_eq!(parse(&bytes[..10]), None);
-        assert_eq!(
-            parse(&[0x55, 0, 0, 0, 8, 0, 0, 0]),
-            Some(Notification::Other(0x55))
-        );
+        assert_eq!(parse(&[0x55, 0, 0, 0, 8, 0, 0, 0]), Some(Notification::Other(0x55)));
     }
 }

@@ -149,10 +149,7 @@ impl SctpOptions {
             o.streams = num("STREAMS", &v)?;
         }
         if let Some(v) = get("PUBLISH_ADDR") {
-            o.publish_addr = v
-                .trim()
-                .parse()
-                .map_err(|_| bad("PUBLISH_ADDR", &v, "not an IP address"))?;
+            o.publish_addr = v.trim().parse().map_err(|_| bad("PUBLISH_ADDR", &v, "not an IP address"))?;
         }
         if let Some(v) = get("SNDBUF") {
             o.sndbuf = num("SNDBUF", &v)?;
@@ -205,11 +202,7 @@ impl SctpOptions {
             };
         }
         if let Some(v) = get("PATH_MTU") {
-            o.path_mtu = if v.trim() == "auto" {
-                0
-            } else {
-                num("PATH_MTU", &v)?
-            };
+            o.path_mtu = if v.trim() == "auto" { 0 } else { num("PATH_MTU", &v)? };
         }
         if let Some(v) = get("CC") {
             o.cc = match v.trim() {
@@ -224,10 +217,7 @@ impl SctpOptions {
             o.connect_timeout = Duration::from_millis(num("CONNECT_TIMEOUT_MS", &v)?);
         }
         if let Some(v) = get("DROP_RATE") {
-            o.drop_rate = v
-                .trim()
-                .parse()
-                .map_err(|_| bad("DROP_RATE", &v, "not a number"))?;
+            o.drop_rate = v.trim().parse().map_err(|_| bad("DROP_RATE", &v, "not a number"))?;
         }
         if let Some(v) = get("DROP_SEED") {
             o.drop_seed = num("DROP_SEED", &v)?;
@@ -249,15 +239,9 @@ impl SctpOptions {
             return fail("STREAMS", "at least one stream is needed");
         }
         if self.max_frame == 0 || self.max_frame > self.sndbuf as usize {
-            return fail(
-                "MAX_FRAME",
-                "must be between 1 and the send buffer size (a larger send fails with EMSGSIZE)",
-            );
+            return fail("MAX_FRAME", "must be between 1 and the send buffer size (a larger send fails with EMSGSIZE)");
         }
-        if !(self.rto_min_ms <= self.rto_initial_ms
-            && self.rto_initial_ms <= self.rto_max_ms
-            && self.rto_min_ms > 0)
-        {
+        if !(self.rto_min_ms <= self.rto_initial_ms && self.rto_initial_ms <= self.rto_max_ms && self.rto_min_ms > 0) {
             return fail("RTO_MIN", "need 0 < rto_min <= rto_initial <= rto_max");
         }
         if self.path_mtu != 0 && !(576..=crate::mtu::MAX_UDP_PAYLOAD).contains(&self.path_mtu) {
@@ -274,16 +258,11 @@ impl SctpOptions {
 }
 
 fn bad(var: &str, value: &str, problem: &str) -> SctpError {
-    SctpError::BadOption {
-        var: format!("WANMPI_SCTP_{var}"),
-        problem: format!("{problem} (got {value:?})"),
-    }
+    SctpError::BadOption { var: format!("WANMPI_SCTP_{var}"), problem: format!("{problem} (got {value:?})") }
 }
 
 fn num<T: std::str::FromStr>(var: &str, v: &str) -> Result<T, SctpError> {
-    v.trim()
-        .parse()
-        .map_err(|_| bad(var, v, "not a valid number"))
+    v.trim().parse().map_err(|_| bad(var, v, "not a valid number"))
 }
 
 #[cfg(test)]
@@ -292,10 +271,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn from(pairs: &[(&str, &str)]) -> Result<SctpOptions, SctpError> {
-        let m: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         SctpOptions::from_lookup(|k| m.get(k).cloned())
     }
 
@@ -319,9 +295,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_named_errors() {
-        let e = from(&[("WANMPI_SCTP_STREAMS", "ten")])
-            .unwrap_err()
-            .to_string();
+        let e = from(&[("WANMPI_SCTP_STREAMS", "ten")]).unwrap_err().to_string();
         assert!(e.contains("WANMPI_SCTP_STREAMS"), "{e}");
         assert!(from(&[("WANMPI_SCTP_STREAMS", "0")]).is_err());
         assert!(from(&[("WANMPI_SCTP_MAX_FRAME", "999999999")]).is_err());

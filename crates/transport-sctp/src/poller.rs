@@ -29,31 +29,12 @@ impl Poller {
                 libc::CLOCK_MONOTONIC,
                 libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
             ))?);
-            let tick = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: TICK.as_nanos() as libc::c_long,
-            };
-            let spec = libc::itimerspec {
-                it_interval: tick,
-                it_value: tick,
-            };
-            check(libc::timerfd_settime(
-                timer.as_raw_fd(),
-                0,
-                &spec,
-                std::ptr::null_mut(),
-            ))?;
+            let tick = libc::timespec { tv_sec: 0, tv_nsec: TICK.as_nanos() as libc::c_long };
+            let spec = libc::itimerspec { it_interval: tick, it_value: tick };
+            check(libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()))?;
             for fd in [udp_fd, timer.as_raw_fd()] {
-                let mut ev = libc::epoll_event {
-                    events: libc::EPOLLIN as u32,
-                    u64: fd as u64,
-                };
-                check(libc::epoll_ctl(
-                    epoll.as_raw_fd(),
-                    libc::EPOLL_CTL_ADD,
-                    fd,
-                    &mut ev,
-                ))?;
+                let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
+                check(libc::epoll_ctl(epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev))?;
             }
             Ok(Poller { epoll, timer })
         }

@@ -33,35 +33,17 @@ impl SctpTransport {
             let (len, src) = match self.udp.recv_from(&mut self.ubuf) {
                 Ok(x) => x,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::Interrupted | ErrorKind::ConnectionRefused
-                    ) =>
-                {
-                    continue
-                }
+                Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::ConnectionRefused) => continue,
                 Err(e) => return Err(e.into()),
             };
             n += 1;
             // Datagrams from anyone but a published peer endpoint are ignored.
-            let Some(&rank) = self.by_udp.get(&src) else {
-                continue;
-            };
-            let Some(Some(peer)) = self.peers.get(rank as usize) else {
-                continue;
-            };
+            let Some(&rank) = self.by_udp.get(&src) else { continue };
+            let Some(Some(peer)) = self.peers.get(rank as usize) else { continue };
             let packet = &mut self.ubuf[..len];
             if peer.link.accept_input(packet) {
                 // SAFETY: the token is registered; usrsctp copies the packet.
-                unsafe {
-                    sys::usrsctp_conninput(
-                        peer.link.token as *mut libc::c_void,
-                        packet.as_ptr().cast(),
-                        len,
-                        0,
-                    )
-                };
+                unsafe { sys::usrsctp_conninput(peer.link.token as *mut libc::c_void, packet.as_ptr().cast(), len, 0) };
             }
         }
         Ok(n)
@@ -69,12 +51,8 @@ impl SctpTransport {
 
     fn read_sctp(&mut self) -> Result<(), TransportError> {
         loop {
-            let Some(sock) = self.sock.as_ref() else {
-                return Ok(());
-            };
-            let Some(r) = sock.recv(&mut self.rbuf)? else {
-                return Ok(());
-            };
+            let Some(sock) = self.sock.as_ref() else { return Ok(()) };
+            let Some(r) = sock.recv(&mut self.rbuf)? else { return Ok(()) };
             if r.notification {
                 self.notif.extend_from_slice(&self.rbuf[..r.len]);
                 if r.eor {
@@ -116,30 +94,18 @@ impl SctpTransport {
             return Some(r);
         }
         let token = self.sock.as_ref()?.peer_token(assoc)?;
-        let rank = self
-            .peers
-            .iter()
-            .position(|p| p.as_ref().map_or(false, |p| p.link.token == token))?
-            as PeerId;
+        let rank = self.peers.iter().position(|p| p.as_ref().map_or(false, |p| p.link.token == token))? as PeerId;
         self.by_assoc.insert(assoc, rank);
         Some(rank)
     }
 
     fn on_notification(&mut self, n: Notification) {
         match n {
-            Notification::AssocChange {
-                state,
-                error,
-                assoc,
-            } => {
-                let Some(rank) = self.rank_of(assoc) else {
-                    return;
-                };
+            Notification::AssocChange { state, error, assoc } => {
+                let Some(rank) = self.rank_of(assoc) else { return };
                 match state {
                     sys::SCTP_COMM_UP => self.on_comm_up(rank, assoc),
-                    sys::SCTP_RESTART => {
-                        self.lose(rank, "the peer restarted its association".into())
-                    }
+                    sys::SCTP_RESTART => self.lose(rank, "the peer restarted its association".into()),
                     sys::SCTP_COMM_LOST => {
                         self.close_peer(rank);
                         self.lose(rank, format!("association lost (no answer to retransmissions or heartbeats, error {error})"));
@@ -197,14 +163,10 @@ impl SctpTransport {
     }
 
     fn on_message(&mut self, assoc: u32, sid: u16, ppid: u32, msg: Vec<u8>) {
-        let Some(rank) = self.rank_of(assoc) else {
-            return;
-        };
+        let Some(rank) = self.rank_of(assoc) else { return };
         let me = self.rank;
         let secret = self.secret;
-        let Some(Some(p)) = self.peers.get_mut(rank as usize) else {
-            return;
-        };
+        let Some(Some(p)) = self.peers.get_mut(rank as usize) else { return };
         match ppid {
             auth::PPID_HELLO if msg.len() == NONCE_LEN => {
                 p.proof_pending = Some(auth::proof(&secret, &msg, me, rank));
@@ -234,18 +196,10 @@ impl SctpTransport {
     }
 
     fn deliver(&mut self, rank: PeerId, sid: u16, bytes: Vec<u8>) {
-        if let Some(c) = self
-            .streams
-            .get_mut(rank as usize)
-            .and_then(|s| s.get_mut(sid as usize))
-        {
+        if let Some(c) = self.streams.get_mut(rank as usize).and_then(|s| s.get_mut(sid as usize)) {
             c.frames_received += 1;
             c.bytes_received += bytes.len() as u64;
-            self.events.push_back(Event::Frame {
-                peer: rank,
-                channel: sid,
-                bytes,
-            });
+            self.events.push_back(Event::Frame { peer: rank, channel: sid, bytes });
         }
     }
 
@@ -265,9 +219,7 @@ impl SctpTransport {
     /// Sends the HELLOs and PROOFs that are due (retried while the stack
     /// says EWOULDBLOCK).
     fn send_control(&mut self) {
-        let Some(sock) = self.sock.as_ref() else {
-            return;
-        };
+        let Some(sock) = self.sock.as_ref() else { return };
         for p in self.peers.iter_mut().flatten() {
             let Some(assoc) = p.assoc else { continue };
             if p.closed {

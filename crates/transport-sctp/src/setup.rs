@@ -28,15 +28,9 @@ fn endpoint_key(rank: PeerId) -> String {
 
 /// "ip:udp_port/sctp_port", e.g. "127.0.0.1:40000/5001".
 fn parse_endpoint(rank: PeerId, v: &str) -> Result<(SocketAddr, u16), SctpError> {
-    let bad = || SctpError::BadEndpoint {
-        rank,
-        value: v.to_string(),
-    };
+    let bad = || SctpError::BadEndpoint { rank, value: v.to_string() };
     let (udp, port) = v.rsplit_once('/').ok_or_else(bad)?;
-    Ok((
-        udp.parse().map_err(|_| bad())?,
-        port.parse().map_err(|_| bad())?,
-    ))
+    Ok((udp.parse().map_err(|_| bad())?, port.parse().map_err(|_| bad())?))
 }
 
 fn set_udp_buffers(udp: &UdpSocket, bytes: u32) {
@@ -45,13 +39,7 @@ fn set_udp_buffers(udp: &UdpSocket, bytes: u32) {
         // SAFETY: setsockopt on our own fd with an int; failure only means
         // the kernel keeps its default, which the docs mention.
         unsafe {
-            libc::setsockopt(
-                udp.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&v as *const libc::c_int).cast(),
-                4,
-            );
+            libc::setsockopt(udp.as_raw_fd(), libc::SOL_SOCKET, opt, (&v as *const libc::c_int).cast(), 4);
         }
     }
 }
@@ -60,11 +48,7 @@ impl SctpTransport {
     /// Sets up this rank's transport: publishes its endpoint under
     /// `sctp-ep-<rank>`, fences, associates with every other rank and waits
     /// (at most `opts.connect_timeout`) until every peer proved `secret`.
-    pub fn connect(
-        kv: &mut dyn KeyValue,
-        secret: [u8; 32],
-        opts: SctpOptions,
-    ) -> Result<SctpTransport, SctpError> {
+    pub fn connect(kv: &mut dyn KeyValue, secret: [u8; 32], opts: SctpOptions) -> Result<SctpTransport, SctpError> {
         opts.validate()?;
         let (rank, size) = (kv.rank(), kv.size());
         let stack_user = stack::acquire(&opts)?;
@@ -111,16 +95,8 @@ impl SctpTransport {
         for r in (0..size).filter(|&r| r != rank) {
             let (addr, sctp_port) = parse_endpoint(r, &kv.get(&endpoint_key(r))?)?;
             let token = stack::new_token();
-            let link = Arc::new(Link::new(
-                token,
-                r,
-                t.udp.clone(),
-                addr,
-                t.opts.checksum,
-                t.opts.drop_rate,
-                t.opts.drop_seed,
-                t.opts.drop_first_data,
-            ));
+            let o = &t.opts;
+            let link = Arc::new(Link::new(token, r, t.udp.clone(), addr, o.checksum, o.drop_rate, o.drop_seed, o.drop_first_data));
             stack::register_link(link.clone());
             // SAFETY: the token is an integer address usrsctp only compares.
             unsafe { sys::usrsctp_register_address(token as *mut libc::c_void) };
@@ -149,10 +125,7 @@ impl SctpTransport {
         // INIT is ignored as coming from an unknown source.
         kv.fence()?;
         for p in t.peers.iter().skip(rank as usize + 1).flatten() {
-            t.sock
-                .as_ref()
-                .ok_or_else(|| SctpError::GlobalConflict("socket closed".into()))?
-                .connect(p.link.token, p.sctp_port)?;
+            t.sock.as_ref().ok_or_else(|| SctpError::GlobalConflict("socket closed".into()))?.connect(p.link.token, p.sctp_port)?;
         }
         t.await_peers()?;
         for p in t.peers.iter().flatten() {
@@ -164,16 +137,12 @@ impl SctpTransport {
     fn await_peers(&mut self) -> Result<(), SctpError> {
         let start = Instant::now();
         loop {
-            self.pump()
-                .map_err(|e| SctpError::Io(std::io::Error::other(e.to_string())))?;
+            self.pump().map_err(|e| SctpError::Io(std::io::Error::other(e.to_string())))?;
             let mut missing = vec![];
             for (r, p) in self.peers.iter().enumerate() {
                 let Some(p) = p else { continue };
                 if let Some(reason) = &p.lost {
-                    return Err(SctpError::SetupPeerLost {
-                        peer: r as PeerId,
-                        reason: reason.clone(),
-                    });
+                    return Err(SctpError::SetupPeerLost { peer: r as PeerId, reason: reason.clone() });
                 }
                 if !p.verified || p.hello_pending || p.proof_pending.is_some() {
                     missing.push(r as PeerId);
@@ -184,41 +153,20 @@ impl SctpTransport {
             }
             let elapsed = start.elapsed();
             if elapsed >= self.opts.connect_timeout {
-                return Err(SctpError::SetupTimeout {
-                    secs: elapsed.as_secs_f64(),
-                    missing,
-                });
+                return Err(SctpError::SetupTimeout { secs: elapsed.as_secs_f64(), missing });
             }
-            self.poller
-                .wait((self.opts.connect_timeout - elapsed).min(TICK))?;
+            self.poller.wait((self.opts.connect_timeout - elapsed).min(TICK))?;
         }
     }
 
     /// Socket-wide options; they apply to every future association.
     fn configure_socket(&self) -> Result<(), SctpError> {
         let o = &self.opts;
-        let s = self
-            .sock
-            .as_ref()
-            .ok_or_else(|| SctpError::GlobalConflict("socket closed".into()))?;
+        let s = self.sock.as_ref().ok_or_else(|| SctpError::GlobalConflict("socket closed".into()))?;
         let future = sys::SCTP_FUTURE_ASSOC;
-        s.set(
-            libc::SOL_SOCKET,
-            libc::SO_SNDBUF,
-            &(o.sndbuf as libc::c_int),
-            "SO_SNDBUF",
-        )?;
-        s.set(
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            &(o.rcvbuf as libc::c_int),
-            "SO_RCVBUF",
-        )?;
-        s.set_sctp(
-            sys::SCTP_NODELAY,
-            &(o.nodelay as libc::c_int),
-            "SCTP_NODELAY",
-        )?;
+        s.set(libc::SOL_SOCKET, libc::SO_SNDBUF, &(o.sndbuf as libc::c_int), "SO_SNDBUF")?;
+        s.set(libc::SOL_SOCKET, libc::SO_RCVBUF, &(o.rcvbuf as libc::c_int), "SO_RCVBUF")?;
+        s.set_sctp(sys::SCTP_NODELAY, &(o.nodelay as libc::c_int), "SCTP_NODELAY")?;
         let init = sys::sctp_initmsg {
             sinit_num_ostreams: o.streams,
             sinit_max_instreams: o.streams,
@@ -233,51 +181,25 @@ impl SctpTransport {
             srto_min: o.rto_min_ms,
         };
         s.set_sctp(sys::SCTP_RTOINFO, &rto, "SCTP_RTOINFO")?;
-        let assoc = sys::sctp_assocparams {
-            sasoc_assoc_id: future,
-            sasoc_asocmaxrxt: o.max_retrans,
-            ..Default::default()
-        };
+        let assoc = sys::sctp_assocparams { sasoc_assoc_id: future, sasoc_asocmaxrxt: o.max_retrans, ..Default::default() };
         s.set_sctp(sys::SCTP_ASSOCINFO, &assoc, "SCTP_ASSOCINFO")?;
-        let sack = sys::sctp_sack_info {
-            sack_assoc_id: future,
-            sack_delay: o.sack_delay_ms,
-            sack_freq: o.sack_freq,
-        };
+        let sack = sys::sctp_sack_info { sack_assoc_id: future, sack_delay: o.sack_delay_ms, sack_freq: o.sack_freq };
         s.set_sctp(sys::SCTP_DELAYED_SACK, &sack, "SCTP_DELAYED_SACK")?;
-        let burst = sys::sctp_assoc_value {
-            assoc_id: future,
-            assoc_value: o.max_burst,
-        };
+        let burst = sys::sctp_assoc_value { assoc_id: future, assoc_value: o.max_burst };
         s.set_sctp(sys::SCTP_MAX_BURST, &burst, "SCTP_MAX_BURST")?;
-        let cc = sys::sctp_assoc_value {
-            assoc_id: future,
-            assoc_value: o.cc.module(),
-        };
+        let cc = sys::sctp_assoc_value { assoc_id: future, assoc_value: o.cc.module() };
         s.set_sctp(sys::SCTP_PLUGGABLE_CC, &cc, "SCTP_PLUGGABLE_CC")?;
         // Pieces of large messages on different streams may interleave, so
         // one big message does not hold back the other streams.
-        s.set_sctp(
-            sys::SCTP_FRAGMENT_INTERLEAVE,
-            &2u32,
-            "SCTP_FRAGMENT_INTERLEAVE",
-        )?;
-        s.set_sctp(
-            sys::SCTP_RECVRCVINFO,
-            &1 as &libc::c_int,
-            "SCTP_RECVRCVINFO",
-        )?;
+        s.set_sctp(sys::SCTP_FRAGMENT_INTERLEAVE, &2u32, "SCTP_FRAGMENT_INTERLEAVE")?;
+        s.set_sctp(sys::SCTP_RECVRCVINFO, &1 as &libc::c_int, "SCTP_RECVRCVINFO")?;
         for ty in [
             sys::SCTP_ASSOC_CHANGE,
             sys::SCTP_SHUTDOWN_EVENT,
             sys::SCTP_SEND_FAILED_EVENT,
             sys::SCTP_PARTIAL_DELIVERY_EVENT,
         ] {
-            let ev = sys::sctp_event {
-                se_assoc_id: future,
-                se_type: ty,
-                se_on: 1,
-            };
+            let ev = sys::sctp_event { se_assoc_id: future, se_type: ty, se_on: 1 };
             s.set_sctp(sys::SCTP_EVENT, &ev, "SCTP_EVENT")?;
         }
         Ok(())
@@ -290,40 +212,24 @@ impl SctpTransport {
     /// 1452 configured), so it is the smallest of all peers' MTUs here and
     /// each association's own MTU, if larger, only applies to bundling.
     fn set_default_mtu(&self) -> Result<(), SctpError> {
-        let Some(mtu) = self.peers.iter().flatten().map(|p| p.mtu).min() else {
-            return Ok(());
-        };
-        let s = self
-            .sock
-            .as_ref()
-            .ok_or_else(|| SctpError::GlobalConflict("socket closed".into()))?;
+        let Some(mtu) = self.peers.iter().flatten().map(|p| p.mtu).min() else { return Ok(()) };
+        let s = self.sock.as_ref().ok_or_else(|| SctpError::GlobalConflict("socket closed".into()))?;
         let p = sys::sctp_paddrparams {
             spp_assoc_id: sys::SCTP_FUTURE_ASSOC,
             spp_pathmtu: mtu,
             spp_flags: sys::SPP_PMTUD_DISABLE,
             ..Default::default()
         };
-        s.set_sctp(
-            sys::SCTP_PEER_ADDR_PARAMS,
-            &p,
-            "SCTP_PEER_ADDR_PARAMS (default MTU)",
-        )
+        s.set_sctp(sys::SCTP_PEER_ADDR_PARAMS, &p, "SCTP_PEER_ADDR_PARAMS (default MTU)")
     }
 
     /// Per-association parameters that AF_CONN does not take from the
     /// socket defaults: path MTU (usrsctp starts AF_CONN at 1280),
     /// heartbeats and the path retransmission limit.
     pub(crate) fn configure_association(&self, rank: PeerId, assoc: u32) {
-        let (Some(s), Some(Some(peer))) = (self.sock.as_ref(), self.peers.get(rank as usize))
-        else {
-            return;
-        };
+        let (Some(s), Some(Some(peer))) = (self.sock.as_ref(), self.peers.get(rank as usize)) else { return };
         let o = &self.opts;
-        let hb = if o.heartbeat_ms > 0 {
-            sys::SPP_HB_ENABLE
-        } else {
-            sys::SPP_HB_DISABLE
-        };
+        let hb = if o.heartbeat_ms > 0 { sys::SPP_HB_ENABLE } else { sys::SPP_HB_DISABLE };
         let mut p = sys::sctp_paddrparams {
             spp_assoc_id: assoc,
             spp_hbinterval: o.heartbeat_ms,
@@ -336,10 +242,7 @@ impl SctpTransport {
         let conn = crate::sock::conn_addr(peer.link.token, peer.sctp_port);
         // SAFETY: sockaddr_conn (16 bytes) fits in sockaddr_storage (128).
         unsafe {
-            std::ptr::write_unaligned(
-                (&mut p.spp_address as *mut libc::sockaddr_storage).cast::<sys::sockaddr_conn>(),
-                conn,
-            )
+            std::ptr::write_unaligned((&mut p.spp_address as *mut libc::sockaddr_storage).cast::<sys::sockaddr_conn>(), conn)
         };
         // A refusal leaves usrsctp's defaults, which still work; counters()
         // shows the MTU in use and the tests check heartbeats.
@@ -353,19 +256,10 @@ mod tests {
 
     #[test]
     fn endpoints_parse_and_bad_ones_are_named() {
-        assert_eq!(
-            parse_endpoint(1, "127.0.0.1:4000/5001").unwrap(),
-            ("127.0.0.1:4000".parse().unwrap(), 5001)
-        );
+        assert_eq!(parse_endpoint(1, "127.0.0.1:4000/5001").unwrap(), ("127.0.0.1:4000".parse().unwrap(), 5001));
         assert_eq!(parse_endpoint(1, "[::1]:4000/5002").unwrap().1, 5002);
         for bad in ["127.0.0.1:4000", "x/1", "127.0.0.1:4000/70000"] {
-            assert!(
-                matches!(
-                    parse_endpoint(3, bad),
-                    Err(SctpError::BadEndpoint { rank: 3, .. })
-                ),
-                "{bad}"
-            );
+            assert!(matches!(parse_endpoint(3, bad), Err(SctpError::BadEndpoint { rank: 3, .. })), "{bad}");
         }
     }
 }

@@ -27,10 +27,7 @@ pub(crate) fn conn_addr(token: usize, port: u16) -> sys::sockaddr_conn {
 }
 
 pub(crate) fn would_block(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EAGAIN) | Some(libc::EINPROGRESS)
-    )
+    matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINPROGRESS))
 }
 
 impl Sock {
@@ -38,15 +35,7 @@ impl Sock {
     pub fn new() -> Result<Sock, SctpError> {
         // SAFETY: no callbacks (we poll with recvv), no ulp info.
         let raw = unsafe {
-            sys::usrsctp_socket(
-                sys::AF_CONN,
-                libc::SOCK_SEQPACKET,
-                sys::IPPROTO_SCTP,
-                std::ptr::null(),
-                None,
-                0,
-                std::ptr::null_mut(),
-            )
+            sys::usrsctp_socket(sys::AF_CONN, libc::SOCK_SEQPACKET, sys::IPPROTO_SCTP, std::ptr::null(), None, 0, std::ptr::null_mut())
         };
         if raw.is_null() {
             return Err(SctpError::stack("usrsctp_socket"));
@@ -59,22 +48,10 @@ impl Sock {
         Ok(s)
     }
 
-    pub fn set<T>(
-        &self,
-        level: i32,
-        name: i32,
-        value: &T,
-        what: &'static str,
-    ) -> Result<(), SctpError> {
+    pub fn set<T>(&self, level: i32, name: i32, value: &T, what: &'static str) -> Result<(), SctpError> {
         // SAFETY: `value` is a live T of the size passed.
         let r = unsafe {
-            sys::usrsctp_setsockopt(
-                self.raw,
-                level,
-                name,
-                (value as *const T).cast(),
-                size_of::<T>() as libc::socklen_t,
-            )
+            sys::usrsctp_setsockopt(self.raw, level, name, (value as *const T).cast(), size_of::<T>() as libc::socklen_t)
         };
         if r < 0 {
             return Err(SctpError::stack(what));
@@ -91,9 +68,7 @@ impl Sock {
         let mut v = T::default();
         let mut len = size_of::<T>() as libc::socklen_t;
         // SAFETY: `v` is a live T of `len` bytes.
-        let r = unsafe {
-            sys::usrsctp_opt_info(self.raw, assoc, name, (&mut v as *mut T).cast(), &mut len)
-        };
+        let r = unsafe { sys::usrsctp_opt_info(self.raw, assoc, name, (&mut v as *mut T).cast(), &mut len) };
         if r < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -104,13 +79,7 @@ impl Sock {
     pub fn bind(&self, port: u16) -> Result<(), SctpError> {
         let mut a = conn_addr(0, port);
         // SAFETY: a valid sockaddr_conn of the size passed.
-        let r = unsafe {
-            sys::usrsctp_bind(
-                self.raw,
-                (&mut a as *mut sys::sockaddr_conn).cast(),
-                size_of::<sys::sockaddr_conn>() as _,
-            )
-        };
+        let r = unsafe { sys::usrsctp_bind(self.raw, (&mut a as *mut sys::sockaddr_conn).cast(), size_of::<sys::sockaddr_conn>() as _) };
         if r < 0 {
             return Err(SctpError::stack("usrsctp_bind"));
         }
@@ -125,20 +94,11 @@ impl Sock {
     pub fn connect(&self, token: usize, port: u16) -> Result<(), SctpError> {
         let mut a = conn_addr(token, port);
         // SAFETY: a valid sockaddr_conn of the size passed.
-        let r = unsafe {
-            sys::usrsctp_connect(
-                self.raw,
-                (&mut a as *mut sys::sockaddr_conn).cast(),
-                size_of::<sys::sockaddr_conn>() as _,
-            )
-        };
+        let r = unsafe { sys::usrsctp_connect(self.raw, (&mut a as *mut sys::sockaddr_conn).cast(), size_of::<sys::sockaddr_conn>() as _) };
         if r < 0 {
             let e = io::Error::last_os_error();
             if !would_block(&e) {
-                return Err(SctpError::Stack {
-                    call: "usrsctp_connect",
-                    err: e,
-                });
+                return Err(SctpError::Stack { call: "usrsctp_connect", err: e });
             }
         }
         Ok(())
@@ -163,28 +123,11 @@ impl Sock {
     }
 
     /// Sends one whole message on `sid` of `assoc`. Ok(len) or the errno.
-    pub fn send(
-        &self,
-        assoc: u32,
-        sid: u16,
-        ppid: u32,
-        flags: u16,
-        data: &[u8],
-    ) -> io::Result<usize> {
-        let mut info = sys::sctp_sndinfo {
-            snd_sid: sid,
-            snd_flags: flags,
-            snd_ppid: ppid,
-            snd_context: 0,
-            snd_assoc_id: assoc,
-        };
+    pub fn send(&self, assoc: u32, sid: u16, ppid: u32, flags: u16, data: &[u8]) -> io::Result<usize> {
+        let mut info = sys::sctp_sndinfo { snd_sid: sid, snd_flags: flags, snd_ppid: ppid, snd_context: 0, snd_assoc_id: assoc };
         // usrsctp rejects a NULL data pointer even for an empty SCTP_EOF send.
         let dummy = [0u8; 1];
-        let ptr = if data.is_empty() {
-            dummy.as_ptr()
-        } else {
-            data.as_ptr()
-        };
+        let ptr = if data.is_empty() { dummy.as_ptr() } else { data.as_ptr() };
         // SAFETY: `ptr` is valid for `data.len()` bytes; info is a live sndinfo.
         let n = unsafe {
             sys::usrsctp_sendv(
@@ -241,10 +184,7 @@ impl Sock {
 
     /// Makes close abort every association instead of shutting it down.
     pub fn abort_on_close(&self) {
-        let l = libc::linger {
-            l_onoff: 1,
-            l_linger: 0,
-        };
+        let l = libc::linger { l_onoff: 1, l_linger: 0 };
         let _ = self.set(libc::SOL_SOCKET, libc::SO_LINGER, &l, "SO_LINGER");
     }
 }

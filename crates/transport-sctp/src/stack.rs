@@ -85,11 +85,7 @@ pub(crate) fn acquire(opts: &SctpOptions) -> Result<StackUser, SctpError> {
     }
     g.users += 1;
     let port = g.next_port;
-    g.next_port = if g.next_port >= 60_000 {
-        5000
-    } else {
-        g.next_port + 1
-    };
+    g.next_port = if g.next_port >= 60_000 { 5000 } else { g.next_port + 1 };
     Ok(StackUser { port })
 }
 
@@ -145,17 +141,11 @@ pub(crate) fn new_token() -> usize {
 }
 
 pub(crate) fn register_link(link: Arc<Link>) {
-    LINKS
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(link.token, link);
+    LINKS.write().unwrap_or_else(|e| e.into_inner()).insert(link.token, link);
 }
 
 pub(crate) fn unregister_link(token: usize) {
-    LINKS
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&token);
+    LINKS.write().unwrap_or_else(|e| e.into_inner()).remove(&token);
 }
 
 /// usrsctp's output callback: `addr` is the destination's AF_CONN address,
@@ -167,11 +157,7 @@ unsafe extern "C" fn conn_output(
     _tos: u8,
     _set_df: u8,
 ) -> libc::c_int {
-    let link = LINKS
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&(addr as usize))
-        .cloned();
+    let link = LINKS.read().unwrap_or_else(|e| e.into_inner()).get(&(addr as usize)).cloned();
     if let Some(link) = link {
         if !buffer.is_null() {
             // SAFETY: usrsctp passes a buffer of `length` bytes it owns for

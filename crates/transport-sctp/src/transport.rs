@@ -19,15 +19,8 @@ use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportE
 
 /// Something waiting for `poll_recv`, owned.
 pub(crate) enum Event {
-    Frame {
-        peer: PeerId,
-        channel: u16,
-        bytes: Vec<u8>,
-    },
-    Lost {
-        peer: PeerId,
-        reason: String,
-    },
+    Frame { peer: PeerId, channel: u16, bytes: Vec<u8> },
+    Lost { peer: PeerId, reason: String },
 }
 
 /// What we know of one other rank.
@@ -87,10 +80,7 @@ unsafe impl Send for SctpTransport {}
 
 impl SctpTransport {
     pub(crate) fn peer(&self, p: PeerId) -> Result<&Peer, TransportError> {
-        self.peers
-            .get(p as usize)
-            .and_then(|x| x.as_ref())
-            .ok_or(TransportError::NoSuchPeer(p))
+        self.peers.get(p as usize).and_then(|x| x.as_ref()).ok_or(TransportError::NoSuchPeer(p))
     }
 
     /// The options this transport runs with.
@@ -128,11 +118,7 @@ impl SctpTransport {
             }
             peers.push(c);
         }
-        Counters {
-            rank: self.rank,
-            peers,
-            stack: StackCounters::from_stat(&stack::global_stats()),
-        }
+        Counters { rank: self.rank, peers, stack: StackCounters::from_stat(&stack::global_stats()) }
     }
 
     /// The UDP endpoint this rank published.
@@ -140,23 +126,12 @@ impl SctpTransport {
         self.udp.local_addr()
     }
 
-    fn send_frame(
-        &mut self,
-        peer: PeerId,
-        channel: u16,
-        parts: &[&[u8]],
-    ) -> Result<SendStatus, TransportError> {
+    fn send_frame(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {
         let p = self.peer(peer)?;
         if let Some(reason) = &p.lost {
-            return Err(TransportError::PeerLost {
-                peer,
-                reason: reason.clone(),
-            });
+            return Err(TransportError::PeerLost { peer, reason: reason.clone() });
         }
-        let assoc = p.assoc.ok_or_else(|| TransportError::PeerLost {
-            peer,
-            reason: "no association".into(),
-        })?;
+        let assoc = p.assoc.ok_or_else(|| TransportError::PeerLost { peer, reason: "no association".into() })?;
         let data: &[u8] = if parts.len() == 1 {
             parts[0]
         } else {
@@ -167,10 +142,7 @@ impl SctpTransport {
             &self.sbuf
         };
         let len = data.len();
-        let sock = self
-            .sock
-            .as_ref()
-            .ok_or_else(|| TransportError::Setup("transport is shut down".into()))?;
+        let sock = self.sock.as_ref().ok_or_else(|| TransportError::Setup("transport is shut down".into()))?;
         match sock.send(assoc, channel, auth::PPID_FRAME, 0, data) {
             Ok(n) if n == len => {
                 let c = &mut self.streams[peer as usize][channel as usize];
@@ -178,17 +150,10 @@ impl SctpTransport {
                 c.bytes_sent += len as u64;
                 Ok(SendStatus::Sent)
             }
-            Ok(n) => Err(TransportError::Io(std::io::Error::other(format!(
-                "usrsctp took {n} of {len} bytes"
-            )))),
-            Err(e) if would_block(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => {
-                Ok(SendStatus::WouldBlock)
-            }
+            Ok(n) => Err(TransportError::Io(std::io::Error::other(format!("usrsctp took {n} of {len} bytes")))),
+            Err(e) if would_block(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => Ok(SendStatus::WouldBlock),
             Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
-                Err(TransportError::FrameTooLarge {
-                    len,
-                    max: self.caps.max_frame,
-                })
+                Err(TransportError::FrameTooLarge { len, max: self.caps.max_frame })
             }
             Err(e) => Err(TransportError::Io(e)),
         }
@@ -196,19 +161,12 @@ impl SctpTransport {
 
     /// Whether any association still has data queued or unacknowledged.
     fn data_in_flight(&self) -> bool {
-        let Some(sock) = self.sock.as_ref() else {
-            return false;
-        };
-        self.peers
-            .iter()
-            .flatten()
-            .filter(|p| !p.closed)
-            .filter_map(|p| p.assoc)
-            .any(|a| {
-                sock.info::<sys::sctp_status>(a, sys::SCTP_STATUS)
-                    .map(|s| s.sstat_unackdata > 0 || s.sstat_penddata > 0)
-                    .unwrap_or(false)
-            })
+        let Some(sock) = self.sock.as_ref() else { return false };
+        self.peers.iter().flatten().filter(|p| !p.closed).filter_map(|p| p.assoc).any(|a| {
+            sock.info::<sys::sctp_status>(a, sys::SCTP_STATUS)
+                .map(|s| s.sstat_unackdata > 0 || s.sstat_penddata > 0)
+                .unwrap_or(false)
+        })
     }
 }
 
@@ -225,27 +183,16 @@ impl Transport for SctpTransport {
         self.size
     }
 
-    fn try_send(
-        &mut self,
-        peer: PeerId,
-        channel: u16,
-        parts: &[&[u8]],
-    ) -> Result<SendStatus, TransportError> {
+    fn try_send(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {
         if peer >= self.size {
             return Err(TransportError::NoSuchPeer(peer));
         }
         if channel >= self.caps.channels {
-            return Err(TransportError::NoSuchChannel {
-                channel,
-                channels: self.caps.channels,
-            });
+            return Err(TransportError::NoSuchChannel { channel, channels: self.caps.channels });
         }
         let len: usize = parts.iter().map(|p| p.len()).sum();
         if len > self.caps.max_frame {
-            return Err(TransportError::FrameTooLarge {
-                len,
-                max: self.caps.max_frame,
-            });
+            return Err(TransportError::FrameTooLarge { len, max: self.caps.max_frame });
         }
         stack::tick();
         if peer == self.rank {
@@ -255,11 +202,7 @@ impl Transport for SctpTransport {
             c.bytes_sent += len as u64;
             c.frames_received += 1;
             c.bytes_received += len as u64;
-            self.events.push_back(Event::Frame {
-                peer,
-                channel,
-                bytes: parts.concat(),
-            });
+            self.events.push_back(Event::Frame { peer, channel, bytes: parts.concat() });
             return Ok(SendStatus::Sent);
         }
         let status = self.send_frame(peer, channel, parts)?;
@@ -276,15 +219,7 @@ impl Transport for SctpTransport {
         let mut n = 0;
         while let Some(ev) = self.events.pop_front() {
             match ev {
-                Event::Frame {
-                    peer,
-                    channel,
-                    bytes,
-                } => sink(Incoming::Frame {
-                    peer,
-                    channel,
-                    bytes: &bytes,
-                }),
+                Event::Frame { peer, channel, bytes } => sink(Incoming::Frame { peer, channel, bytes: &bytes }),
                 Event::Lost { peer, reason } => sink(Incoming::PeerLost { peer, reason }),
             }
             n += 1;

@@ -20,12 +20,7 @@ pub fn for_each_data_tsn(packet: &[u8], mut f: impl FnMut(u32)) {
             return;
         }
         if (ty == CHUNK_DATA || ty == CHUNK_IDATA) && len >= 8 {
-            f(u32::from_be_bytes([
-                packet[off + 4],
-                packet[off + 5],
-                packet[off + 6],
-                packet[off + 7],
-            ]));
+            f(u32::from_be_bytes([packet[off + 4], packet[off + 5], packet[off + 6], packet[off + 7]]));
         }
         off += (len + 3) & !3; // chunks are padded to 4 bytes
     }
