@@ -1,6 +1,8 @@
-//! The transport's one readiness fd: an epoll set holding the UDP socket and
-//! a periodic timerfd at usrsctp's tick, so a progress thread sleeping on it
-//! also wakes for retransmission and heartbeat timers.
+//! The transport's one readiness fd: an epoll set holding the UDP socket, a
+//! periodic timerfd at usrsctp's tick (so a progress thread sleeping on it
+//! also wakes for retransmission and heartbeat timers) and an eventfd that
+//! says "frames are waiting for poll_recv" (a pump outside poll_recv may
+//! take the datagram that carried them; nothing else would wake a sleeper).
 
 use crate::stack::TICK;
 use std::io;
@@ -10,6 +12,7 @@ use std::time::Duration;
 pub(crate) struct Poller {
     epoll: OwnedFd,
     timer: OwnedFd,
+    ready: OwnedFd,
 }
 
 fn check(r: libc::c_int) -> io::Result<libc::c_int> {
@@ -32,11 +35,12 @@ impl Poller {
             let tick = libc::timespec { tv_sec: 0, tv_nsec: TICK.as_nanos() as libc::c_long };
             let spec = libc::itimerspec { it_interval: tick, it_value: tick };
             check(libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()))?;
-            for fd in [udp_fd, timer.as_raw_fd()] {
+            let ready = OwnedFd::from_raw_fd(check(libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC))?);
+            for fd in [udp_fd, timer.as_raw_fd(), ready.as_raw_fd()] {
                 let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
                 check(libc::epoll_ctl(epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev))?;
             }
-            Ok(Poller { epoll, timer })
+            Ok(Poller { epoll, timer, ready })
         }
     }
 
@@ -46,10 +50,10 @@ impl Poller {
 
     /// Sleeps until a datagram or a timer tick, at most `timeout`.
     pub fn wait(&self, timeout: Duration) -> io::Result<()> {
-        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 2];
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 3];
         let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
         // SAFETY: evs is a live array of the length passed.
-        let r = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), evs.as_mut_ptr(), 2, ms) };
+        let r = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), evs.as_mut_ptr(), 3, ms) };
         if r < 0 {
             let e = io::Error::last_os_error();
             if e.kind() != io::ErrorKind::Interrupted {
@@ -68,5 +72,18 @@ impl Poller {
         let mut expirations = [0u8; 8];
         // SAFETY: reads 8 bytes into a live buffer; EAGAIN when not expired.
         unsafe { libc::read(self.timer.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
+    }
+
+    /// Makes the fd readable until `unsignal`: frames wait in the queue.
+    pub fn signal(&self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writes 8 bytes from a live buffer to our eventfd.
+        unsafe { libc::write(self.ready.as_raw_fd(), one.as_ptr().cast(), 8) };
+    }
+
+    pub fn unsignal(&self) {
+        let mut v = [0u8; 8];
+        // SAFETY: reads 8 bytes into a live buffer; EAGAIN when not set.
+        unsafe { libc::read(self.ready.as_raw_fd(), v.as_mut_ptr().cast(), 8) };
     }
 }

@@ -82,6 +82,7 @@ impl SctpTransport {
             sbuf: vec![],
             streams: vec![vec![Default::default(); opts.streams as usize]; size as usize],
             shutting_down: false,
+            signalled: false,
             sock: Some(sock),
             stack: Some(stack_user),
             opts,

@@ -68,6 +68,8 @@ pub struct SctpTransport {
     /// Indexed by [rank][stream].
     pub(crate) streams: Vec<Vec<StreamCounters>>,
     pub(crate) shutting_down: bool,
+    /// The poller's eventfd is set: `events` got frames outside poll_recv.
+    pub(crate) signalled: bool,
     /// Closed before `stack` so usrsctp can finish.
     pub(crate) sock: Option<Sock>,
     pub(crate) stack: Option<StackUser>,
@@ -159,6 +161,16 @@ impl SctpTransport {
         }
     }
 
+    /// After a pump outside poll_recv: frames it queued must wake a caller
+    /// sleeping on the readiness fd (measured: 1-byte round trips of ~5 ms,
+    /// half the tick, when flush took the datagram and nobody woke).
+    fn signal_if_waiting(&mut self) {
+        if !self.events.is_empty() && !self.signalled {
+            self.poller.signal();
+            self.signalled = true;
+        }
+    }
+
     /// Whether any association still has data queued or unacknowledged.
     fn data_in_flight(&self) -> bool {
         let Some(sock) = self.sock.as_ref() else { return false };
@@ -209,6 +221,7 @@ impl Transport for SctpTransport {
         if status == SendStatus::WouldBlock {
             // SACKs may be waiting in the UDP socket: take them and retry once.
             self.pump()?;
+            self.signal_if_waiting();
             return self.send_frame(peer, channel, parts);
         }
         Ok(status)
@@ -217,6 +230,10 @@ impl Transport for SctpTransport {
     fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
         self.pump()?;
         let mut n = 0;
+        if self.signalled {
+            self.poller.unsignal();
+            self.signalled = false;
+        }
         while let Some(ev) = self.events.pop_front() {
             match ev {
                 Event::Frame { peer, channel, bytes } => sink(Incoming::Frame { peer, channel, bytes: &bytes }),
@@ -229,6 +246,7 @@ impl Transport for SctpTransport {
 
     fn flush(&mut self) -> Result<bool, TransportError> {
         self.pump()?;
+        self.signal_if_waiting();
         Ok(self.data_in_flight())
     }
 
