@@ -142,12 +142,16 @@ impl SctpTransport {
             let mut missing = vec![];
             for (r, p) in self.peers.iter().enumerate() {
                 let Some(p) = p else { continue };
+                // A peer that finished setup and then shut down (it may be
+                // quicker than us and already done) is not a setup failure;
+                // its loss stays queued for poll_recv.
+                if p.verified && !p.hello_pending && p.proof_pending.is_none() {
+                    continue;
+                }
                 if let Some(reason) = &p.lost {
                     return Err(SctpError::SetupPeerLost { peer: r as PeerId, reason: reason.clone() });
                 }
-                if !p.verified || p.hello_pending || p.proof_pending.is_some() {
-                    missing.push(r as PeerId);
-                }
+                missing.push(r as PeerId);
             }
             if missing.is_empty() {
                 return Ok(());
