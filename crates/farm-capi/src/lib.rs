@@ -115,6 +115,8 @@ fn farm_config(c: &Config) -> Result<FarmConfig, String> {
 
 /// The farm's two communicators: tasks and results with overtaking
 /// allowed, control messages in order; both return errors as values.
+// Byte strings with \0, not c"" literals: the workspace's MSRV is 1.75.
+#[allow(clippy::manual_c_str_literals)]
 fn duplicate(comm: Comm) -> Result<(Comm, Comm), wanmpi::MpiError> {
     let (mut info, mut data, mut ctl) = (ffi::INFO_NULL, 0, 0);
     // SAFETY: every call writes to a local handle; strings are NUL-terminated.
