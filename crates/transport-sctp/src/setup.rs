@@ -83,6 +83,8 @@ impl SctpTransport {
             streams: vec![vec![Default::default(); opts.streams as usize]; size as usize],
             shutting_down: false,
             signalled: false,
+            last_tick_clear: Instant::now(),
+            must_read: true,
             sock: Some(sock),
             stack: Some(stack_user),
             opts,

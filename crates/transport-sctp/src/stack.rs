@@ -114,25 +114,28 @@ impl Drop for StackUser {
     }
 }
 
-fn advance(g: &mut Global) {
+/// Runs usrsctp's timers up to now; true if its clock moved.
+fn advance(g: &mut Global) -> bool {
     let now = Instant::now();
     let ms = now.duration_since(g.last_tick).as_millis();
-    if ms > 0 {
-        let ms = ms.min(u32::MAX as u128) as u32;
-        g.last_tick += Duration::from_millis(u64::from(ms));
-        // SAFETY: the stack is initialised while anyone holds a StackUser.
-        unsafe { usrsctp_sys::usrsctp_handle_timers(ms) };
+    if ms == 0 {
+        return false;
     }
+    let ms = ms.min(u32::MAX as u128) as u32;
+    g.last_tick += Duration::from_millis(u64::from(ms));
+    // SAFETY: the stack is initialised while anyone holds a StackUser.
+    unsafe { usrsctp_sys::usrsctp_handle_timers(ms) };
+    true
 }
 
 /// Advances usrsctp's clock to now (one clock for the whole process, so two
-/// transports ticking never count the same milliseconds twice).
-pub(crate) fn tick() {
+/// transports ticking never count the same milliseconds twice). True if
+/// timers ran (they may have queued notifications, e.g. a lost peer).
+pub(crate) fn tick() -> bool {
     let mut guard = lock();
-    if let Some(g) = guard.as_mut() {
-        if g.initialized {
-            advance(g);
-        }
+    match guard.as_mut() {
+        Some(g) if g.initialized => advance(g),
+        _ => false,
     }
 }
 
