@@ -34,6 +34,14 @@ pub struct LinkStats {
     pub bad_checksums: AtomicU64,
 }
 
+/// Loss injection of one link (options drop_rate, drop_seed, drop_first_data).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DropPlan {
+    pub rate: f64,
+    pub seed: u64,
+    pub first_data: u32,
+}
+
 struct DropState {
     rng: ChaCha8Rng,
     highest_tsn: Option<u32>,
@@ -60,10 +68,9 @@ impl Link {
         udp: Arc<UdpSocket>,
         dest: SocketAddr,
         checksum: Checksum,
-        drop_rate: f64,
-        drop_seed: u64,
-        drop_first_data: u32,
+        drops: DropPlan,
     ) -> Link {
+        let DropPlan { rate: drop_rate, seed: drop_seed, first_data: drop_first_data } = drops;
         // One generator per link, seeded from the job seed and the peer, so a
         // run is reproducible whatever order links are used in.
         let seed = drop_seed ^ (u64::from(peer) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);

@@ -109,7 +109,7 @@ impl SctpTransport {
             return Some(r);
         }
         let token = self.sock.as_ref()?.peer_token(assoc)?;
-        let rank = self.peers.iter().position(|p| p.as_ref().map_or(false, |p| p.link.token == token))? as PeerId;
+        let rank = self.peers.iter().position(|p| p.as_ref().is_some_and(|p| p.link.token == token))? as PeerId;
         self.by_assoc.insert(assoc, rank);
         Some(rank)
     }

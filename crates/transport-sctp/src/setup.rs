@@ -4,7 +4,7 @@
 
 use crate::auth;
 use crate::error::SctpError;
-use crate::link::Link;
+use crate::link::{DropPlan, Link};
 use crate::options::SctpOptions;
 use crate::poller::Poller;
 use crate::sock::Sock;
@@ -99,7 +99,8 @@ impl SctpTransport {
             let (addr, sctp_port) = parse_endpoint(r, &kv.get(&endpoint_key(r))?)?;
             let token = stack::new_token();
             let o = &t.opts;
-            let link = Arc::new(Link::new(token, r, t.udp.clone(), addr, o.checksum, o.drop_rate, o.drop_seed, o.drop_first_data));
+            let drops = DropPlan { rate: o.drop_rate, seed: o.drop_seed, first_data: o.drop_first_data };
+            let link = Arc::new(Link::new(token, r, t.udp.clone(), addr, o.checksum, drops));
             stack::register_link(link.clone());
             // SAFETY: the token is an integer address usrsctp only compares.
             unsafe { sys::usrsctp_register_address(token as *mut libc::c_void) };

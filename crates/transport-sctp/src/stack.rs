@@ -176,7 +176,7 @@ unsafe extern "C" fn conn_output(
 pub fn global_stats() -> usrsctp_sys::sctpstat {
     let mut s = usrsctp_sys::sctpstat::default();
     let guard = lock();
-    if guard.as_ref().map_or(false, |g| g.initialized) {
+    if guard.as_ref().is_some_and(|g| g.initialized) {
         // SAFETY: fills the struct we own; the stack is initialised.
         unsafe { usrsctp_sys::usrsctp_get_stat(&mut s) };
     }
