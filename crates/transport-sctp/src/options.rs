@@ -303,5 +303,8 @@ mod tests {
         assert!(from(&[("WANMPI_SCTP_RTO_MIN", "5000")]).is_err());
         assert!(from(&[("WANMPI_SCTP_CC", "bbr")]).is_err());
         assert!(from(&[("WANMPI_SCTP_DROP_RATE", "1.5")]).is_err());
+        assert!(from(&[("WANMPI_SCTP_PATH_MTU", "70000")]).is_err());
+        assert_eq!(from(&[("WANMPI_SCTP_PATH_MTU", "auto")]).unwrap().path_mtu, 0);
+        assert_eq!(from(&[("WANMPI_SCTP_PATH_MTU", "9000")]).unwrap().path_mtu, 9000);
     }
 }
