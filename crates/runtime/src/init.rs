@@ -48,6 +48,7 @@ impl Runtime {
             contexts: ContextPool::default(),
             bsend: BsendPool::default(),
             messages: Default::default(),
+            transport_busy: false,
             fatal: None,
         };
         let rt = Arc::new(Runtime::assemble(state, opts, kv));

@@ -27,6 +27,10 @@ pub struct State {
     pub contexts: ContextPool,
     pub bsend: BsendPool,
     pub messages: crate::mprobe::MessageTable,
+    /// The transport said it still holds unsent data: flush it on the next
+    /// progress step. Flushing only then spares transports whose flush is a
+    /// full pump (sctp) a second pass on every step.
+    pub transport_busy: bool,
     /// A fatal error seen during progress (a lost peer without
     /// --tolerate-rank-failure); reported by the next call.
     pub fatal: Option<MpiError>,
@@ -87,11 +91,19 @@ impl Runtime {
 
     /// One progress step under the lock: drain arrivals, send what can go.
     pub(crate) fn progress(&self, st: &mut State) -> MpiResult<()> {
-        let State { engine, transport, .. } = st;
+        let State { engine, transport, transport_busy, .. } = st;
         let io = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("transport: {e}"));
         transport.poll_recv(&mut |ev| engine.handle_incoming(ev)).map_err(io)?;
-        engine.transmit(&mut |p, c, parts| transport.try_send(p, c, parts)).map_err(io)?;
-        transport.flush().map_err(io)?;
+        let mut sent = false;
+        engine
+            .transmit(&mut |p, c, parts| {
+                sent = true;
+                transport.try_send(p, c, parts)
+            })
+            .map_err(io)?;
+        if sent || *transport_busy || engine.has_pending_output() {
+            *transport_busy = transport.flush().map_err(io)?;
+        }
         if !self.opts.tolerate_rank_failure && st.fatal.is_none() {
             if let Some((peer, reason)) = st.engine.failed_peers().next() {
                 st.fatal = Some(MpiError::new(ErrorClass::ProcFailed, format!("lost rank {peer}: {reason}")));
