@@ -118,8 +118,12 @@ impl Matcher {
         if !self.order.entry((peer, env.ctx)).or_default().mark(env.seq) {
             return Arrival::Duplicate;
         }
-        let in_order = self.in_order(peer, env);
-        let pos = self.posted.iter().position(|p| p.accepts(peer, env) && (p.tag.is_some() || in_order));
+        // Only a wildcard-tag receive needs the (queue-scanning) order check.
+        let mut in_order = None;
+        let pos = self
+            .posted
+            .iter()
+            .position(|p| p.accepts(peer, env) && (p.tag.is_some() || *in_order.get_or_insert_with(|| self.in_order(peer, env))));
         match pos {
             Some(i) => Arrival::Matched(self.posted.remove(i).id),
             None => Arrival::Unexpected,
