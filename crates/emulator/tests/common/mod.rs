@@ -101,11 +101,14 @@ pub fn echo_server(emu: &Emulation, host: usize, port: u16) -> (Arc<AtomicBool>,
 
 /// Round trip of one probe from `client` to `to`, or None after `limit`.
 pub fn probe(client: &UdpSocket, to: SocketAddr, seq: u64, limit: Duration) -> Option<Duration> {
-    client.set_read_timeout(Some(Duration::from_millis(20))).ok()?;
+    // Poll instead of sleeping in recv: a sleeping prober's own wake-up
+    // (tenths of a millisecond on a busy VM) would count as link delay.
+    client.set_nonblocking(true).ok()?;
     let t0 = Instant::now();
     client.send_to(&seq.to_be_bytes(), to).ok()?;
     let mut buf = [0u8; 64];
     while t0.elapsed() < limit {
+        std::hint::spin_loop();
         if let Ok((n, _)) = client.recv_from(&mut buf) {
             if n >= 8 && buf[..8] == seq.to_be_bytes() {
                 return Some(t0.elapsed());
