@@ -4,7 +4,32 @@
 //! process-wide retransmission and timeout counters.
 
 use std::fmt;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 use wanmpi_transport::PeerId;
+
+/// One path to a peer (only when the rank has several addresses).
+#[derive(Debug, Default, Clone)]
+pub struct PathCounters {
+    pub local: Option<SocketAddr>,
+    pub remote: Option<SocketAddr>,
+    pub active: bool,
+    pub up: bool,
+    /// All datagrams of the path, SCTP and probes.
+    pub datagrams_out: u64,
+    pub bytes_out: u64,
+    pub datagrams_in: u64,
+    pub bytes_in: u64,
+    /// Dropped by the fault-injection cut (test hook), both directions.
+    pub cut_drops: u64,
+    pub probes_out: u64,
+    pub acks_in: u64,
+    /// Probes from the peer answered on this path.
+    pub probes_in: u64,
+    /// Times the path was declared down.
+    pub went_down: u64,
+    pub srtt: Option<Duration>,
+}
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct StreamCounters {
@@ -34,6 +59,13 @@ pub struct PeerCounters {
     pub rto_ms: u32,
     pub cwnd: u32,
     pub mtu: u32,
+    /// Empty with a single path.
+    pub paths: Vec<PathCounters>,
+    pub active_path: usize,
+    pub path_switches: u64,
+    pub last_switch: Option<Instant>,
+    /// Malformed probes or probes for a wrong path from this peer, dropped.
+    pub bad_probes: u64,
 }
 
 impl PeerCounters {
@@ -78,6 +110,8 @@ impl StackCounters {
 pub struct Counters {
     pub rank: PeerId,
     pub peers: Vec<PeerCounters>,
+    /// Probe-like datagrams from sources that are no peer's endpoint, dropped.
+    pub stray_probes: u64,
     pub stack: StackCounters,
 }
 
@@ -110,6 +144,38 @@ impl fmt::Display for Counters {
                 p.cwnd,
                 p.mtu
             )?;
+            if !p.paths.is_empty() {
+                writeln!(
+                    f,
+                    "    paths: active {}, {} switches{}, bad probes {}",
+                    p.active_path,
+                    p.path_switches,
+                    p.last_switch.map(|t| format!(" (last {:.3} s ago)", t.elapsed().as_secs_f64())).unwrap_or_default(),
+                    p.bad_probes
+                )?;
+            }
+            for (i, x) in p.paths.iter().enumerate() {
+                let addr = |a: Option<SocketAddr>| a.map_or("?".to_string(), |a| a.to_string());
+                writeln!(
+                    f,
+                    "    path {i}{}: {} -> {} {}; datagrams out {}/{} B in {}/{} B; probes out {} acked {} answered {}; \
+                     srtt {}; down {} times; cut drops {}",
+                    if x.active { "*" } else { "" },
+                    addr(x.local),
+                    addr(x.remote),
+                    if x.up { "up" } else { "DOWN" },
+                    x.datagrams_out,
+                    x.bytes_out,
+                    x.datagrams_in,
+                    x.bytes_in,
+                    x.probes_out,
+                    x.acks_in,
+                    x.probes_in,
+                    x.srtt.map_or("-".to_string(), |d| format!("{:.2} ms", d.as_secs_f64() * 1e3)),
+                    x.went_down,
+                    x.cut_drops
+                )?;
+            }
             for (i, s) in p.streams.iter().enumerate() {
                 if *s != StreamCounters::default() {
                     writeln!(
@@ -119,6 +185,9 @@ impl fmt::Display for Counters {
                     )?;
                 }
             }
+        }
+        if self.stray_probes > 0 {
+            writeln!(f, "  probe-like datagrams from unknown sources dropped: {}", self.stray_probes)?;
         }
         let s = &self.stack;
         write!(

@@ -15,8 +15,11 @@
 //!
 //! What this crate is not: it does not fragment (frames up to
 //! `Caps::max_frame`; the engine fragments), it does not look inside frames,
-//! and it does not do SCTP multihoming (AF_CONN addresses never go on the
-//! wire; see docs/sctp.md).
+//! and it does not do SCTP's own multihoming (AF_CONN addresses never go on
+//! the wire). Instead, with several local addresses (`more_addrs`), the
+//! glue keeps several UDP paths per peer, probes them and moves the
+//! association to a live path when the active one dies (path.rs,
+//! docs/sctp.md "Multihoming").
 
 mod auth;
 mod close;
@@ -27,6 +30,7 @@ mod link;
 mod mtu;
 mod notify;
 mod options;
+mod path;
 mod poller;
 mod pump;
 mod setup;
@@ -35,7 +39,7 @@ mod stack;
 mod transport;
 mod wire;
 
-pub use counters::{Counters, PeerCounters, StackCounters, StreamCounters};
+pub use counters::{Counters, PathCounters, PeerCounters, StackCounters, StreamCounters};
 pub use error::SctpError;
-pub use options::{Checksum, CongestionControl, SctpOptions};
+pub use options::{Checksum, CongestionControl, PathCut, SctpOptions};
 pub use transport::SctpTransport;

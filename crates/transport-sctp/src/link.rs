@@ -4,15 +4,20 @@
 //! socket, after the optional checksum offload, loss injection and counting.
 //! It can be called from any thread that drives the process-wide stack, so
 //! everything here is shared-safe.
+//!
+//! With several local addresses a link has several paths (path.rs): the
+//! output callback sends on the active one, which the transport's pump sets
+//! from its probes.
 
 use crate::crc32c;
-use crate::options::Checksum;
+use crate::options::{Checksum, PathCut};
 use crate::wire;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 use wanmpi_transport::PeerId;
 
 /// Datagram-level counters of one link.
@@ -49,10 +54,39 @@ struct DropState {
     drop_first: u32,
 }
 
+/// Datagram counters of one path (kept only when there are several).
+#[derive(Debug, Default)]
+pub struct PathStats {
+    pub datagrams_out: AtomicU64,
+    pub bytes_out: AtomicU64,
+    pub datagrams_in: AtomicU64,
+    pub bytes_in: AtomicU64,
+    /// Datagrams dropped by the fault-injection cut, both directions.
+    pub cut_drops: AtomicU64,
+}
+
+/// One (local socket, remote endpoint) pair.
+pub(crate) struct LinkPath {
+    pub udp: Arc<UdpSocket>,
+    pub dest: SocketAddr,
+    pub stats: PathStats,
+}
+
+/// When the fault-injection cut of one path is in force.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CutWindow {
+    pub path: usize,
+    pub from: Instant,
+    pub until: Option<Instant>,
+}
+
 pub(crate) struct Link {
     pub token: usize,
-    udp: Arc<UdpSocket>,
-    dest: SocketAddr,
+    pub paths: Vec<LinkPath>,
+    /// Index into `paths` of the path the association uses.
+    active: AtomicUsize,
+    cut_plan: Option<PathCut>,
+    cut: OnceLock<CutWindow>,
     checksum: Checksum,
     drop_rate: f64,
     /// Loss injection starts once setup is done, so setup stays fast.
@@ -65,10 +99,10 @@ impl Link {
     pub fn new(
         token: usize,
         peer: PeerId,
-        udp: Arc<UdpSocket>,
-        dest: SocketAddr,
+        paths: Vec<(Arc<UdpSocket>, SocketAddr)>,
         checksum: Checksum,
         drops: DropPlan,
+        cut_plan: Option<PathCut>,
     ) -> Link {
         let DropPlan { rate: drop_rate, seed: drop_seed, first_data: drop_first_data } = drops;
         // One generator per link, seeded from the job seed and the peer, so a
@@ -76,8 +110,10 @@ impl Link {
         let seed = drop_seed ^ (u64::from(peer) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         Link {
             token,
-            udp,
-            dest,
+            paths: paths.into_iter().map(|(udp, dest)| LinkPath { udp, dest, stats: PathStats::default() }).collect(),
+            active: AtomicUsize::new(0),
+            cut_plan,
+            cut: OnceLock::new(),
             checksum,
             drop_rate,
             dropping: AtomicBool::new(false),
@@ -93,6 +129,67 @@ impl Link {
     pub fn start_dropping(&self) {
         let first = self.state.lock().map_or(0, |s| s.drop_first);
         self.dropping.store(self.drop_rate > 0.0 || first > 0, Relaxed);
+        if let Some(c) = self.cut_plan.filter(|c| c.path < self.paths.len()) {
+            let now = Instant::now();
+            let _ = self.cut.set(CutWindow { path: c.path, from: now + c.from, until: c.until.map(|u| now + u) });
+        }
+    }
+
+    pub fn set_active(&self, path: usize) {
+        if path < self.paths.len() {
+            self.active.store(path, Relaxed);
+        }
+    }
+
+    pub fn cut_window(&self) -> Option<CutWindow> {
+        self.cut.get().copied()
+    }
+
+    /// The fault-injection cut drops this datagram of `path` (either way).
+    fn is_cut(&self, path: usize) -> bool {
+        let Some(c) = self.cut.get() else { return false };
+        if c.path != path {
+            return false;
+        }
+        let now = Instant::now();
+        let cut = now >= c.from && c.until.map_or(true, |u| now < u);
+        if let Some(p) = self.paths.get(path).filter(|_| cut) {
+            p.stats.cut_drops.fetch_add(1, Relaxed);
+        }
+        cut
+    }
+
+    /// Sends a glue datagram (probe, ack) on `path`; false if it did not go.
+    pub fn send_glue(&self, path: usize, bytes: &[u8]) -> bool {
+        let Some(p) = self.paths.get(path) else { return false };
+        if self.is_cut(path) {
+            return false;
+        }
+        match p.udp.send_to(bytes, p.dest) {
+            Ok(_) => {
+                p.stats.datagrams_out.fetch_add(1, Relaxed);
+                p.stats.bytes_out.fetch_add(bytes.len() as u64, Relaxed);
+                true
+            }
+            Err(_) => {
+                self.stats.send_errors.fetch_add(1, Relaxed);
+                false
+            }
+        }
+    }
+
+    /// Counts a datagram that arrived on `path`; false = the fault cut eats it.
+    pub fn arrived_on(&self, path: usize, len: usize) -> bool {
+        let Some(p) = self.paths.get(path) else { return true };
+        if self.is_cut(path) {
+            return false;
+        }
+        if self.paths.len() == 1 {
+            return true;
+        }
+        p.stats.datagrams_in.fetch_add(1, Relaxed);
+        p.stats.bytes_in.fetch_add(len as u64, Relaxed);
+        true
     }
 
     /// One SCTP packet from usrsctp for this peer. Never panics: it runs
@@ -128,7 +225,17 @@ impl Link {
         if self.checksum == Checksum::Offload {
             crc32c::seal(packet);
         }
-        match self.udp.send_to(packet, self.dest) {
+        let i = self.active.load(Relaxed);
+        let Some(path) = self.paths.get(i) else { return };
+        if self.is_cut(i) {
+            return;
+        }
+        // One path: no per-path counting (the link's counters say it all).
+        if self.paths.len() > 1 {
+            path.stats.datagrams_out.fetch_add(1, Relaxed);
+            path.stats.bytes_out.fetch_add(packet.len() as u64, Relaxed);
+        }
+        match path.udp.send_to(packet, path.dest) {
             Ok(_) => {
                 self.stats.datagrams_out.fetch_add(1, Relaxed);
                 self.stats.bytes_out.fetch_add(packet.len() as u64, Relaxed);

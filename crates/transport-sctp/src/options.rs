@@ -5,6 +5,32 @@ use crate::error::SctpError;
 use std::net::IpAddr;
 use std::time::Duration;
 
+/// Test/fault-injection hook: from `from` after setup until `until` (or for
+/// ever), every datagram of path `path` is dropped in both directions, as a
+/// cut cable would (WANMPI_SCTP_FAULT_CUT_PATH=path@from_ms[-until_ms]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathCut {
+    pub path: usize,
+    pub from: Duration,
+    pub until: Option<Duration>,
+}
+
+impl PathCut {
+    fn parse(v: &str) -> Option<PathCut> {
+        let (path, times) = v.trim().split_once('@')?;
+        let (from, until) = match times.split_once('-') {
+            Some((f, u)) => (f, Some(u)),
+            None => (times, None),
+        };
+        let ms = |x: &str| x.trim().parse::<u64>().ok().map(Duration::from_millis);
+        let until = match until {
+            Some(u) => Some(ms(u)?),
+            None => None,
+        };
+        Some(PathCut { path: path.trim().parse().ok()?, from: ms(from)?, until })
+    }
+}
+
 /// Who computes the SCTP CRC32c checksum. Process-wide in usrsctp: every
 /// transport of one process must use the same, and all ranks must agree
 /// (`Off` sends zero checksums that the other modes reject).
@@ -103,6 +129,23 @@ pub struct SctpOptions {
     pub drop_first_data: u32,
     /// Print the counters on stderr at shutdown (WANMPI_SCTP_STATS, 0).
     pub print_stats: bool,
+    /// Further local addresses, one more path each (path i+1 pairs our
+    /// `more_addrs[i]` with the peer's address i+1). Set with
+    /// WANMPI_SCTP_ADDRS=primary,second,... (the first becomes
+    /// `publish_addr`); empty by default: one path, no probes.
+    pub more_addrs: Vec<IpAddr>,
+    /// Probe interval of each path when there are several
+    /// (WANMPI_SCTP_PROBE_MS, 100).
+    pub probe_interval: Duration,
+    /// A path is down when its probes went unanswered this long; None =
+    /// max(3 x probe interval, 3 x the path's srtt, 200 ms)
+    /// (WANMPI_SCTP_PATH_FAIL_MS, 0 = auto).
+    pub path_fail: Option<Duration>,
+    /// Go back to the primary path once it has been up for one failure
+    /// timeout (WANMPI_SCTP_RETURN_TO_PRIMARY, 1).
+    pub return_to_primary: bool,
+    /// Test/fault-injection hook: cut one path (WANMPI_SCTP_FAULT_CUT_PATH, unset).
+    pub fault_cut_path: Option<PathCut>,
 }
 
 impl Default for SctpOptions {
@@ -132,11 +175,22 @@ impl Default for SctpOptions {
             drop_seed: 0,
             drop_first_data: 0,
             print_stats: false,
+            more_addrs: vec![],
+            probe_interval: Duration::from_millis(100),
+            path_fail: None,
+            return_to_primary: true,
+            fault_cut_path: None,
         }
     }
 }
 
 impl SctpOptions {
+    /// Every local address, primary (`publish_addr`) first; path i uses
+    /// address i.
+    pub fn local_addrs(&self) -> Vec<IpAddr> {
+        std::iter::once(self.publish_addr).chain(self.more_addrs.iter().copied()).collect()
+    }
+
     /// Defaults overridden by the WANMPI_SCTP_* environment variables.
     pub fn from_env() -> Result<SctpOptions, SctpError> {
         Self::from_lookup(|k| std::env::var(k).ok())
@@ -229,6 +283,35 @@ impl SctpOptions {
         if let Some(v) = get("STATS") {
             o.print_stats = num::<u8>("STATS", &v)? != 0;
         }
+        if let Some(v) = get("ADDRS") {
+            let mut addrs = vec![];
+            for a in v.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+                addrs.push(a.parse::<IpAddr>().map_err(|_| bad("ADDRS", &v, "not a comma-separated list of IP addresses"))?);
+            }
+            if addrs.is_empty() {
+                return Err(bad("ADDRS", &v, "no address"));
+            }
+            if get("PUBLISH_ADDR").is_some() && o.publish_addr != addrs[0] {
+                return Err(bad("ADDRS", &v, "the first address must be WANMPI_SCTP_PUBLISH_ADDR when both are set"));
+            }
+            o.publish_addr = addrs[0];
+            o.more_addrs = addrs[1..].to_vec();
+        }
+        if let Some(v) = get("PROBE_MS") {
+            o.probe_interval = Duration::from_millis(num("PROBE_MS", &v)?);
+        }
+        if let Some(v) = get("PATH_FAIL_MS") {
+            o.path_fail = match num::<u64>("PATH_FAIL_MS", &v)? {
+                0 => None,
+                ms => Some(Duration::from_millis(ms)),
+            };
+        }
+        if let Some(v) = get("RETURN_TO_PRIMARY") {
+            o.return_to_primary = num::<u8>("RETURN_TO_PRIMARY", &v)? != 0;
+        }
+        if let Some(v) = get("FAULT_CUT_PATH") {
+            o.fault_cut_path = Some(PathCut::parse(&v).ok_or_else(|| bad("FAULT_CUT_PATH", &v, "expected path@from_ms or path@from_ms-until_ms"))?);
+        }
         o.validate()?;
         Ok(o)
     }
@@ -253,6 +336,21 @@ impl SctpOptions {
         }
         if self.max_retrans == 0 {
             return fail("MAX_RETRANS", "must be at least 1");
+        }
+        let addrs = self.local_addrs();
+        if addrs.len() > crate::path::MAX_PATHS {
+            return fail("ADDRS", "at most 8 addresses");
+        }
+        if (1..addrs.len()).any(|i| addrs[..i].contains(&addrs[i])) {
+            return fail("ADDRS", "an address is listed twice");
+        }
+        if self.probe_interval.is_zero() {
+            return fail("PROBE_MS", "must be at least 1 ms");
+        }
+        if let Some(c) = self.fault_cut_path {
+            if c.path >= addrs.len() || c.until.is_some_and(|u| u <= c.from) {
+                return fail("FAULT_CUT_PATH", "path out of range or empty time window");
+            }
         }
         Ok(())
     }
@@ -306,5 +404,41 @@ mod tests {
         assert!(from(&[("WANMPI_SCTP_PATH_MTU", "70000")]).is_err());
         assert_eq!(from(&[("WANMPI_SCTP_PATH_MTU", "auto")]).unwrap().path_mtu, 0);
         assert_eq!(from(&[("WANMPI_SCTP_PATH_MTU", "9000")]).unwrap().path_mtu, 9000);
+    }
+
+    #[test]
+    fn multihoming_options() {
+        let o = from(&[]).unwrap();
+        assert_eq!(o.local_addrs(), vec![IpAddr::from([127, 0, 0, 1])]);
+        assert_eq!((o.probe_interval, o.path_fail, o.return_to_primary, o.fault_cut_path), (Duration::from_millis(100), None, true, None));
+        let o = from(&[
+            ("WANMPI_SCTP_ADDRS", "10.0.0.1, 10.1.0.1"),
+            ("WANMPI_SCTP_PROBE_MS", "50"),
+            ("WANMPI_SCTP_PATH_FAIL_MS", "400"),
+            ("WANMPI_SCTP_RETURN_TO_PRIMARY", "0"),
+            ("WANMPI_SCTP_FAULT_CUT_PATH", "1@500-1500"),
+        ])
+        .unwrap();
+        assert_eq!(o.publish_addr, IpAddr::from([10, 0, 0, 1]));
+        assert_eq!(o.local_addrs(), vec![IpAddr::from([10, 0, 0, 1]), IpAddr::from([10, 1, 0, 1])]);
+        assert_eq!(o.probe_interval, Duration::from_millis(50));
+        assert_eq!(o.path_fail, Some(Duration::from_millis(400)));
+        assert!(!o.return_to_primary);
+        let cut = PathCut { path: 1, from: Duration::from_millis(500), until: Some(Duration::from_millis(1500)) };
+        assert_eq!(o.fault_cut_path, Some(cut));
+        let o = from(&[("WANMPI_SCTP_ADDRS", "10.0.0.1,10.1.0.1"), ("WANMPI_SCTP_FAULT_CUT_PATH", "0@300")]).unwrap();
+        assert_eq!(o.fault_cut_path.unwrap().until, None);
+        for bad in [
+            vec![("WANMPI_SCTP_ADDRS", "10.0.0.1,x")],
+            vec![("WANMPI_SCTP_ADDRS", ",")],
+            vec![("WANMPI_SCTP_ADDRS", "10.0.0.1,10.0.0.1")],
+            vec![("WANMPI_SCTP_ADDRS", "10.0.0.1,10.1.0.1"), ("WANMPI_SCTP_PUBLISH_ADDR", "10.1.0.1")],
+            vec![("WANMPI_SCTP_PROBE_MS", "0")],
+            vec![("WANMPI_SCTP_FAULT_CUT_PATH", "1@100")],
+            vec![("WANMPI_SCTP_FAULT_CUT_PATH", "0@500-100")],
+            vec![("WANMPI_SCTP_FAULT_CUT_PATH", "0")],
+        ] {
+            assert!(from(&bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! The transport's one readiness fd: an epoll set holding the UDP socket, a
+//! The transport's one readiness fd: an epoll set holding the UDP sockets
+//! (one per local address), a
 //! periodic timerfd at usrsctp's tick (so a progress thread sleeping on it
 //! also wakes for retransmission and heartbeat timers) and an eventfd that
 //! says "frames are waiting for poll_recv" (a pump outside poll_recv may
@@ -13,6 +14,8 @@ pub(crate) struct Poller {
     epoll: OwnedFd,
     timer: OwnedFd,
     ready: OwnedFd,
+    /// Events `wait` takes at most: every fd of the set.
+    nfds: usize,
 }
 
 fn check(r: libc::c_int) -> io::Result<libc::c_int> {
@@ -24,7 +27,7 @@ fn check(r: libc::c_int) -> io::Result<libc::c_int> {
 }
 
 impl Poller {
-    pub fn new(udp_fd: RawFd) -> io::Result<Poller> {
+    pub fn new(udp_fds: &[RawFd]) -> io::Result<Poller> {
         // SAFETY: plain syscalls; the fds are wrapped in OwnedFd at once.
         unsafe {
             let epoll = OwnedFd::from_raw_fd(check(libc::epoll_create1(libc::EPOLL_CLOEXEC))?);
@@ -36,11 +39,11 @@ impl Poller {
             let spec = libc::itimerspec { it_interval: tick, it_value: tick };
             check(libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()))?;
             let ready = OwnedFd::from_raw_fd(check(libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC))?);
-            for fd in [udp_fd, timer.as_raw_fd(), ready.as_raw_fd()] {
+            for &fd in udp_fds.iter().chain([timer.as_raw_fd(), ready.as_raw_fd()].iter()) {
                 let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
                 check(libc::epoll_ctl(epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev))?;
             }
-            Ok(Poller { epoll, timer, ready })
+            Ok(Poller { epoll, timer, ready, nfds: udp_fds.len() + 2 })
         }
     }
 
@@ -50,10 +53,11 @@ impl Poller {
 
     /// Sleeps until a datagram or a timer tick, at most `timeout`.
     pub fn wait(&self, timeout: Duration) -> io::Result<()> {
-        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 3];
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 2 + crate::path::MAX_PATHS];
+        let n = self.nfds.min(evs.len()) as libc::c_int;
         let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: evs is a live array of the length passed.
-        let r = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), evs.as_mut_ptr(), 3, ms) };
+        // SAFETY: evs is a live array of at least the length passed.
+        let r = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), evs.as_mut_ptr(), n, ms) };
         if r < 0 {
             let e = io::Error::last_os_error();
             if e.kind() != io::ErrorKind::Interrupted {

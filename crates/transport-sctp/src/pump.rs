@@ -4,8 +4,9 @@
 
 use crate::auth::{self, NONCE_LEN};
 use crate::notify::{self, Notification};
+use crate::path::{self, Probe, ProbeKind};
 use crate::stack::{self, TICK};
-use crate::transport::{Event, SctpTransport};
+use crate::transport::{Event, Peer, SctpTransport};
 use std::io::ErrorKind;
 use std::time::Instant;
 use usrsctp_sys as sys;
@@ -30,7 +31,13 @@ impl SctpTransport {
             self.last_tick_clear = now;
         }
         let timers_ran = stack::tick();
-        let n = self.read_udp()?;
+        let mut n = 0;
+        for i in 0..self.udps.len() {
+            n += self.read_udp(i)?;
+        }
+        if self.multipath {
+            self.run_paths(now);
+        }
         // Only input and timers make something readable in usrsctp. Timers
         // are process-wide (another transport's tick may have run ours), so
         // read at least once a tick as well.
@@ -42,10 +49,11 @@ impl SctpTransport {
         Ok(n)
     }
 
-    fn read_udp(&mut self) -> Result<usize, TransportError> {
+    /// Reads the UDP socket of local address `local`.
+    fn read_udp(&mut self, local: usize) -> Result<usize, TransportError> {
         let mut n = 0;
         while n < MAX_DATAGRAMS_PER_PUMP {
-            let (len, src) = match self.udp.recv_from(&mut self.ubuf) {
+            let (len, src) = match self.udps[local].recv_from(&mut self.ubuf) {
                 Ok(x) => x,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::ConnectionRefused) => continue,
@@ -53,15 +61,50 @@ impl SctpTransport {
             };
             n += 1;
             // Datagrams from anyone but a published peer endpoint are ignored.
-            let Some(&rank) = self.by_udp.get(&src) else { continue };
-            let Some(Some(peer)) = self.peers.get(rank as usize) else { continue };
+            let Some(&(rank, remote)) = self.by_udp.get(&src) else {
+                if path::is_glue(&self.ubuf[..len]) {
+                    self.stray_probes += 1;
+                }
+                continue;
+            };
+            let Some(Some(peer)) = self.peers.get_mut(rank as usize) else { continue };
+            if !peer.link.arrived_on(remote, len) {
+                continue; // fault-injection cut
+            }
             let packet = &mut self.ubuf[..len];
+            if path::is_glue(packet) {
+                // Ours, never usrsctp's: a probe, an ack, or garbage.
+                on_glue(peer, local, remote, packet);
+                continue;
+            }
             if peer.link.accept_input(packet) {
                 // SAFETY: the token is registered; usrsctp copies the packet.
                 unsafe { sys::usrsctp_conninput(peer.link.token as *mut libc::c_void, packet.as_ptr().cast(), len, 0) };
             }
         }
         Ok(n)
+    }
+
+    /// Path failover: marks dead paths, switches the active path, sends the
+    /// probes that are due. Only runs when some peer has several paths.
+    fn run_paths(&mut self, now: Instant) {
+        let mut due = std::mem::take(&mut self.probe_buf);
+        for p in self.peers.iter_mut().flatten() {
+            let Some(paths) = p.paths.as_mut() else { continue };
+            if p.closed || p.lost.is_some() {
+                continue;
+            }
+            if let Some(active) = paths.check(now) {
+                p.link.set_active(active);
+            }
+            due.clear();
+            paths.due_probes(now, &mut due);
+            for (i, probe) in &due {
+                p.link.send_glue(*i, &probe.encode());
+            }
+        }
+        due.clear();
+        self.probe_buf = due;
     }
 
     fn read_sctp(&mut self) -> Result<(), TransportError> {
@@ -250,6 +293,32 @@ impl SctpTransport {
                         p.proof_pending = None;
                     }
                 }
+            }
+        }
+    }
+}
+
+/// A glue datagram from `peer`'s endpoint `remote`, arrived on our socket
+/// `local`. Valid only on a path (local == remote, and a path we have);
+/// everything else is counted and dropped.
+fn on_glue(peer: &mut Peer, local: usize, remote: usize, datagram: &[u8]) {
+    let Some(paths) = peer.paths.as_mut() else { return };
+    let probe = match Probe::decode(datagram) {
+        Ok(p) if local == remote && usize::from(p.path) == local && local < paths.len() => p,
+        _ => {
+            paths.bad_probes += 1;
+            return;
+        }
+    };
+    match probe.kind {
+        ProbeKind::Probe => {
+            paths.paths[local].probes_in += 1;
+            // Answered on the path it came on, so the ack proves that path.
+            peer.link.send_glue(local, &probe.ack().encode());
+        }
+        ProbeKind::Ack => {
+            if !paths.on_ack(Instant::now(), local, &probe) {
+                paths.bad_probes += 1;
             }
         }
     }

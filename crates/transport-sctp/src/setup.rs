@@ -6,6 +6,7 @@ use crate::auth;
 use crate::error::SctpError;
 use crate::link::{DropPlan, Link};
 use crate::options::SctpOptions;
+use crate::path::{PathTiming, Paths};
 use crate::poller::Poller;
 use crate::sock::Sock;
 use crate::stack::{self, TICK};
@@ -26,11 +27,22 @@ fn endpoint_key(rank: PeerId) -> String {
     format!("sctp-ep-{rank}")
 }
 
-/// "ip:udp_port/sctp_port", e.g. "127.0.0.1:40000/5001".
-fn parse_endpoint(rank: PeerId, v: &str) -> Result<(SocketAddr, u16), SctpError> {
+/// "ip:udp_port[,ip:udp_port...]/sctp_port", primary first, e.g.
+/// "127.0.0.1:40000/5001" (one address, the format before multihoming) or
+/// "127.0.0.1:40000,127.0.1.1:40002/5001".
+fn parse_endpoint(rank: PeerId, v: &str) -> Result<(Vec<SocketAddr>, u16), SctpError> {
     let bad = || SctpError::BadEndpoint { rank, value: v.to_string() };
-    let (udp, port) = v.rsplit_once('/').ok_or_else(bad)?;
-    Ok((udp.parse().map_err(|_| bad())?, port.parse().map_err(|_| bad())?))
+    let (udps, port) = v.rsplit_once('/').ok_or_else(bad)?;
+    let addrs = udps.split(',').map(|a| a.parse().map_err(|_| bad())).collect::<Result<Vec<SocketAddr>, _>>()?;
+    if addrs.len() > crate::path::MAX_PATHS {
+        return Err(bad());
+    }
+    Ok((addrs, port.parse().map_err(|_| bad())?))
+}
+
+fn format_endpoint(udps: &[SocketAddr], sctp_port: u16) -> String {
+    let list: Vec<String> = udps.iter().map(|a| a.to_string()).collect();
+    format!("{}/{sctp_port}", list.join(","))
 }
 
 fn set_udp_buffers(udp: &UdpSocket, bytes: u32) {
@@ -53,10 +65,14 @@ impl SctpTransport {
         let (rank, size) = (kv.rank(), kv.size());
         let stack_user = stack::acquire(&opts)?;
         let port = stack_user.port;
-        let udp = UdpSocket::bind(SocketAddr::new(opts.publish_addr, 0))?;
-        udp.set_nonblocking(true)?;
-        set_udp_buffers(&udp, opts.udp_buf);
-        let poller = Poller::new(udp.as_raw_fd())?;
+        let mut udps = vec![];
+        for addr in opts.local_addrs() {
+            let udp = UdpSocket::bind(SocketAddr::new(addr, 0))?;
+            udp.set_nonblocking(true)?;
+            set_udp_buffers(&udp, opts.udp_buf);
+            udps.push(Arc::new(udp));
+        }
+        let poller = Poller::new(&udps.iter().map(|u| u.as_raw_fd()).collect::<Vec<_>>())?;
         let sock = Sock::new()?;
         let mut t = SctpTransport {
             rank,
@@ -69,10 +85,13 @@ impl SctpTransport {
                 reliable: true,
             },
             secret,
-            udp: Arc::new(udp),
+            udps,
             poller,
             peers: (0..size).map(|_| None).collect(),
             by_udp: HashMap::new(),
+            multipath: false,
+            stray_probes: 0,
+            probe_buf: vec![],
             by_assoc: HashMap::new(),
             events: VecDeque::new(),
             reasm: HashMap::new(),
@@ -92,25 +111,40 @@ impl SctpTransport {
         t.configure_socket()?;
         t.sock.as_ref().map(|s| s.bind(port)).transpose()?;
 
-        let me = t.udp.local_addr()?;
-        kv.put(&endpoint_key(rank), &format!("{me}/{port}"))?;
+        let me = t.local_addrs()?;
+        kv.put(&endpoint_key(rank), &format_endpoint(&me, port))?;
         kv.fence()?;
         for r in (0..size).filter(|&r| r != rank) {
-            let (addr, sctp_port) = parse_endpoint(r, &kv.get(&endpoint_key(r))?)?;
+            let (addrs, sctp_port) = parse_endpoint(r, &kv.get(&endpoint_key(r))?)?;
             let token = stack::new_token();
             let o = &t.opts;
             let drops = DropPlan { rate: o.drop_rate, seed: o.drop_seed, first_data: o.drop_first_data };
-            let link = Arc::new(Link::new(token, r, t.udp.clone(), addr, o.checksum, drops));
+            // Path i: our address i to the peer's address i.
+            let pairs: Vec<_> = t.udps.iter().cloned().zip(addrs.iter().copied()).collect();
+            let npaths = pairs.len();
+            let link = Arc::new(Link::new(token, r, pairs, o.checksum, drops, o.fault_cut_path));
             stack::register_link(link.clone());
             // SAFETY: the token is an integer address usrsctp only compares.
             unsafe { sys::usrsctp_register_address(token as *mut libc::c_void) };
-            t.by_udp.insert(addr, r);
+            for (i, &a) in addrs.iter().enumerate() {
+                t.by_udp.insert(a, (r, i));
+            }
+            let paths = (npaths > 1).then(|| {
+                let timing = PathTiming { interval: o.probe_interval, fail: o.path_fail, return_to_primary: o.return_to_primary };
+                Paths::new(npaths, timing, Instant::now())
+            });
+            t.multipath |= paths.is_some();
             let mtu = match t.opts.path_mtu {
-                0 => crate::mtu::auto_path_mtu(t.opts.publish_addr, addr),
+                // Every path must carry the association's packets.
+                0 => {
+                    let locals = t.opts.local_addrs();
+                    (0..npaths).map(|i| crate::mtu::auto_path_mtu(locals[i], addrs[i])).min().unwrap_or(1280)
+                }
                 m => m,
             };
             t.peers[r as usize] = Some(Peer {
                 link,
+                paths,
                 sctp_port,
                 mtu,
                 assoc: None,
@@ -264,9 +298,15 @@ mod tests {
 
     #[test]
     fn endpoints_parse_and_bad_ones_are_named() {
-        assert_eq!(parse_endpoint(1, "127.0.0.1:4000/5001").unwrap(), ("127.0.0.1:4000".parse().unwrap(), 5001));
+        let a = |s: &str| s.parse::<SocketAddr>().unwrap();
+        assert_eq!(parse_endpoint(1, "127.0.0.1:4000/5001").unwrap(), (vec![a("127.0.0.1:4000")], 5001));
         assert_eq!(parse_endpoint(1, "[::1]:4000/5002").unwrap().1, 5002);
-        for bad in ["127.0.0.1:4000", "x/1", "127.0.0.1:4000/70000"] {
+        let two = vec![a("127.0.0.1:4000"), a("127.0.1.1:4002")];
+        assert_eq!(parse_endpoint(1, "127.0.0.1:4000,127.0.1.1:4002/5001").unwrap(), (two.clone(), 5001));
+        assert_eq!(format_endpoint(&two, 5001), "127.0.0.1:4000,127.0.1.1:4002/5001");
+        assert_eq!(format_endpoint(&two[..1], 5001), "127.0.0.1:4000/5001", "one address: the old format");
+        let nine = vec!["127.0.0.1:1"; 9].join(",") + "/5001";
+        for bad in ["127.0.0.1:4000", "x/1", "127.0.0.1:4000/70000", "127.0.0.1:4000,/1", ",/1", "/1", nine.as_str()] {
             assert!(matches!(parse_endpoint(3, bad), Err(SctpError::BadEndpoint { rank: 3, .. })), "{bad}");
         }
     }

@@ -3,9 +3,10 @@
 //! in close.rs.
 
 use crate::auth::{self, NONCE_LEN};
-use crate::counters::{Counters, PeerCounters, StackCounters, StreamCounters};
+use crate::counters::{Counters, PathCounters, PeerCounters, StackCounters, StreamCounters};
 use crate::link::Link;
 use crate::options::SctpOptions;
+use crate::path::{Paths, Probe};
 use crate::poller::Poller;
 use crate::sock::{would_block, Sock};
 use crate::stack::{self, StackUser, TICK};
@@ -26,6 +27,8 @@ pub(crate) enum Event {
 /// What we know of one other rank.
 pub(crate) struct Peer {
     pub link: Arc<Link>,
+    /// Path failover state; None with a single path (no probes).
+    pub paths: Option<Paths>,
     pub sctp_port: u16,
     /// Path MTU (SCTP packet size) used towards this peer.
     pub mtu: u32,
@@ -52,11 +55,18 @@ pub struct SctpTransport {
     pub(crate) caps: Caps,
     pub(crate) opts: SctpOptions,
     pub(crate) secret: [u8; 32],
-    pub(crate) udp: Arc<UdpSocket>,
+    /// One UDP socket per local address, primary first.
+    pub(crate) udps: Vec<Arc<UdpSocket>>,
     pub(crate) poller: Poller,
     /// Indexed by rank; `None` for ourselves.
     pub(crate) peers: Vec<Option<Peer>>,
-    pub(crate) by_udp: HashMap<SocketAddr, PeerId>,
+    /// Every published endpoint of every peer: (rank, the peer's address index).
+    pub(crate) by_udp: HashMap<SocketAddr, (PeerId, usize)>,
+    /// Some peer has several paths: the pump probes them.
+    pub(crate) multipath: bool,
+    /// Glue datagrams (probes) from sources that are no peer's endpoint.
+    pub(crate) stray_probes: u64,
+    pub(crate) probe_buf: Vec<(usize, Probe)>,
     pub(crate) by_assoc: HashMap<u32, PeerId>,
     pub(crate) events: VecDeque<Event>,
     /// Partly received messages, by (association, stream).
@@ -115,6 +125,31 @@ impl SctpTransport {
                 bad_checksums: s.bad_checksums.load(Relaxed),
                 ..Default::default()
             };
+            if let Some(ps) = &p.paths {
+                c.path_switches = ps.switches;
+                c.last_switch = ps.last_switch;
+                c.active_path = ps.active;
+                c.bad_probes = ps.bad_probes;
+                for (i, (lp, st)) in p.link.paths.iter().zip(&ps.paths).enumerate() {
+                    let ls = &lp.stats;
+                    c.paths.push(PathCounters {
+                        local: lp.udp.local_addr().ok(),
+                        remote: Some(lp.dest),
+                        active: i == ps.active,
+                        up: st.up,
+                        datagrams_out: ls.datagrams_out.load(Relaxed),
+                        bytes_out: ls.bytes_out.load(Relaxed),
+                        datagrams_in: ls.datagrams_in.load(Relaxed),
+                        bytes_in: ls.bytes_in.load(Relaxed),
+                        cut_drops: ls.cut_drops.load(Relaxed),
+                        probes_out: st.probes_out,
+                        acks_in: st.acks_in,
+                        probes_in: st.probes_in,
+                        went_down: st.went_down,
+                        srtt: st.srtt,
+                    });
+                }
+            }
             if let (Some(a), Some(sock)) = (p.assoc.filter(|_| !p.closed), self.sock.as_ref()) {
                 if let Ok(st) = sock.info::<sys::sctp_status>(a, sys::SCTP_STATUS) {
                     c.srtt_ms = st.sstat_primary.spinfo_srtt;
@@ -125,12 +160,29 @@ impl SctpTransport {
             }
             peers.push(c);
         }
-        Counters { rank: self.rank, peers, stack: StackCounters::from_stat(&stack::global_stats()) }
+        Counters {
+            rank: self.rank,
+            peers,
+            stray_probes: self.stray_probes,
+            stack: StackCounters::from_stat(&stack::global_stats()),
+        }
     }
 
-    /// The UDP endpoint this rank published.
+    /// The primary UDP endpoint this rank published.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.udp.local_addr()
+        self.udps[0].local_addr()
+    }
+
+    /// Every UDP endpoint this rank published, primary first.
+    pub fn local_addrs(&self) -> std::io::Result<Vec<SocketAddr>> {
+        self.udps.iter().map(|u| u.local_addr()).collect()
+    }
+
+    /// Test hook: when the fault-injection cut (option `fault_cut_path`)
+    /// of the link to `peer` starts and ends.
+    pub fn fault_cut_window(&self, peer: PeerId) -> Option<(Instant, Option<Instant>)> {
+        let c = self.peer(peer).ok()?.link.cut_window()?;
+        Some((c.from, c.until))
     }
 
     fn send_frame(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {

@@ -1,0 +1,187 @@
+//! Path failover (multihoming in the AF_CONN glue): two ranks with two
+//! loopback addresses each stream numbered frames while the primary path is
+//! cut in both directions by the fault-injection hook (every datagram of
+//! path 0 dropped on both ranks, as a cut cable would; the failover logic
+//! only sees unanswered probes). Every frame must arrive exactly once and in
+//! order, over the second path, within a bounded time.
+
+mod common;
+use common::*;
+use std::net::IpAddr;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+use wanmpi_transport::{Incoming, Transport};
+use wanmpi_transport_sctp::{Counters, PathCut, SctpOptions};
+
+const FRAMES: u32 = 3000;
+const LEN: usize = 1000;
+/// Frames per pacing slot and the slot: 3000 frames over 1.5 s.
+const BATCH: u32 = 10;
+const SLOT: Duration = Duration::from_millis(5);
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap()
+}
+
+fn opts(rank: u32, cut: PathCut) -> SctpOptions {
+    SctpOptions {
+        publish_addr: ip(&format!("127.0.0.{}", rank + 1)),
+        more_addrs: vec![ip(&format!("127.0.1.{}", rank + 1))],
+        fault_cut_path: Some(cut),
+        ..test_opts(2)
+    }
+}
+
+struct RankResult {
+    counters: Counters,
+    cut: (Instant, Option<Instant>),
+    /// When this rank's first switch happened (sampled while streaming).
+    first_switch: Option<Instant>,
+    /// Receiver only: sequence numbers in delivery order, and arrival times.
+    got: Vec<u32>,
+    arrivals: Vec<Instant>,
+}
+
+fn sample_switch(t: &wanmpi_transport_sctp::SctpTransport, peer: u32, first: &mut Option<Instant>) {
+    if first.is_none() {
+        let c = t.counters();
+        let p = c.peer(peer).unwrap();
+        if p.path_switches > 0 {
+            *first = Some(p.last_switch.unwrap_or_else(Instant::now));
+        }
+    }
+}
+
+/// Streams FRAMES frames from rank 0 to rank 1 on channel 0 with path 0 cut
+/// at `cut`; `tail` keeps both ranks serviced afterwards (to see a return).
+fn run(cut: PathCut, tail: Duration) -> Vec<RankResult> {
+    let gate = Arc::new(Barrier::new(2));
+    run_ranks_with(2, move |r| opts(r, cut), move |mut t| {
+        let me = t.rank();
+        let other = 1 - me;
+        let cut_window = t.fault_cut_window(other).expect("the cut hook is armed");
+        let mut res = RankResult { counters: Counters::default(), cut: cut_window, first_switch: None, got: vec![], arrivals: vec![] };
+        if me == 0 {
+            let start = Instant::now();
+            let mut seq = 0;
+            while seq < FRAMES {
+                for _ in 0..BATCH.min(FRAMES - seq) {
+                    send(&mut t, 1, 0, &frame(0, 0, seq, LEN));
+                    seq += 1;
+                }
+                sample_switch(&t, 1, &mut res.first_switch);
+                // Pace: service the transport until the next slot.
+                let next = start + SLOT * (seq / BATCH);
+                while Instant::now() < next {
+                    t.poll_recv(&mut |_| {}).unwrap();
+                    t.wait(next.saturating_duration_since(Instant::now())).unwrap();
+                }
+            }
+            // Bounded by drain's own 30 s: fails if nothing gets through.
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while t.flush().unwrap() {
+                assert!(Instant::now() < deadline, "data still unacknowledged 30 s after the cut");
+                sample_switch(&t, 1, &mut res.first_switch);
+                t.wait(Duration::from_millis(5)).unwrap();
+            }
+        } else {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while (res.got.len() as u32) < FRAMES {
+                assert!(Instant::now() < deadline, "only {} of {FRAMES} frames within 30 s", res.got.len());
+                t.poll_recv(&mut |ev| match ev {
+                    Incoming::Frame { channel, bytes, .. } => {
+                        assert_eq!(channel, 0);
+                        let s = seq_of(bytes);
+                        assert_eq!(bytes, frame(0, 0, s, LEN).as_slice(), "frame {s} corrupted");
+                        res.got.push(s);
+                        res.arrivals.push(Instant::now());
+                    }
+                    Incoming::PeerLost { peer, reason } => panic!("peer {peer} lost: {reason}"),
+                })
+                .unwrap();
+                sample_switch(&t, 0, &mut res.first_switch);
+                t.wait(Duration::from_millis(5)).unwrap();
+            }
+        }
+        let until = Instant::now() + tail;
+        while Instant::now() < until {
+            t.poll_recv(&mut |_| {}).unwrap();
+            sample_switch(&t, other, &mut res.first_switch);
+            t.wait(Duration::from_millis(10)).unwrap();
+        }
+        res.counters = t.counters();
+        gate.wait();
+        t.shutdown(Duration::from_secs(5)).unwrap();
+        res
+    })
+}
+
+/// The longest pause between two deliveries, and when it began.
+fn longest_gap(arrivals: &[Instant]) -> (Duration, Instant) {
+    arrivals.windows(2).map(|w| (w[1] - w[0], w[0])).max_by_key(|x| x.0).unwrap()
+}
+
+fn check_delivery(results: &[RankResult]) {
+    let got = &results[1].got;
+    assert_eq!(got.len() as u32, FRAMES);
+    assert!(got.iter().copied().eq(0..FRAMES), "frames lost, duplicated or out of order");
+}
+
+fn report(what: &str, results: &[RankResult]) {
+    for (r, res) in results.iter().enumerate() {
+        let c = res.counters.peer(1 - r as u32).unwrap();
+        let sw = res.first_switch.map(|s| format!("{:.0} ms", s.saturating_duration_since(res.cut.0).as_secs_f64() * 1e3));
+        eprintln!("{what}: rank {r}: cut -> first switch {}; {} switches, active path {}", sw.unwrap_or("never".into()), c.path_switches, c.active_path);
+    }
+    let (gap, at) = longest_gap(&results[1].arrivals);
+    let cut = results[1].cut.0;
+    eprintln!(
+        "{what}: longest delivery pause {:.0} ms, starting {:+.0} ms from the cut",
+        gap.as_secs_f64() * 1e3,
+        (at.saturating_duration_since(cut).as_secs_f64() - cut.saturating_duration_since(at).as_secs_f64()) * 1e3
+    );
+    for res in results {
+        eprintln!("{}", res.counters);
+    }
+}
+
+#[test]
+fn primary_cut_fails_over_and_every_frame_arrives_once_in_order() {
+    let cut = PathCut { path: 0, from: Duration::from_millis(400), until: None };
+    let results = run(cut, Duration::ZERO);
+    report("permanent cut", &results);
+    check_delivery(&results);
+    for (r, res) in results.iter().enumerate() {
+        let c = res.counters.peer(1 - r as u32).unwrap();
+        assert_eq!(c.paths.len(), 2);
+        assert!(c.path_switches >= 1, "rank {r} never switched");
+        assert_eq!(c.active_path, 1, "rank {r} is not on the second path");
+        assert!(!c.paths[0].up && c.paths[1].up, "rank {r}: path 0 should be down, path 1 up");
+        assert!(c.paths[0].cut_drops > 0, "rank {r}: the cut dropped nothing");
+        assert!(c.paths[1].datagrams_out > 0 && c.paths[1].datagrams_in > 0, "rank {r}: nothing went over path 1");
+        assert_eq!(c.bad_probes, 0);
+        // Detection: the first unanswered probe is at most one interval
+        // after the cut, then 300 ms (3 x 100 ms); generous for load.
+        let took = res.first_switch.unwrap().saturating_duration_since(res.cut.0);
+        assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(3), "rank {r}: switch {took:?} after the cut");
+    }
+    let sender = results[0].counters.peer(1).unwrap();
+    assert!(sender.paths[1].bytes_out > (FRAMES as u64 * LEN as u64) / 4, "the rest of the stream should go over path 1");
+}
+
+#[test]
+fn primary_comes_back_and_traffic_returns_to_it() {
+    let cut = PathCut { path: 0, from: Duration::from_millis(300), until: Some(Duration::from_millis(1000)) };
+    let results = run(cut, Duration::from_millis(800));
+    report("temporary cut", &results);
+    check_delivery(&results);
+    for (r, res) in results.iter().enumerate() {
+        let c = res.counters.peer(1 - r as u32).unwrap();
+        assert!(res.first_switch.is_some(), "rank {r} never left the primary");
+        assert_eq!(c.path_switches, 2, "rank {r}: away and back");
+        assert_eq!(c.active_path, 0, "rank {r} did not return to the primary");
+        assert!(c.paths.iter().all(|p| p.up));
+        let back = c.last_switch.unwrap().saturating_duration_since(res.cut.1.unwrap());
+        assert!(back >= Duration::from_millis(250) && back < Duration::from_secs(3), "rank {r}: returned {back:?} after repair");
+    }
+}
