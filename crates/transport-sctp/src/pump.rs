@@ -323,3 +323,81 @@ fn on_glue(peer: &mut Peer, local: usize, remote: usize, datagram: &[u8]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::{DropPlan, Link};
+    use crate::options::Checksum;
+    use crate::path::{PathTiming, Paths, PROBE_LEN};
+    use std::net::UdpSocket;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A peer with two paths whose remote ends are two sockets we read.
+    fn peer() -> (Peer, Vec<UdpSocket>) {
+        let bind = || UdpSocket::bind("127.0.0.1:0").unwrap();
+        let remotes = vec![bind(), bind()];
+        for r in &remotes {
+            r.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        }
+        let pairs = remotes.iter().map(|r| (Arc::new(bind()), r.local_addr().unwrap())).collect();
+        let drops = DropPlan { rate: 0.0, seed: 0, first_data: 0 };
+        let link = Arc::new(Link::new(1, 1, pairs, Checksum::Offload, drops, None));
+        let timing = PathTiming { interval: Duration::from_millis(100), fail: None, return_to_primary: true };
+        let peer = Peer {
+            link,
+            paths: Some(Paths::new(2, timing, Instant::now())),
+            sctp_port: 5000,
+            mtu: 1280,
+            assoc: None,
+            nonce: [0; NONCE_LEN],
+            hello_pending: false,
+            proof_pending: None,
+            verified: false,
+            pre_auth: vec![],
+            pre_auth_bytes: 0,
+            lost: None,
+            closed: false,
+        };
+        (peer, remotes)
+    }
+
+    #[test]
+    fn probes_are_answered_on_their_path_and_bad_ones_counted() {
+        let (mut p, remotes) = peer();
+        let probe = Probe { kind: ProbeKind::Probe, path: 1, seq: 7, stamp_us: 1234 };
+        on_glue(&mut p, 1, 1, &probe.encode());
+        let mut buf = [0u8; 64];
+        let (n, from) = remotes[1].recv_from(&mut buf).unwrap();
+        assert_eq!(Probe::decode(&buf[..n]), Ok(probe.ack()), "the ack echoes the probe");
+        assert_eq!(from, p.link.paths[1].udp.local_addr().unwrap(), "answered from the path's own socket");
+        let paths = p.paths.as_ref().unwrap();
+        assert_eq!((paths.paths[1].probes_in, paths.bad_probes), (1, 0));
+
+        let bad: Vec<(usize, usize, Vec<u8>)> = vec![
+            (0, 0, vec![0, 0]),                                              // too short
+            (0, 0, vec![0; PROBE_LEN + 1]),                                  // too long
+            (0, 0, probe.encode().to_vec()),                                 // says path 1, came on 0
+            (0, 1, Probe { path: 0, ..probe }.encode().to_vec()),            // socket 0 from the peer's address 1
+            (5, 5, Probe { path: 5, ..probe }.encode().to_vec()),            // no such path
+            (1, 1, Probe { kind: ProbeKind::Ack, ..probe }.encode().to_vec()), // ack of a probe never sent
+        ];
+        let n = bad.len() as u64;
+        for (local, remote, d) in bad {
+            on_glue(&mut p, local, remote, &d);
+        }
+        assert_eq!(p.paths.as_ref().unwrap().bad_probes, n);
+        // Nothing answered the bad ones.
+        remotes[0].set_nonblocking(true).unwrap();
+        assert!(remotes[0].recv_from(&mut buf).is_err());
+
+        // A real ack of a probe we sent counts.
+        let mut due = vec![];
+        p.paths.as_mut().unwrap().due_probes(Instant::now(), &mut due);
+        let (i, sent) = due[0];
+        on_glue(&mut p, i, i, &sent.ack().encode());
+        let paths = p.paths.as_ref().unwrap();
+        assert_eq!((paths.paths[i].acks_in, paths.bad_probes), (1, n));
+    }
+}

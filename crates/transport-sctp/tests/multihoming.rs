@@ -185,3 +185,64 @@ fn primary_comes_back_and_traffic_returns_to_it() {
         assert!(back >= Duration::from_millis(250) && back < Duration::from_secs(3), "rank {r}: returned {back:?} after repair");
     }
 }
+
+#[test]
+fn peer_with_every_path_dead_is_reported_lost_and_stray_probes_are_dropped() {
+    let gate = Arc::new(Barrier::new(2));
+    let fast = move |r: u32| SctpOptions {
+        publish_addr: ip(&format!("127.0.0.{}", r + 1)),
+        more_addrs: vec![ip(&format!("127.0.1.{}", r + 1))],
+        heartbeat_ms: 100,
+        rto_min_ms: 50,
+        rto_initial_ms: 100,
+        rto_max_ms: 200,
+        max_retrans: 3,
+        ..test_opts(2)
+    };
+    let results = run_ranks_with(2, fast, move |mut t| {
+        if t.rank() == 1 {
+            // Probe-shaped garbage from a stranger to both addresses.
+            let stranger = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            for a in t.local_addrs().unwrap() {
+                for i in 0..5u8 {
+                    let _ = stranger.send_to(&[0, 0, b'W', b'P', 1, i, 0, 0], a);
+                }
+            }
+        }
+        // Both ranks keep pumping: usrsctp's timers are process-wide, and a
+        // rank that stops reading while the other ticks loses its peer.
+        serve_until(&mut t, Duration::from_millis(1000), || false);
+        if t.rank() == 1 {
+            let stray = t.counters().stray_probes;
+            gate.wait();
+            t.simulate_crash();
+            return (None, stray, 0);
+        }
+        gate.wait();
+        let start = Instant::now();
+        let mut lost = None;
+        while lost.is_none() && start.elapsed() < Duration::from_secs(20) {
+            t.poll_recv(&mut |ev| {
+                if let Incoming::PeerLost { peer, reason } = ev {
+                    lost = Some((peer, reason, start.elapsed()));
+                }
+            })
+            .unwrap();
+            t.wait(Duration::from_millis(20)).unwrap();
+        }
+        let c = t.counters();
+        eprintln!("{c}");
+        // The probes notice in 300-400 ms, SCTP's heartbeats (100 ms, 3
+        // retransmissions up to 200 ms apart) after about 0.9 s.
+        let p = c.peer(1).unwrap();
+        assert!(p.paths.iter().all(|x| !x.up && x.went_down == 1), "every path to the crashed peer should be down");
+        (lost, 0, p.path_switches)
+    });
+    let (lost, _, switches) = &results[0];
+    let (peer, reason, took) = lost.clone().expect("no PeerLost within 20 s");
+    assert_eq!(peer, 1);
+    assert!(reason.contains("lost"), "{reason}");
+    assert_eq!(*switches, 0, "all paths dead: nowhere to switch to");
+    assert_eq!(results[1].1, 10, "stray probes counted");
+    eprintln!("peer with two dead paths reported lost after {took:?}: {reason}");
+}
