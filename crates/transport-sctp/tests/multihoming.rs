@@ -182,6 +182,7 @@ fn primary_comes_back_and_traffic_returns_to_it() {
         assert_eq!(c.active_path, 0, "rank {r} did not return to the primary");
         assert!(c.paths.iter().all(|p| p.up));
         let back = c.last_switch.unwrap().saturating_duration_since(res.cut.1.unwrap());
+        eprintln!("temporary cut: rank {r} back on path 0 {:.0} ms after the repair", back.as_secs_f64() * 1e3);
         assert!(back >= Duration::from_millis(250) && back < Duration::from_secs(3), "rank {r}: returned {back:?} after repair");
     }
 }
