@@ -39,6 +39,8 @@ pub struct Config {
     pub stall_timeout_s: f64,
     pub print_summary: c_int,
     pub progress: c_int,
+    /// 0: no writer (rank 0 processes results); r >= 1: rank r does.
+    pub writer: c_int,
 }
 
 /// `wanmpi_farm_report` (include/wanmpi_farm.h).
@@ -54,6 +56,8 @@ pub struct Report {
     pub duplicates: u64,
     pub lost_workers: u64,
     pub tasks_done: u64,
+    pub is_writer: c_int,
+    pub writer: c_int,
 }
 
 thread_local! {
@@ -85,6 +89,7 @@ pub unsafe extern "C" fn wanmpi_farm_config_init(cfg: *mut Config) {
             stall_timeout_s: d.stall_timeout.as_secs_f64(),
             print_summary: d.print_summary.into(),
             progress: 1,
+            writer: 0,
         };
     }
 }
@@ -99,6 +104,9 @@ fn farm_config(c: &Config) -> Result<FarmConfig, String> {
     if !(c.stall_timeout_s.is_finite() && c.stall_timeout_s > 0.0) {
         return Err(format!("stall_timeout_s must be positive, not {}", c.stall_timeout_s));
     }
+    if c.writer < 0 {
+        return Err(format!("writer must be 0 (none) or a rank >= 1, not {}", c.writer));
+    }
     Ok(FarmConfig {
         fanout: c.fanout,
         max_requests: c.max_requests,
@@ -109,6 +117,7 @@ fn farm_config(c: &Config) -> Result<FarmConfig, String> {
         stall_timeout: Duration::from_secs_f64(c.stall_timeout_s.min(1e9)),
         print_summary: c.print_summary != 0,
         progress: if c.progress != 0 { ProgressMode::Auto } else { ProgressMode::Off },
+        writer: (c.writer > 0).then_some(c.writer),
         ..FarmConfig::default()
     })
 }
@@ -146,8 +155,16 @@ fn fill(report: &mut Report, out: &Outcome) {
             report.reissued = r.reissued;
             report.duplicates = r.duplicates_discarded;
             report.lost_workers = r.lost_ranks().len() as u64;
+            report.writer = r.writer.unwrap_or(0);
         }
         Outcome::Worker(w) => report.tasks_done = w.stats.tasks_done,
+        Outcome::Writer(w) => {
+            report.is_writer = 1;
+            report.writer = w.rank;
+            report.tasks = w.stats.processed;
+            report.elapsed_s = w.elapsed_s;
+            report.duplicates = w.stats.duplicates;
+        }
     }
 }
 
@@ -169,11 +186,17 @@ unsafe fn run(comm: Comm, cfg: *const Config, cb: *const Callbacks, report: *mut
     let mpi = |e: wanmpi::MpiError| (e.class as c_int, e.msg);
     check(ffi::MPI_Comm_rank(comm, &mut rank), "MPI_Comm_rank").map_err(mpi)?;
     check(ffi::MPI_Comm_size(comm, &mut size), "MPI_Comm_size").map_err(mpi)?;
-    let manager = rank == 0;
-    if manager && (cb.create_task.is_none() || cb.process_result.is_none()) {
+    let is_writer = fc.writer == Some(rank);
+    if rank == 0 && fc.writer.is_none() && (cb.create_task.is_none() || cb.process_result.is_none()) {
         return Err(arg("rank 0 (the manager) needs create_task and process_result"));
     }
-    if !manager && cb.do_task.is_none() {
+    if rank == 0 && fc.writer.is_some() && cb.create_task.is_none() {
+        return Err(arg("rank 0 (the scheduler) needs create_task"));
+    }
+    if is_writer && cb.process_result.is_none() {
+        return Err(arg("the writer rank needs process_result"));
+    }
+    if rank != 0 && !is_writer && cb.do_task.is_none() {
         return Err(arg("workers need do_task"));
     }
     let (mut data, mut ctl) = duplicate(comm).map_err(mpi)?;

@@ -40,6 +40,11 @@ pub struct FarmConfig {
     pub print_summary: bool,
     /// The farm fails if nothing at all happens for this long.
     pub stall_timeout: Duration,
+    /// Split the manager (mpiBLAST): `Some(r)` makes rank `r` (>= 1) the
+    /// writer, which receives every result and runs `process_result`,
+    /// while rank 0 (the scheduler) creates and hands out tasks. `None`
+    /// (the default): rank 0 does both. Every process must pass the same.
+    pub writer: Option<i32>,
 }
 
 impl Default for FarmConfig {
@@ -57,6 +62,7 @@ impl Default for FarmConfig {
             progress_interval: Duration::from_secs(5),
             print_summary: true,
             stall_timeout: Duration::from_secs(600),
+            writer: None,
         }
     }
 }
@@ -74,6 +80,29 @@ impl FarmConfig {
             return bad("reissue_factor must be positive");
         }
         Ok(())
+    }
+    /// Checks the settings that depend on the communicator's size.
+    pub(crate) fn check_size(&self, size: i32) -> Result<(), crate::FarmError> {
+        if size < 2 {
+            return Err(crate::FarmError::TooFewProcesses(size));
+        }
+        if let Some(w) = self.writer {
+            if w < 1 || w >= size {
+                return Err(crate::FarmError::Config(format!("writer rank {w} is not a rank 1..{} of the farm's {size} processes", size - 1)));
+            }
+            if size < 3 {
+                return Err(crate::FarmError::Config(format!("a writer rank needs at least 3 processes (scheduler, writer, a worker); this communicator has {size}")));
+            }
+        }
+        Ok(())
+    }
+    /// The ranks that work: all but rank 0 and the writer.
+    pub fn worker_ranks(&self, size: i32) -> Vec<i32> {
+        (1..size).filter(|r| Some(*r) != self.writer).collect()
+    }
+    /// The rank where results are processed.
+    pub fn results_rank(&self) -> i32 {
+        self.writer.unwrap_or(0)
     }
     /// Tasks a worker may hold requested or buffered.
     pub fn max_depth(&self) -> u32 {

@@ -21,6 +21,10 @@ pub enum FarmError {
     Stalled(std::time::Duration),
     #[error("this process has no {0} closure, but its role in the farm needs one")]
     MissingClosure(&'static str),
+    #[error("the farm's writer (rank {rank}) was lost, and with it the results processed there: {why}")]
+    WriterLost { rank: i32, why: String },
+    #[error("the farm's scheduler (rank 0) was lost: {0}")]
+    SchedulerLost(String),
     #[error("bad farm configuration: {0}")]
     Config(String),
 }

@@ -3,16 +3,19 @@
 /// A task farm: the manager creates tasks and processes results, workers do
 /// tasks. Every process of the farm calls `run` with its own value; the
 /// manager's `do_task` and the workers' `create_task`/`process_result` are
-/// never called. Tasks are numbered `0..total_tasks()`; sizes may vary.
+/// never called. With a writer rank (`FarmConfig::writer`) rank 0 only
+/// creates tasks and `process_result` runs on the writer instead.
+/// Tasks are numbered `0..total_tasks()`; sizes may vary.
 pub trait Farm {
-    /// Number of tasks (asked of the manager only).
+    /// Number of tasks (asked of rank 0 only).
     fn total_tasks(&self) -> u64;
     /// The bytes of task `id` (manager). Called once per task, when a worker
     /// first needs it.
     fn create_task(&mut self, id: u64) -> Vec<u8>;
     /// Computes a task (worker).
     fn do_task(&mut self, id: u64, task: &[u8]) -> Vec<u8>;
-    /// Takes task `id`'s result (manager): called exactly once per task.
+    /// Takes task `id`'s result (manager, or the writer when there is one):
+    /// called exactly once per task.
     fn process_result(&mut self, id: u64, result: &[u8]);
 }
 
@@ -52,11 +55,9 @@ impl<'a> FarmBuilder<'a> {
         self.process = Some(Box::new(f));
         self
     }
-    pub(crate) fn has_manager_parts(&self) -> bool {
-        self.create.is_some() && self.process.is_some()
-    }
-    pub(crate) fn has_worker_parts(&self) -> bool {
-        self.work.is_some()
+    /// Which closures are there: (create, work, process).
+    pub(crate) fn parts(&self) -> (bool, bool, bool) {
+        (self.create.is_some(), self.work.is_some(), self.process.is_some())
     }
 }
 

@@ -20,14 +20,19 @@
 //! Only public MPI operations are used (the nonblocking ones through
 //! [`raw`], which owns its buffers, behind the [`raw::MpiOps`] trait so the
 //! C API (`crates/farm-capi`, `wanmpi_farm.h`) runs the same farm over a C
-//! MPI library). Not here: the split of the manager into scheduler and
-//! writer ranks (mpiBLAST).
+//! MPI library).
+//!
+//! Optionally the manager is split as in mpiBLAST (`FarmConfig::writer`):
+//! rank 0 schedules (create-task, requests, end game, lost workers), the
+//! writer rank receives every result and runs process-result, and tells
+//! the scheduler of each answer in batches ([`wire::Answer`]).
 
 pub mod book;
 pub mod config;
 pub mod depth;
 pub mod error;
 pub mod farm;
+pub mod ledger;
 mod manager;
 pub mod model;
 mod poll;
@@ -38,40 +43,54 @@ pub mod tags;
 pub mod wire;
 mod worker;
 pub mod workload;
+mod writer;
 
 pub use config::{FarmConfig, ProgressMode};
 pub use error::{FarmError, FarmResult};
 pub use farm::{Farm, FarmBuilder};
 pub use report::{FarmReport, WorkerRow};
 pub use worker::WorkerReport;
+pub use writer::WriterReport;
 
 use wanmpi::{Communicator, ErrHandler, Info, ALLOW_OVERTAKING};
 
 /// What `run` returns on each process.
 #[derive(Debug)]
 pub enum Outcome {
+    /// Rank 0: the manager, or the scheduler when there is a writer.
     Manager(FarmReport),
     Worker(WorkerReport),
+    /// The writer rank (only with `FarmConfig::writer`): the results were
+    /// processed here, so the user's result state is in this process.
+    Writer(WriterReport),
 }
 
 impl Outcome {
     pub fn report(&self) -> Option<&FarmReport> {
         match self {
             Outcome::Manager(r) => Some(r),
-            Outcome::Worker(_) => None,
+            Outcome::Worker(_) | Outcome::Writer(_) => None,
+        }
+    }
+    /// True on the process where `process_result` ran: the manager, or the
+    /// writer when there is one.
+    pub fn has_results(&self) -> bool {
+        match self {
+            Outcome::Manager(r) => r.writer.is_none(),
+            Outcome::Writer(_) => true,
+            Outcome::Worker(_) => false,
         }
     }
 }
 
 /// Runs the farm on every process of `comm` (collective: all must call).
-/// Rank 0 manages, the others work. The manager prints the summary when
-/// `cfg.print_summary` is set.
+/// Rank 0 manages, the others work; with `cfg.writer`, that rank takes the
+/// results (`process_result` runs there) and rank 0 only schedules. Rank 0
+/// prints the summary when `cfg.print_summary` is set.
 pub fn run<F: Farm + ?Sized>(comm: &Communicator, cfg: &FarmConfig, farm: &mut F) -> FarmResult<Outcome> {
     cfg.check()?;
     let size = comm.size();
-    if size < 2 {
-        return Err(FarmError::TooFewProcesses(size));
-    }
+    cfg.check_size(size)?;
     let mut info = Info::default();
     info.set(ALLOW_OVERTAKING, "true")?;
     let data = comm.duplicate_with_info(&info)?;
@@ -102,15 +121,16 @@ pub fn run_raw<F: Farm + ?Sized>(
     farm: &mut F,
 ) -> FarmResult<Outcome> {
     cfg.check()?;
-    if size < 2 {
-        return Err(FarmError::TooFewProcesses(size));
-    }
+    cfg.check_size(size)?;
+    let workers = cfg.worker_ranks(size);
     if rank == 0 {
-        let r = manager::run_manager(farm, cfg, data, ctl, (size - 1) as usize)?;
+        let r = manager::run_manager(farm, cfg, data, ctl, workers)?;
         if cfg.print_summary {
             println!("{r}");
         }
         Ok(Outcome::Manager(r))
+    } else if Some(rank) == cfg.writer {
+        Ok(Outcome::Writer(writer::run_writer(farm, cfg, rank, data, ctl, workers.len())?))
     } else {
         Ok(Outcome::Worker(worker::run_worker(farm, cfg, data, ctl)?))
     }
@@ -118,11 +138,17 @@ pub fn run_raw<F: Farm + ?Sized>(
 
 /// `run` for a closure-built farm, checking this process has its role's closures.
 pub fn run_builder(comm: &Communicator, cfg: &FarmConfig, farm: &mut FarmBuilder<'_>) -> FarmResult<Outcome> {
-    if comm.rank() == 0 && !farm.has_manager_parts() {
-        return Err(FarmError::MissingClosure("create and process"));
-    }
-    if comm.rank() != 0 && !farm.has_worker_parts() {
-        return Err(FarmError::MissingClosure("work"));
+    let rank = comm.rank();
+    let (create, work, process) = farm.parts();
+    let missing = match (rank == 0, Some(rank) == cfg.writer, cfg.writer.is_some()) {
+        (true, _, false) if !(create && process) => Some("create and process"),
+        (true, _, true) if !create => Some("create"),
+        (false, true, _) if !process => Some("process"),
+        (false, false, _) if !work => Some("work"),
+        _ => None,
+    };
+    if let Some(what) = missing {
+        return Err(FarmError::MissingClosure(what));
     }
     run(comm, cfg, farm)
 }

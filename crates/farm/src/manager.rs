@@ -2,6 +2,11 @@
 //! the requests waiting, one task per turn; keeps the tag-to-task
 //! dictionary (`Book`); posts each result's receive before sending its task;
 //! hands out copies in the end game; survives lost workers.
+//!
+//! With a writer rank (`FarmConfig::writer`) this is the scheduler: it
+//! posts no result receives and runs no `process_result`; the workers'
+//! answers go to the writer, which tells the scheduler of each in batches
+//! ([`wire::Answer`]), and those feed the same bookkeeping.
 
 use std::time::Instant;
 
@@ -15,16 +20,16 @@ use crate::progress::Progress;
 use crate::raw::{Op, RawComm};
 use crate::report::{FarmReport, WorkerRow};
 use crate::tags::TagPool;
-use crate::wire::{self, ResultHeader, ResultKind, TaskHeader, WorkerStats};
+use crate::wire::{self, Answer, ResultHeader, ResultKind, TaskHeader, Verdict, WorkerStats, WriterStats};
 use crate::Farm;
-
-/// Worker index `w` is rank `w + 1` of the farm's communicators.
-fn rank_of(w: usize) -> i32 {
-    w as i32 + 1
-}
 
 struct Manager<'c> {
     cfg: &'c FarmConfig,
+    /// Worker index `w` is rank `ranks[w]` of the farm's communicators.
+    ranks: Vec<i32>,
+    writer: Option<i32>,
+    /// The receive of the writer's next batch of answers.
+    answer_recvs: Vec<(Op, ())>,
     data: RawComm,
     ctl: RawComm,
     book: Book,
@@ -41,15 +46,21 @@ fn is_proc_failed(e: &MpiError) -> bool {
     e.class == ErrorClass::ProcFailed
 }
 
-pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data: RawComm, ctl: RawComm, nworkers: usize) -> FarmResult<FarmReport> {
+/// Runs rank 0: the manager, or with `cfg.writer` the scheduler. `ranks`
+/// are the workers' ranks.
+pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data: RawComm, ctl: RawComm, ranks: Vec<i32>) -> FarmResult<FarmReport> {
     let start = Instant::now();
     let total = farm.total_tasks();
+    let nworkers = ranks.len();
     let mut m = Manager {
         cfg,
+        writer: cfg.writer,
+        answer_recvs: vec![],
         data,
         ctl,
         book: Book::new(total, TagPool::new(wire::FIRST_TASK_TAG, cfg.max_tags)),
-        rows: (0..nworkers).map(|w| WorkerRow { rank: rank_of(w), lost: false, accepted: 0, duplicates: 0, taken_over: 0, stats: None }).collect(),
+        rows: ranks.iter().map(|&rank| WorkerRow { rank, lost: false, accepted: 0, duplicates: 0, taken_over: 0, stats: None }).collect(),
+        ranks,
         req_recvs: vec![],
         stats_recvs: vec![],
         result_recvs: vec![],
@@ -59,8 +70,12 @@ pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data
     };
     for w in 0..nworkers {
         m.post_request_recv(w)?;
-        let s = m.ctl.irecv(WorkerStats::LEN, rank_of(w), wire::STATS_TAG)?;
+        let s = m.ctl.irecv(WorkerStats::LEN, m.ranks[w], wire::STATS_TAG)?;
         m.stats_recvs.push((s, w));
+    }
+    if let Some(wr) = m.writer {
+        let r = m.ctl.irecv(Answer::BATCH * Answer::LEN, wr, wire::ANSWERS_TAG)?;
+        m.answer_recvs.push((r, ()));
     }
     let mut progress = Progress::new(cfg.progress, total, cfg.progress_interval);
     let mut backoff = crate::poll::Backoff::new();
@@ -86,6 +101,11 @@ pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data
         }
     }
     progress.finish();
+    // Every copy is answered, so the writer has every result it will get.
+    let writer_stats = match m.writer {
+        Some(wr) => Some(m.end_writer(wr)?),
+        None => None,
+    };
     let elapsed_s = start.elapsed().as_secs_f64();
     // Every worker is done: nobody will send a request any more.
     for (op, _) in &m.req_recvs {
@@ -96,12 +116,26 @@ pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data
     m.ctl.drain(&mut rest, std::time::Duration::from_secs(5));
     let model = m.model(total);
     let duplicates_discarded = m.rows.iter().map(|r| r.duplicates).sum();
-    Ok(FarmReport { total_tasks: total, elapsed_s, workers: m.rows, reissued: m.reissued, duplicates_discarded, requeued: m.requeued, model })
+    Ok(FarmReport {
+        total_tasks: total,
+        elapsed_s,
+        workers: m.rows,
+        reissued: m.reissued,
+        duplicates_discarded,
+        requeued: m.requeued,
+        model,
+        writer: m.writer,
+        writer_stats,
+    })
 }
 
 impl Manager<'_> {
+    fn rank_of(&self, w: usize) -> i32 {
+        self.ranks[w]
+    }
+
     fn post_request_recv(&mut self, w: usize) -> FarmResult<()> {
-        let r = self.ctl.irecv(wire::Request::LEN, rank_of(w), wire::REQUEST_TAG)?;
+        let r = self.ctl.irecv(wire::Request::LEN, self.rank_of(w), wire::REQUEST_TAG)?;
         self.req_recvs.push((r, w));
         Ok(())
     }
@@ -122,7 +156,7 @@ impl Manager<'_> {
             self.sends.retain(|(_, x)| *x != w);
             return Ok(());
         }
-        eprintln!("farm: worker rank {} lost ({e}); its tasks go to the others", rank_of(w));
+        eprintln!("farm: worker rank {} lost ({e}); its tasks go to the others", self.rank_of(w));
         self.rows[w].lost = true;
         let back = self.book.worker_lost(w);
         self.rows[w].taken_over += back;
@@ -132,6 +166,91 @@ impl Manager<'_> {
         self.stats_recvs.retain(|(_, x)| *x != w);
         self.result_recvs.retain(|(_, (x, _))| *x != w);
         self.sends.retain(|(_, x)| *x != w);
+        Ok(())
+    }
+
+    /// The writer failed us: with it went the results processed there.
+    fn writer_error(&self, e: MpiError) -> FarmError {
+        match self.writer {
+            Some(rank) if is_proc_failed(&e) => FarmError::WriterLost { rank, why: e.to_string() },
+            _ => e.into(),
+        }
+    }
+
+    /// Tells the writer every copy is answered and takes its final counts.
+    fn end_writer(&mut self, wr: i32) -> FarmResult<WriterStats> {
+        for (op, ()) in &self.answer_recvs {
+            op.cancel();
+        }
+        let mut ops: Vec<(Op, u8)> = vec![];
+        ops.push((self.ctl.irecv(WriterStats::LEN, wr, wire::WRITER_DONE_TAG).map_err(|e| self.writer_error(e))?, 0));
+        ops.push((self.ctl.isend(vec![0u8; 8], wr, wire::WRITER_END_TAG).map_err(|e| self.writer_error(e))?, 1));
+        let mut stats = None;
+        let start = Instant::now();
+        let mut backoff = crate::poll::Backoff::new();
+        while !ops.is_empty() || !self.answer_recvs.is_empty() {
+            for (d, ()) in self.ctl.test_some(&mut self.answer_recvs)? {
+                // Cancelled, or an empty batch: nothing is left to answer.
+                if let Some(e) = d.error {
+                    return Err(self.writer_error(e));
+                }
+            }
+            let done = self.ctl.test_some(&mut ops)?;
+            if done.is_empty() {
+                if start.elapsed() > self.cfg.stall_timeout {
+                    return Err(FarmError::Stalled(self.cfg.stall_timeout));
+                }
+                backoff.snooze();
+                continue;
+            }
+            for (d, what) in done {
+                if let Some(e) = d.error {
+                    return Err(self.writer_error(e));
+                }
+                if what == 0 {
+                    stats = Some(WriterStats::parse(&d.buf).ok_or_else(|| FarmError::Protocol { from: wr, why: "short writer statistics".into() })?);
+                }
+            }
+        }
+        stats.ok_or_else(|| FarmError::Protocol { from: wr, why: "no writer statistics".into() })
+    }
+
+    /// What the writer did with a worker's answer: statistics from its
+    /// verdict (it is the one that processed or discarded the result), the
+    /// copy's bookkeeping as for a result received here.
+    fn on_answer(&mut self, a: Answer, now: Instant) -> FarmResult<()> {
+        let from = self.writer.unwrap_or(0);
+        let Some(w) = self.ranks.iter().position(|r| *r == a.rank) else {
+            return Err(FarmError::Protocol { from, why: format!("answer from rank {}, which is not a worker", a.rank) });
+        };
+        match a.verdict {
+            Verdict::First => self.rows[w].accepted += 1,
+            Verdict::Duplicate => self.rows[w].duplicates += 1,
+            Verdict::Dropped => {}
+        }
+        if self.rows[w].lost {
+            // Its tasks went back to the queue when it was lost; a result
+            // of it that reached the writer anyway makes the new copy's
+            // result a duplicate there.
+            return Ok(());
+        }
+        match self.book.reply(w, a.tag, a.verdict != Verdict::Dropped, now) {
+            Reply::First { id, cancel } => self.cancel_copies(id, cancel),
+            Reply::Duplicate { .. } | Reply::Dropped { .. } => Ok(()),
+            Reply::Unknown => Err(FarmError::Protocol { from, why: format!("answer of rank {} for task {} under tag {}, which it does not hold", a.rank, a.task_id, a.tag) }),
+        }
+    }
+
+    /// Another copy of task `id` has its result: the holders of the other
+    /// copies drop theirs.
+    fn cancel_copies(&mut self, id: u64, cancel: Vec<usize>) -> FarmResult<()> {
+        for other in cancel {
+            self.rows[other].taken_over += 1;
+            match self.ctl.isend(wire::emit_cancel(id), self.rank_of(other), wire::CANCEL_TAG) {
+                Ok(op) => self.sends.push((op, other)),
+                Err(e) => self.on_error(other, e)?,
+            }
+        }
         Ok(())
     }
 
@@ -184,17 +303,36 @@ impl Manager<'_> {
                 Reply::First { id, cancel } => {
                     farm.process_result(id, body);
                     self.rows[w].accepted += 1;
-                    for other in cancel {
-                        self.rows[other].taken_over += 1;
-                        match self.ctl.isend(wire::emit_cancel(id), rank_of(other), wire::CANCEL_TAG) {
-                            Ok(op) => self.sends.push((op, other)),
-                            Err(e) => self.on_error(other, e)?,
-                        }
-                    }
+                    self.cancel_copies(id, cancel)?;
                 }
                 Reply::Duplicate { .. } => self.rows[w].duplicates += 1,
                 Reply::Dropped { .. } => {}
                 Reply::Unknown => return Err(FarmError::Protocol { from: d.source, why: format!("answer for task {} under tag {tag}, which it does not hold", h.task_id) }),
+            }
+        }
+        // Several batches may be waiting: take them all.
+        loop {
+            let got = self.ctl.test_some(&mut self.answer_recvs)?;
+            if got.is_empty() {
+                break;
+            }
+            for (d, ()) in got {
+                n += 1;
+                if let Some(e) = d.error {
+                    return Err(self.writer_error(e));
+                }
+                let from = d.source;
+                let Some(answers) = Answer::parse_all(&d.buf) else {
+                    return Err(FarmError::Protocol { from, why: format!("answers of {} bytes", d.buf.len()) });
+                };
+                let now = Instant::now();
+                for a in answers {
+                    self.on_answer(a, now)?;
+                }
+                if let Some(wr) = self.writer {
+                    let r = self.ctl.irecv(Answer::BATCH * Answer::LEN, wr, wire::ANSWERS_TAG).map_err(|e| self.writer_error(e))?;
+                    self.answer_recvs.push((r, ()));
+                }
             }
         }
         for (d, w) in self.ctl.test_some(&mut self.stats_recvs)? {
@@ -250,9 +388,12 @@ impl Manager<'_> {
                         (tag, f.id, f.body.clone())
                     }
                 };
-                // The result's receive is posted before its task leaves.
-                let recv = self.data.irecv(self.cfg.max_result_bytes + ResultHeader::LEN, rank_of(d.worker), tag)?;
-                self.result_recvs.push((recv, (d.worker, tag)));
+                // The result's receive is posted before its task leaves
+                // (with a writer, the writer keeps receives posted).
+                if self.writer.is_none() {
+                    let recv = self.data.irecv(self.cfg.max_result_bytes + ResultHeader::LEN, self.rank_of(d.worker), tag)?;
+                    self.result_recvs.push((recv, (d.worker, tag)));
+                }
                 self.book.issued(tag, d.worker, now);
                 self.send_to(d.worker, tag, id, &d, &body)?;
                 sent += 1;
@@ -271,7 +412,7 @@ impl Manager<'_> {
     fn send_to(&mut self, w: usize, tag: i32, id: u64, d: &Demand, body: &[u8]) -> FarmResult<()> {
         let alive = self.rows.iter().filter(|r| !r.lost).count() as u32;
         let h = TaskHeader { task_id: id, req_seq: d.seq, alive, remaining: self.book.remaining(), queued_us: d.since.elapsed().as_micros().min(u64::MAX as u128) as u64 };
-        match self.data.isend(h.emit_with(body), rank_of(w), tag) {
+        match self.data.isend(h.emit_with(body), self.rank_of(w), tag) {
             Ok(op) => {
                 self.sends.push((op, w));
                 Ok(())

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::model::FarmModel;
-use crate::wire::WorkerStats;
+use crate::wire::{WorkerStats, WriterStats};
 
 #[derive(Debug, Clone)]
 pub struct WorkerRow {
@@ -34,6 +34,11 @@ pub struct FarmReport {
     pub requeued: u64,
     /// The model with this run's measured RTT and task time.
     pub model: Option<FarmModel>,
+    /// The writer rank, when the manager was split: results were processed
+    /// there, not on rank 0.
+    pub writer: Option<i32>,
+    /// What the writer reported at the end (with a writer).
+    pub writer_stats: Option<WriterStats>,
 }
 
 impl FarmReport {
@@ -79,6 +84,19 @@ impl fmt::Display for FarmReport {
             "farm: {} tasks, {} re-issued (end game), {} duplicate results discarded, {} re-queued from lost workers",
             self.total_tasks, self.reissued, self.duplicates_discarded, self.requeued
         )?;
+        match (self.writer, self.writer_stats) {
+            (Some(r), Some(s)) => writeln!(
+                f,
+                "farm: results processed on rank {r} (writer): {} processed, {} duplicates discarded, {} copies dropped unstarted, {:.1} MB received, {:.3} s in process_result; rank 0 scheduled",
+                s.processed,
+                s.duplicates,
+                s.dropped,
+                s.bytes as f64 / 1e6,
+                s.process_s
+            )?,
+            (Some(r), None) => writeln!(f, "farm: results processed on rank {r} (writer)")?,
+            (None, _) => writeln!(f, "farm: results processed on rank 0 (manager)")?,
+        }
         match self.model {
             Some(m) => {
                 let p = m.predict();

@@ -2,7 +2,9 @@
 //!
 //! Communicator `data` (allow overtaking) carries tasks and results, each
 //! under its task's tag, and NO_TASK answers. Communicator `ctl` carries
-//! requests, cancels and the workers' final statistics.
+//! requests, cancels and the workers' final statistics; with a writer rank
+//! (`FarmConfig::writer`) also the writer's batches of answers to the
+//! scheduler, the scheduler's "end" and the writer's final counts.
 
 /// Tags on `data` at or above this name tasks; below are the farm's own.
 pub const NO_TASK_TAG: i32 = 0;
@@ -12,6 +14,12 @@ pub const FIRST_TASK_TAG: i32 = 1;
 pub const REQUEST_TAG: i32 = 1;
 pub const CANCEL_TAG: i32 = 2;
 pub const STATS_TAG: i32 = 3;
+/// Writer -> scheduler: a batch of [`Answer`]s.
+pub const ANSWERS_TAG: i32 = 4;
+/// Scheduler -> writer: every copy is answered, stop (8 bytes, unused).
+pub const WRITER_END_TAG: i32 = 5;
+/// Writer -> scheduler, after the end: [`WriterStats`].
+pub const WRITER_DONE_TAG: i32 = 6;
 
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     b.get(at..at + 8).map(|s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
@@ -121,6 +129,99 @@ pub fn parse_cancel(b: &[u8]) -> Option<u64> {
     u64_at(b, 0)
 }
 
+/// What the writer made of a worker's answer for a task copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The task's first result: processed.
+    First = 0,
+    /// A result of a task processed before: discarded.
+    Duplicate = 1,
+    /// The copy was dropped unstarted.
+    Dropped = 2,
+}
+
+/// Writer -> scheduler (in batches on `ctl`, ANSWERS_TAG): worker `rank`
+/// answered for its copy of `task_id` under `tag`, and what the writer did
+/// with it. The scheduler's bookkeeping learns completions only this way,
+/// so a task counts as done once its result is at the writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    pub task_id: u64,
+    pub tag: i32,
+    pub rank: i32,
+    pub verdict: Verdict,
+}
+
+impl Answer {
+    pub const LEN: usize = 24;
+    /// Answers per message at most (a batch stays far below the eager limit).
+    pub const BATCH: usize = 256;
+    pub fn emit_all(answers: &[Answer]) -> Vec<u8> {
+        let mut v = Vec::with_capacity(Self::LEN * answers.len());
+        for a in answers {
+            v.extend_from_slice(&a.task_id.to_le_bytes());
+            v.extend_from_slice(&a.tag.to_le_bytes());
+            v.extend_from_slice(&a.rank.to_le_bytes());
+            v.extend_from_slice(&(a.verdict as u32).to_le_bytes());
+            v.extend_from_slice(&0u32.to_le_bytes());
+        }
+        v
+    }
+    /// `None` unless `b` is whole answers with known verdicts.
+    pub fn parse_all(b: &[u8]) -> Option<Vec<Answer>> {
+        let chunks = b.chunks_exact(Self::LEN);
+        if !chunks.remainder().is_empty() {
+            return None;
+        }
+        chunks
+            .map(|c| {
+                let verdict = match u32_at(c, 16)? {
+                    0 => Verdict::First,
+                    1 => Verdict::Duplicate,
+                    2 => Verdict::Dropped,
+                    _ => return None,
+                };
+                Some(Answer { task_id: u64_at(c, 0)?, tag: u32_at(c, 8)? as i32, rank: u32_at(c, 12)? as i32, verdict })
+            })
+            .collect()
+    }
+}
+
+/// Writer -> scheduler on `ctl` at the end: what the writer did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WriterStats {
+    /// Results processed (process_result calls).
+    pub processed: u64,
+    /// Results discarded because their task was processed before.
+    pub duplicates: u64,
+    /// Copies dropped unstarted, as the workers said.
+    pub dropped: u64,
+    /// Result bytes received (headers not counted).
+    pub bytes: u64,
+    /// Time spent in process_result.
+    pub process_s: f64,
+}
+
+impl WriterStats {
+    pub const LEN: usize = 40;
+    pub fn emit(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(Self::LEN);
+        for x in [self.processed, self.duplicates, self.dropped, self.bytes, self.process_s.to_bits()] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v
+    }
+    pub fn parse(b: &[u8]) -> Option<WriterStats> {
+        Some(WriterStats {
+            processed: u64_at(b, 0)?,
+            duplicates: u64_at(b, 8)?,
+            dropped: u64_at(b, 16)?,
+            bytes: u64_at(b, 24)?,
+            process_s: f64::from_bits(u64_at(b, 32)?),
+        })
+    }
+}
+
 /// Worker -> manager on `ctl` at the end: what the worker saw.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct WorkerStats {
@@ -201,5 +302,26 @@ mod tests {
         b[8] = 9;
         assert_eq!(ResultHeader::parse(&b), None);
         assert_eq!(WorkerStats::parse(&[0; 71]), None);
+        assert_eq!(Answer::parse_all(&[0; 23]), None);
+        let mut b = Answer::emit_all(&[Answer { task_id: 1, tag: 2, rank: 3, verdict: Verdict::First }]);
+        b[16] = 7;
+        assert_eq!(Answer::parse_all(&b), None);
+        assert_eq!(WriterStats::parse(&[0; 39]), None);
+    }
+
+    #[test]
+    fn writer_messages_round_trip() {
+        let a = [
+            Answer { task_id: 9, tag: 4096, rank: 7, verdict: Verdict::First },
+            Answer { task_id: u64::MAX, tag: 1, rank: 2, verdict: Verdict::Duplicate },
+            Answer { task_id: 0, tag: 3, rank: 1, verdict: Verdict::Dropped },
+        ];
+        let b = Answer::emit_all(&a);
+        assert_eq!(b.len(), 3 * Answer::LEN);
+        assert_eq!(Answer::parse_all(&b).as_deref(), Some(&a[..]));
+        assert_eq!(Answer::parse_all(&[]), Some(vec![]));
+        let s = WriterStats { processed: 5, duplicates: 1, dropped: 2, bytes: 1000, process_s: 0.25 };
+        assert_eq!(s.emit().len(), WriterStats::LEN);
+        assert_eq!(WriterStats::parse(&s.emit()), Some(s));
     }
 }

@@ -5,7 +5,9 @@
 //! lost packet on one task does not hold up the others), asks for a new
 //! request the moment its backlog falls below its depth, computes, and
 //! sends each result with MPI_Isend. Every task copy it receives gets one
-//! answer: its result, or "dropped" when the manager cancelled it.
+//! answer: its result, or "dropped" when the manager cancelled it. With a
+//! writer rank the answers go there instead of to the manager (then the
+//! scheduler); requests and statistics still go to rank 0.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -35,9 +37,12 @@ struct Worker<'c> {
     cfg: &'c FarmConfig,
     data: RawComm,
     ctl: RawComm,
+    /// Where answers (results, "dropped") go: the writer, or the manager.
+    results_to: i32,
     task_recvs: Vec<(Op, ())>,
     ctl_recv: Vec<(Op, ())>,
-    sends: Vec<(Op, ())>,
+    /// Sends in flight, with their destination.
+    sends: Vec<(Op, i32)>,
     buffered: VecDeque<Buffered>,
     /// Request seq -> when it left (removed at its first task).
     pending_reqs: HashMap<u32, Instant>,
@@ -59,6 +64,7 @@ pub(crate) fn run_worker<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data:
         cfg,
         data,
         ctl,
+        results_to: cfg.results_rank(),
         task_recvs: vec![],
         ctl_recv: vec![],
         sends: vec![],
@@ -154,7 +160,7 @@ impl Worker<'_> {
             let seq = self.next_seq;
             self.next_seq = self.next_seq.wrapping_add(1);
             let req = wire::Request { count, seq };
-            self.sends.push((self.ctl.isend(req.emit(), MANAGER, wire::REQUEST_TAG)?, ()));
+            self.sends.push((self.ctl.isend(req.emit(), MANAGER, wire::REQUEST_TAG)?, MANAGER));
             self.pending_reqs.insert(seq, Instant::now());
             self.stats.requests += 1;
         }
@@ -215,12 +221,34 @@ impl Worker<'_> {
             // The manager has every result: what is still buffered is a copy.
             self.drop_buffered(|_| true)?;
         }
-        for (d, ()) in self.data.test_some(&mut self.sends)? {
+        for (d, dest) in self.data.test_some(&mut self.sends)? {
             if let Some(e) = d.error {
-                return Err(e.into());
+                return Err(self.lost(dest, e));
             }
         }
         Ok(n)
+    }
+
+    /// The error for a failed operation with `peer`: a lost writer or
+    /// scheduler is named as such (the farm cannot go on without either).
+    fn lost(&self, peer: i32, e: wanmpi::MpiError) -> FarmError {
+        if e.class != wanmpi::ErrorClass::ProcFailed {
+            return e.into();
+        }
+        if peer == MANAGER {
+            FarmError::SchedulerLost(e.to_string())
+        } else if Some(peer) == self.cfg.writer {
+            FarmError::WriterLost { rank: peer, why: e.to_string() }
+        } else {
+            e.into()
+        }
+    }
+
+    /// Sends a task's answer to where results go.
+    fn answer(&mut self, tag: i32, h: ResultHeader, body: &[u8]) -> FarmResult<()> {
+        let op = self.data.isend(h.emit_with(body), self.results_to, tag).map_err(|e| self.lost(self.results_to, e))?;
+        self.sends.push((op, self.results_to));
+        Ok(())
     }
 
     fn drop_buffered(&mut self, which: impl Fn(&Buffered) -> bool) -> FarmResult<()> {
@@ -228,7 +256,7 @@ impl Worker<'_> {
         self.buffered = keep.into();
         for b in gone {
             let h = ResultHeader { task_id: b.id, kind: ResultKind::Dropped, task_ns: 0 };
-            self.sends.push((self.data.isend(h.emit_with(&[]), MANAGER, b.tag)?, ()));
+            self.answer(b.tag, h, &[])?;
             self.stats.tasks_dropped += 1;
         }
         Ok(())
@@ -245,7 +273,7 @@ impl Worker<'_> {
         self.stats.busy_s += took.as_secs_f64();
         self.stats.tasks_done += 1;
         let h = ResultHeader { task_id: t.id, kind: ResultKind::Done, task_ns: took.as_nanos().min(u64::MAX as u128) as u64 };
-        self.sends.push((self.data.isend(h.emit_with(&result), MANAGER, t.tag)?, ()));
+        self.answer(t.tag, h, &result)?;
         let d = self.target() as u64;
         self.stats.final_depth = d;
         self.stats.max_depth = self.stats.max_depth.max(d);
@@ -253,7 +281,8 @@ impl Worker<'_> {
     }
 
     fn finish(mut self) -> FarmResult<WorkerReport> {
-        let left = self.data.drain(&mut self.sends, self.cfg.stall_timeout);
+        let mut sends: Vec<(Op, ())> = self.sends.drain(..).map(|(o, _)| (o, ())).collect();
+        let left = self.data.drain(&mut sends, self.cfg.stall_timeout);
         if left > 0 {
             return Err(FarmError::Stalled(self.cfg.stall_timeout));
         }

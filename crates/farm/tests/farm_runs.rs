@@ -46,14 +46,25 @@ fn count_before(out: &str, what: &str) -> u64 {
     head.split([' ', ',']).rfind(|s| !s.is_empty()).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no count before {what:?} in {line:?}"))
 }
 
-/// Per-worker rows: (rank, max depth, state).
-fn worker_rows(out: &str) -> Vec<(i32, Option<u64>, String)> {
+/// The fields of the per-worker table's rows. Other ranks' lines (the
+/// writer's "results:") may be interleaved with rank 0's table, so rows are
+/// picked by their shape between "farm workers:" and the next "farm: " line.
+fn table(out: &str) -> Vec<Vec<&str>> {
     out.lines()
         .skip_while(|l| !l.starts_with("farm workers:"))
-        .skip(2)
-        .take_while(|l| l.starts_with("  "))
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
+        .skip(1)
+        .take_while(|l| !l.starts_with("farm: "))
+        .filter(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() == 10 && f[0].parse::<i32>().is_ok())
+        .collect()
+}
+
+/// Per-worker rows: (rank, max depth, state).
+fn worker_rows(out: &str) -> Vec<(i32, Option<u64>, String)> {
+    table(out)
+        .into_iter()
+        .map(|f| {
             let depth = f[8].split('/').nth(1).and_then(|d| d.parse().ok());
             (f[0].parse().unwrap_or(-1), depth, f[9].to_string())
         })
@@ -65,6 +76,7 @@ fn all_ok(r: &Run, tasks: u64) {
     let want = format!("results: {tasks}/{tasks} ok, 0 missing, 0 duplicate, 0 mismatched");
     assert!(r.out.contains(&want), "expected {want:?}");
     assert!(r.out.contains("farm time: measured"), "no predicted-vs-measured line");
+    assert!(r.out.contains("farm: results processed on rank "), "no line saying where results were processed");
 }
 
 const UNEVEN: &[&str] = &["--task-ms", "2", "--time-jitter", "0.9", "--task-bytes", "20000", "--result-bytes", "80000", "--size-jitter", "0.8", "--progress", "lines"];
@@ -122,7 +134,7 @@ fn end_game_reissues_a_stragglers_tasks_and_discards_duplicates() {
     let dup = count_before(&r.out, "duplicate results discarded");
     let rows = worker_rows(&r.out);
     assert!(rows.iter().any(|(rank, _, _)| *rank == 2));
-    let dropped: u64 = r.out.lines().skip_while(|l| !l.starts_with("farm workers:")).skip(2).take(3).filter_map(|l| l.split_whitespace().nth(3)?.parse::<u64>().ok()).sum();
+    let dropped: u64 = table(&r.out).iter().filter_map(|f| f[3].parse::<u64>().ok()).sum();
     assert!(dup + dropped >= 1, "straggler's copies neither dropped nor discarded");
 }
 
@@ -191,4 +203,94 @@ fn model_cli_prints_the_papers_formula() {
     // 0.08 + 0.24 + 9 * 0.056 = 0.824 s.
     assert!(out.contains("paper form (1 request):   0.824 s"), "{out}");
     assert!(out.contains("tasks ahead to cover RTT: 4"), "{out}");
+}
+
+// The manager split into scheduler (rank 0) and writer (`--writer [RANK]`).
+
+/// The writer's summary line: (rank, processed, duplicates, dropped).
+fn writer_line(out: &str) -> (i32, u64, u64, u64) {
+    let line = out.lines().find(|l| l.starts_with("farm: results processed on rank ")).expect("no writer line");
+    let nums: Vec<u64> = line.split([' ', ':', ',']).filter_map(|s| s.parse().ok()).collect();
+    assert!(line.contains("(writer)"), "results not on a writer: {line:?}");
+    (nums[0] as i32, nums[1], nums[2], nums[3])
+}
+
+/// Every result once, checked on the writer rank, and rank 0's statistics
+/// (from the writer's verdicts) agree with the writer's own counts.
+fn split_ok(r: &Run, tasks: u64, writer: i32) {
+    all_ok(r, tasks);
+    assert!(r.out.contains(&format!("mismatched (checked on the writer, rank {writer})")), "the check did not run on the writer");
+    let (rank, processed, dups, _) = writer_line(&r.out);
+    assert_eq!((rank, processed), (writer, tasks));
+    assert_eq!(dups, count_before(&r.out, "duplicate results discarded"), "scheduler and writer disagree on duplicates");
+    let accepted: u64 = table(&r.out).iter().filter_map(|f| f[1].parse::<u64>().ok()).sum();
+    assert_eq!(accepted, tasks, "per-worker accepted results do not add up");
+    assert!(worker_rows(&r.out).iter().all(|(rank, _, _)| *rank != 0 && *rank != writer), "the writer is listed as a worker");
+}
+
+#[test]
+fn split_writer_every_result_once_k1_uneven_sizes_and_times() {
+    let r = mpirun(4, &[], "farm-synthetic", &[&["--tasks", "150", "-k", "1", "--writer"], UNEVEN].concat());
+    split_ok(&r, 150, 1);
+}
+
+#[test]
+fn split_writer_every_result_once_k10_uneven_sizes_and_times() {
+    let r = mpirun(5, &[], "farm-synthetic", &[&["--tasks", "150", "-k", "10", "--max-requests", "2", "--max-tags", "16", "--writer", "3"], UNEVEN].concat());
+    split_ok(&r, 150, 3);
+    assert_eq!(worker_rows(&r.out).iter().map(|(rank, _, _)| *rank).collect::<Vec<_>>(), vec![1, 2, 4]);
+}
+
+#[test]
+fn split_writer_bulk_farm_fanout_10() {
+    let r = mpirun(4, &[], "farm-bulk", &["--tasks", "120", "--fanout", "10", "--task-ms", "1", "--task-bytes", "30720", "--max-work-tags", "40", "--progress", "off", "--writer"]);
+    split_ok(&r, 120, 1);
+}
+
+#[test]
+fn split_writer_end_game_discards_duplicates_on_the_writer() {
+    let r = mpirun(5, &[], "farm-synthetic", &["--tasks", "90", "--task-ms", "5", "--task-bytes", "4096", "--slow-rank", "2", "--slow-factor", "30", "--progress", "off", "--writer"]);
+    split_ok(&r, 90, 1);
+    assert!(count_before(&r.out, "re-issued") >= 1, "no task was re-issued");
+    // Each copy of the straggler's was dropped unstarted or, computed
+    // anyway, discarded by the writer; process_result saw each task once.
+    let (_, _, dups, dropped) = writer_line(&r.out);
+    assert!(dups + dropped >= 1, "the straggler's copies were neither dropped nor discarded");
+}
+
+#[test]
+fn split_writer_survives_a_killed_worker() {
+    let r = mpirun(5, &["--tolerate-rank-failure"], "farm-synthetic", &["--tasks", "100", "--task-ms", "5", "--task-bytes", "4096", "--die-rank", "2", "--die-after", "5", "--progress", "off", "--writer"]);
+    split_ok(&r, 100, 1);
+    assert!(r.err.contains("kills itself"), "the test hook did not fire");
+    assert!(count_before(&r.out, "re-queued from lost workers") >= 1, "the dead worker's tasks were not handed out again");
+    let rows = worker_rows(&r.out);
+    assert!(rows.iter().any(|(rank, _, state)| *rank == 2 && state == "LOST"));
+    assert!(rows.iter().filter(|(rank, _, _)| *rank != 2).all(|(_, _, s)| s == "ok"));
+}
+
+#[test]
+fn split_writer_lost_ends_the_job_naming_it() {
+    let r = mpirun(5, &["--tolerate-rank-failure"], "farm-synthetic", &["--tasks", "200", "--task-ms", "5", "--task-bytes", "4096", "--die-rank", "1", "--die-after", "20", "--progress", "off", "--writer"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.err.contains("kills itself after 20 tasks processed"), "the test hook did not fire");
+    assert!(!r.out.contains("results:"), "the farm should not have finished");
+    assert!(r.err.contains("writer (rank 1) was lost"), "no clear message naming the writer");
+}
+
+#[test]
+fn split_writer_correlation_equals_serial() {
+    let r = mpirun(4, &[], "farm-correlation", &["--samples", "40", "--genes", "80", "--tasks", "60", "-k", "2", "--progress", "off", "--writer", "2"]);
+    assert_eq!(r.code, Some(0));
+    assert!(r.out.contains("correlation (on rank 2):"), "the matrix was not assembled on the writer");
+    assert!(r.out.contains("0 of 6400 entries differ"));
+    assert!(r.out.contains("matches the serial computation"));
+    assert_eq!(writer_line(&r.out).0, 2);
+}
+
+#[test]
+fn split_writer_needs_three_processes() {
+    let r = mpirun(2, &[], "farm-synthetic", &["--tasks", "10", "--writer", "--progress", "off"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.err.contains("a writer rank needs at least 3 processes"), "no clear message");
 }

@@ -39,6 +39,10 @@ struct Cli {
     seed: u64,
     #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
     progress: ProgressArg,
+    /// Split the manager: this rank (default 1) receives and processes the
+    /// results, rank 0 only schedules (mpiBLAST's writer).
+    #[arg(long, value_name = "RANK", num_args = 0..=1, default_missing_value = "1")]
+    writer: Option<i32>,
 }
 
 fn main() -> ExitCode {
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         progress: c.progress,
         progress_every: 5.0,
         stall_timeout: 600.0,
+        writer: c.writer,
     };
     let cfg: FarmConfig = args.config(spec.max_task_len(), spec.max_result_len());
     synthetic::run_program(spec, &cfg, "farm-bulk")

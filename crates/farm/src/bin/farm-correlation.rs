@@ -2,7 +2,9 @@
 //! standardizes each column by median and MAD and broadcasts the result;
 //! tasks are ranges of column pairs; workers compute each pair's Maronna
 //! correlation; the manager assembles the matrix and checks it against a
-//! serial computation of the same method.
+//! serial computation of the same method. With `--writer` the writer rank
+//! takes the results, assembles, writes and checks the matrix (rank 0 also
+//! sends it the raw data for the serial check).
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -88,7 +90,8 @@ fn load(c: &Cli) -> Result<data::Matrix, String> {
     }
 }
 
-/// Rank 0 loads and standardizes; everyone gets the standardized data.
+/// Rank 0 loads and standardizes; everyone gets the standardized data, and
+/// the writer (if any) the raw data too, for its serial check.
 fn share(world: &Communicator, c: &Cli) -> Result<(Option<data::Matrix>, Vec<f64>, usize, usize), String> {
     let mut dims = [0u64; 2];
     let mut m = None;
@@ -110,6 +113,16 @@ fn share(world: &Communicator, c: &Cli) -> Result<(Option<data::Matrix>, Vec<f64
     }
     z.resize(samples * vars, 0.0);
     world.broadcast_into(&mut z, 0).map_err(|e| e.to_string())?;
+    if let Some(w) = c.farm.writer.filter(|w| *w > 0 && *w < world.size()) {
+        if world.rank() == 0 {
+            let values = m.as_ref().map(|m: &data::Matrix| m.values.clone()).unwrap_or_default();
+            world.send(&values[..], w, 0).map_err(|e| e.to_string())?;
+        } else if world.rank() == w {
+            let mut values = vec![0.0f64; samples * vars];
+            world.receive_into(&mut values[..], 0, 0).map_err(|e| e.to_string())?;
+            m = Some(data::Matrix { samples, vars, values });
+        }
+    }
     Ok((m, z, samples, vars))
 }
 
@@ -137,10 +150,12 @@ fn main() -> ExitCode {
     if world.rank() == 0 {
         println!("farm-correlation: {samples} samples x {vars} variables, {pairs} pairs in {tasks} tasks, {} workers", world.size() - 1);
     }
-    let mut farm = CorrFarm { z, samples, vars, tasks, flat: if world.rank() == 0 { vec![f64::NAN; pairs as usize] } else { vec![] } };
-    let report = match wanmpi_farm::run(&world, &cfg, &mut farm) {
-        Ok(Outcome::Manager(r)) => r,
-        Ok(Outcome::Worker(_)) => return ExitCode::SUCCESS,
+    let here = world.rank() == cfg.results_rank();
+    let mut farm = CorrFarm { z, samples, vars, tasks, flat: if here { vec![f64::NAN; pairs as usize] } else { vec![] } };
+    let elapsed_s = match wanmpi_farm::run(&world, &cfg, &mut farm) {
+        Ok(Outcome::Manager(r)) if here => r.elapsed_s,
+        Ok(Outcome::Writer(r)) => r.elapsed_s,
+        Ok(_) => return ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("farm-correlation: rank {}: farm failed: {e}", world.rank());
             world.abort(2)
@@ -164,8 +179,9 @@ fn main() -> ExitCode {
     let diff = matrix.iter().zip(&serial).map(|(a, b)| if a == b { 0.0 } else { (a - b).abs() }).fold(0.0f64, |x, y| if y.is_nan() { f64::INFINITY } else { x.max(y) });
     let bad = matrix.iter().zip(&serial).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
     println!(
-        "correlation: farmed {:.3} s, serial {:.3} s; {} of {} entries differ from the serial computation (max |diff| {:e})",
-        report.elapsed_s,
+        "correlation (on rank {}): farmed {:.3} s, serial {:.3} s; {} of {} entries differ from the serial computation (max |diff| {:e})",
+        world.rank(),
+        elapsed_s,
         serial_s,
         bad,
         matrix.len(),

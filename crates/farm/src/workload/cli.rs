@@ -42,6 +42,10 @@ pub struct FarmArgs {
     /// Fail if nothing happens for this many seconds.
     #[arg(long, default_value_t = 600.0)]
     pub stall_timeout: f64,
+    /// Split the manager: this rank (default 1) receives and processes the
+    /// results, rank 0 only schedules (mpiBLAST's writer).
+    #[arg(long, value_name = "RANK", num_args = 0..=1, default_missing_value = "1")]
+    pub writer: Option<i32>,
 }
 
 impl FarmArgs {
@@ -64,6 +68,7 @@ impl FarmArgs {
             progress_interval: Duration::from_secs_f64(self.progress_every.max(0.1)),
             print_summary: true,
             stall_timeout: Duration::from_secs_f64(self.stall_timeout.max(1.0)),
+            writer: self.writer,
         }
     }
 }

@@ -4,8 +4,9 @@
 //!
 //! A result is `[task id][checksum of the task][seeded fill]`, so the
 //! manager can tell that every task's result arrived exactly once and
-//! belongs to that task. Test hooks: a slow worker, a worker that SIGKILLs
-//! itself after a number of tasks.
+//! belongs to that task; with a writer rank that check runs on the writer.
+//! Test hooks: a slow worker, a rank that SIGKILLs itself after a number
+//! of tasks (a worker computed, or the writer processed).
 
 use std::time::{Duration, Instant};
 
@@ -89,15 +90,28 @@ pub struct Synthetic {
     pub spec: Spec,
     rank: i32,
     done_here: u64,
-    /// Manager: results seen per task, and results that did not match.
+    /// Where results are processed (manager or writer): results seen per
+    /// task, and results that did not match.
     pub seen: Vec<u32>,
     pub mismatched: u64,
 }
 
 impl Synthetic {
-    pub fn new(spec: Spec, rank: i32) -> Synthetic {
-        let n = if rank == 0 { spec.tasks as usize } else { 0 };
+    /// `results_here`: this process runs `process_result` (rank 0, or the
+    /// writer rank when there is one).
+    pub fn new(spec: Spec, rank: i32, results_here: bool) -> Synthetic {
+        let n = if results_here { spec.tasks as usize } else { 0 };
         Synthetic { spec, rank, done_here: 0, seen: vec![0; n], mismatched: 0 }
+    }
+
+    fn maybe_die(&self, what: &str) {
+        if self.spec.die_rank == Some(self.rank) && self.done_here >= self.spec.die_after {
+            eprintln!("farm-synthetic: rank {} kills itself after {} tasks {what} (test hook)", self.rank, self.done_here);
+            // SAFETY: plain syscalls; the process ends here.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+        }
     }
 
     /// Missing, duplicated and mismatched results (manager).
@@ -141,18 +155,14 @@ impl Farm for Synthetic {
         self.spec.make_task(id)
     }
     fn do_task(&mut self, id: u64, task: &[u8]) -> Vec<u8> {
-        if self.spec.die_rank == Some(self.rank) && self.done_here >= self.spec.die_after {
-            eprintln!("farm-synthetic: rank {} kills itself after {} tasks (test hook)", self.rank, self.done_here);
-            // SAFETY: plain syscalls; the process ends here.
-            unsafe {
-                libc::kill(libc::getpid(), libc::SIGKILL);
-            }
-        }
+        self.maybe_die("computed");
         self.compute(id, task);
         self.done_here += 1;
         self.spec.make_result(id, task)
     }
     fn process_result(&mut self, id: u64, result: &[u8]) {
+        self.maybe_die("processed");
+        self.done_here += 1;
         let Some(slot) = self.seen.get_mut(id as usize) else {
             self.mismatched += 1;
             return;
@@ -181,8 +191,8 @@ pub fn run_program(spec: Spec, cfg: &crate::FarmConfig, label: &str) -> std::pro
     let rank = world.rank();
     if rank == 0 {
         println!(
-            "{label}: {} workers, {} tasks of {} B (results {} B, sizes ±{:.0}%), T(do_task) {:?} ±{:.0}% ({}), k={} MAXREQS={}{}{}",
-            world.size() - 1,
+            "{label}: {} workers, {} tasks of {} B (results {} B, sizes ±{:.0}%), T(do_task) {:?} ±{:.0}% ({}), k={} MAXREQS={}{}{}{}",
+            cfg.worker_ranks(world.size()).len(),
             spec.tasks,
             spec.task_bytes,
             spec.result_bytes,
@@ -194,12 +204,17 @@ pub fn run_program(spec: Spec, cfg: &crate::FarmConfig, label: &str) -> std::pro
             cfg.max_requests,
             if cfg.adaptive { ", adaptive depth" } else { "" },
             if cfg.end_game { ", end game" } else { "" },
+            match cfg.writer {
+                Some(w) => format!(", writer rank {w}"),
+                None => String::new(),
+            },
         );
     }
-    let mut farm = Synthetic::new(spec, rank);
+    let mut farm = Synthetic::new(spec, rank, rank == cfg.results_rank());
     match crate::run(&world, cfg, &mut farm) {
-        Ok(crate::Outcome::Manager(_)) => {
-            println!("{}", farm.summary());
+        Ok(out) if out.has_results() => {
+            let here = if rank == 0 { "manager".to_string() } else { format!("writer, rank {rank}") };
+            println!("{} (checked on the {here})", farm.summary());
             let (missing, dup, bad) = farm.check();
             if missing + dup + bad == 0 {
                 ExitCode::SUCCESS
@@ -207,7 +222,7 @@ pub fn run_program(spec: Spec, cfg: &crate::FarmConfig, label: &str) -> std::pro
                 ExitCode::from(1)
             }
         }
-        Ok(crate::Outcome::Worker(_)) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{label}: rank {rank}: farm failed: {e}");
             // The others may be waiting on this process: end the job.
@@ -243,8 +258,8 @@ mod tests {
         let lens: Vec<usize> = (0..10).map(|i| s.task_len(i)).collect();
         assert!(lens.iter().all(|&l| (500..=1500).contains(&l) && l <= s.max_task_len()));
         assert!(lens.windows(2).any(|w| w[0] != w[1]));
-        let mut m = Synthetic::new(s.clone(), 0);
-        let mut w = Synthetic::new(s.clone(), 1);
+        let mut m = Synthetic::new(s.clone(), 0, true);
+        let mut w = Synthetic::new(s.clone(), 1, false);
         for id in 0..10 {
             let t = m.create_task(id);
             let r = w.do_task(id, &t);
