@@ -28,6 +28,7 @@ mod crc32c;
 mod error;
 mod link;
 mod mtu;
+mod netif;
 mod notify;
 mod options;
 mod path;

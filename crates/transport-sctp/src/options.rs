@@ -134,6 +134,12 @@ pub struct SctpOptions {
     /// WANMPI_SCTP_ADDRS=primary,second,... (the first becomes
     /// `publish_addr`); empty by default: one path, no probes.
     pub more_addrs: Vec<IpAddr>,
+    /// Networks (address, prefix length) in each of which this rank takes
+    /// its own interface address as a further path, after `more_addrs`, in
+    /// this order. For launchers that give every rank the same environment
+    /// (`mpirun --emulate` with two paths sets 198.19.0.0/24)
+    /// (WANMPI_SCTP_PATH_NETS=net/len,..., empty).
+    pub path_nets: Vec<(IpAddr, u8)>,
     /// Probe interval of each path when there are several
     /// (WANMPI_SCTP_PROBE_MS, 100).
     pub probe_interval: Duration,
@@ -176,6 +182,7 @@ impl Default for SctpOptions {
             drop_first_data: 0,
             print_stats: false,
             more_addrs: vec![],
+            path_nets: vec![],
             probe_interval: Duration::from_millis(100),
             path_fail: None,
             return_to_primary: true,
@@ -185,8 +192,8 @@ impl Default for SctpOptions {
 }
 
 impl SctpOptions {
-    /// Every local address, primary (`publish_addr`) first; path i uses
-    /// address i.
+    /// The given local addresses, primary (`publish_addr`) first; path i
+    /// uses address i. Addresses from `path_nets` follow at connect.
     pub fn local_addrs(&self) -> Vec<IpAddr> {
         std::iter::once(self.publish_addr).chain(self.more_addrs.iter().copied()).collect()
     }
@@ -297,6 +304,12 @@ impl SctpOptions {
             o.publish_addr = addrs[0];
             o.more_addrs = addrs[1..].to_vec();
         }
+        if let Some(v) = get("PATH_NETS") {
+            for n in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let parsed = n.split_once('/').and_then(|(a, l)| Some((a.parse::<IpAddr>().ok()?, l.parse::<u8>().ok()?)));
+                o.path_nets.push(parsed.ok_or_else(|| bad("PATH_NETS", &v, "expected a comma-separated list of address/prefix-length"))?);
+            }
+        }
         if let Some(v) = get("PROBE_MS") {
             o.probe_interval = Duration::from_millis(num("PROBE_MS", &v)?);
         }
@@ -337,8 +350,11 @@ impl SctpOptions {
         if self.max_retrans == 0 {
             return fail("MAX_RETRANS", "must be at least 1");
         }
+        if self.path_nets.iter().any(|&(a, l)| l > if a.is_ipv4() { 32 } else { 128 }) {
+            return fail("PATH_NETS", "prefix length too long for the address family");
+        }
         let addrs = self.local_addrs();
-        if addrs.len() > crate::path::MAX_PATHS {
+        if addrs.len() + self.path_nets.len() > crate::path::MAX_PATHS {
             return fail("ADDRS", "at most 8 addresses");
         }
         if (1..addrs.len()).any(|i| addrs[..i].contains(&addrs[i])) {
@@ -348,7 +364,7 @@ impl SctpOptions {
             return fail("PROBE_MS", "must be at least 1 ms");
         }
         if let Some(c) = self.fault_cut_path {
-            if c.path >= addrs.len() || c.until.is_some_and(|u| u <= c.from) {
+            if c.path >= addrs.len() + self.path_nets.len() || c.until.is_some_and(|u| u <= c.from) {
                 return fail("FAULT_CUT_PATH", "path out of range or empty time window");
             }
         }
@@ -406,6 +422,10 @@ mod tests {
         assert_eq!(from(&[("WANMPI_SCTP_PATH_MTU", "9000")]).unwrap().path_mtu, 9000);
     }
 
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
     #[test]
     fn multihoming_options() {
         let o = from(&[]).unwrap();
@@ -426,6 +446,8 @@ mod tests {
         assert!(!o.return_to_primary);
         let cut = PathCut { path: 1, from: Duration::from_millis(500), until: Some(Duration::from_millis(1500)) };
         assert_eq!(o.fault_cut_path, Some(cut));
+        let o = from(&[("WANMPI_SCTP_PATH_NETS", "198.19.0.0/24, fd00::/64")]).unwrap();
+        assert_eq!(o.path_nets, vec![(ip("198.19.0.0"), 24), (ip("fd00::"), 64)]);
         let o = from(&[("WANMPI_SCTP_ADDRS", "10.0.0.1,10.1.0.1"), ("WANMPI_SCTP_FAULT_CUT_PATH", "0@300")]).unwrap();
         assert_eq!(o.fault_cut_path.unwrap().until, None);
         for bad in [
@@ -434,6 +456,8 @@ mod tests {
             vec![("WANMPI_SCTP_ADDRS", "10.0.0.1,10.0.0.1")],
             vec![("WANMPI_SCTP_ADDRS", "10.0.0.1,10.1.0.1"), ("WANMPI_SCTP_PUBLISH_ADDR", "10.1.0.1")],
             vec![("WANMPI_SCTP_PROBE_MS", "0")],
+            vec![("WANMPI_SCTP_PATH_NETS", "198.19.0.0")],
+            vec![("WANMPI_SCTP_PATH_NETS", "198.19.0.0/33")],
             vec![("WANMPI_SCTP_FAULT_CUT_PATH", "1@100")],
             vec![("WANMPI_SCTP_FAULT_CUT_PATH", "0@500-100")],
             vec![("WANMPI_SCTP_FAULT_CUT_PATH", "0")],

@@ -12,7 +12,7 @@ use crate::sock::Sock;
 use crate::stack::{self, TICK};
 use crate::transport::{Peer, SctpTransport};
 use std::collections::{HashMap, VecDeque};
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Instant;
@@ -45,6 +45,25 @@ fn format_endpoint(udps: &[SocketAddr], sctp_port: u16) -> String {
     format!("{}/{sctp_port}", list.join(","))
 }
 
+/// Our local addresses: the given ones, then our address in each of
+/// `path_nets` (an error if we have none there, since paths pair by index).
+fn resolve_addrs(opts: &SctpOptions) -> Result<Vec<IpAddr>, SctpError> {
+    let mut addrs = opts.local_addrs();
+    if opts.path_nets.is_empty() {
+        return Ok(addrs);
+    }
+    let mine = crate::netif::local_addrs()?;
+    for &(net, len) in &opts.path_nets {
+        let found = mine.iter().copied().find(|&a| crate::netif::in_net(a, net, len) && !addrs.contains(&a));
+        let a = found.ok_or_else(|| SctpError::BadOption {
+            var: "WANMPI_SCTP_PATH_NETS".into(),
+            problem: format!("this host has no address in {net}/{len} (got {mine:?})"),
+        })?;
+        addrs.push(a);
+    }
+    Ok(addrs)
+}
+
 fn set_udp_buffers(udp: &UdpSocket, bytes: u32) {
     let v = bytes.min(i32::MAX as u32) as libc::c_int;
     for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
@@ -66,7 +85,7 @@ impl SctpTransport {
         let stack_user = stack::acquire(&opts)?;
         let port = stack_user.port;
         let mut udps = vec![];
-        for addr in opts.local_addrs() {
+        for addr in resolve_addrs(&opts)? {
             let udp = UdpSocket::bind(SocketAddr::new(addr, 0))?;
             udp.set_nonblocking(true)?;
             set_udp_buffers(&udp, opts.udp_buf);
@@ -137,7 +156,7 @@ impl SctpTransport {
             let mtu = match t.opts.path_mtu {
                 // Every path must carry the association's packets.
                 0 => {
-                    let locals = t.opts.local_addrs();
+                    let locals: Vec<_> = t.udps.iter().filter_map(|u| u.local_addr().ok()).map(|a| a.ip()).collect();
                     (0..npaths).map(|i| crate::mtu::auto_path_mtu(locals[i], addrs[i])).min().unwrap_or(1280)
                 }
                 m => m,
@@ -295,6 +314,24 @@ impl SctpTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_nets_take_this_hosts_address_in_each_network() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let o = SctpOptions { publish_addr: ip("127.0.0.2"), path_nets: vec![(ip("127.0.0.0"), 8)], ..Default::default() };
+        assert_eq!(resolve_addrs(&o).unwrap(), vec![ip("127.0.0.2"), ip("127.0.0.1")]);
+        // A documentation network this host is not on: a named error, not
+        // a silent single path.
+        let mine = crate::netif::local_addrs().unwrap();
+        let absent = ["198.51.100.0", "203.0.113.0", "192.0.2.0"]
+            .into_iter()
+            .find(|n| !mine.iter().any(|&a| crate::netif::in_net(a, ip(n), 24)))
+            .expect("some TEST-NET is not configured here");
+        let o = SctpOptions { path_nets: vec![(ip(absent), 24)], ..Default::default() };
+        let e = resolve_addrs(&o).unwrap_err().to_string();
+        assert!(e.contains("PATH_NETS") && e.contains(&format!("{absent}/24")), "{e}");
+        assert_eq!(resolve_addrs(&SctpOptions::default()).unwrap(), vec![ip("127.0.0.1")]);
+    }
 
     #[test]
     fn endpoints_parse_and_bad_ones_are_named() {
