@@ -266,4 +266,23 @@ mod tests {
         let Some(Pick::Requeued { id: 0, tag: t2 }) = b.pick_for(0, t0, false, 2.0) else { panic!() };
         assert_eq!(b.inflight[&t2].body, b"zero");
     }
+
+    #[test]
+    fn late_answer_of_a_lost_worker_is_unknown_and_the_new_copy_completes() {
+        // With a writer, the writer may have processed a result of worker 1
+        // whose answer reaches the scheduler after it declared 1 lost: the
+        // book no longer knows that copy (the scheduler skips it), and the
+        // re-queued copy's answer completes the task here (at the writer
+        // it is a duplicate).
+        let mut b = book(1, 8);
+        let t0 = Instant::now();
+        let Some(Pick::Fresh { id: 0, tag }) = b.pick_for(1, t0, false, 2.0) else { panic!() };
+        b.issued(tag, 1, t0);
+        assert_eq!(b.worker_lost(1), 1);
+        assert_eq!(b.reply(1, tag, true, t0), Reply::Unknown);
+        let Some(Pick::Requeued { id: 0, tag: t2 }) = b.pick_for(0, t0, false, 2.0) else { panic!() };
+        b.issued(t2, 0, t0);
+        assert_eq!(b.reply(0, t2, true, t0), Reply::First { id: 0, cancel: vec![] });
+        assert!(b.all_done() && b.inflight.is_empty());
+    }
 }
