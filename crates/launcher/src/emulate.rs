@@ -71,11 +71,39 @@ pub fn place_on(spec: &mut JobSpec, emu: &Emulation, np: usize) {
     if spec.bootstrap == BootstrapChoice::Auto {
         spec.bootstrap = BootstrapChoice::Unix;
     }
+    // Multihoming by configuration: with two paths, sctp ranks use both
+    // (docs/sctp.md), unless the user chose their own addresses.
+    let chosen = |k: &str| spec.env.iter().any(|(n, _)| n == k) || (spec.pass_wanmpi_env && std::env::var_os(k).is_some());
+    if let Some(nets) = sctp_path_nets(emu.topology().paths) {
+        if !chosen("WANMPI_SCTP_ADDRS") && !chosen("WANMPI_SCTP_PATH_NETS") {
+            spec.env.push(("WANMPI_SCTP_PATH_NETS".into(), nets));
+        }
+    }
+}
+
+/// The networks of the emulator's further paths (host i is
+/// 198.(18+p).0.(i+1)/24 on path p), in which every sctp rank finds its own
+/// address for path p (WANMPI_SCTP_PATH_NETS); None with one path.
+pub fn sctp_path_nets(paths: u8) -> Option<String> {
+    use wanmpi_emulator::addr::{host_addr, PREFIX_LEN};
+    let nets: Vec<String> = (1..paths)
+        .map(|p| {
+            let a = host_addr(0, p).octets();
+            format!("{}.{}.{}.0/{PREFIX_LEN}", a[0], a[1], a[2])
+        })
+        .collect();
+    (!nets.is_empty()).then(|| nets.join(","))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn second_path_network_for_sctp() {
+        assert_eq!(sctp_path_nets(1), None);
+        assert_eq!(sctp_path_nets(2).as_deref(), Some("198.19.0.0/24"));
+    }
 
     #[test]
     fn profile_or_file() {
