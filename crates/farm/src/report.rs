@@ -87,7 +87,7 @@ impl fmt::Display for FarmReport {
         match (self.writer, self.writer_stats) {
             (Some(r), Some(s)) => writeln!(
                 f,
-                "farm: results processed on rank {r} (writer): {} processed, {} duplicates discarded, {} copies dropped unstarted, {:.1} MB received, {:.3} s in process_result; rank 0 scheduled",
+                "farm: results processed on rank {r} (writer): {} processed, {} duplicates discarded, {} copies dropped unstarted, {:.1} MB of results, {:.3} s in process_result; rank 0 scheduled",
                 s.processed,
                 s.duplicates,
                 s.dropped,

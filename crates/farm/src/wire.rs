@@ -196,7 +196,7 @@ pub struct WriterStats {
     pub duplicates: u64,
     /// Copies dropped unstarted, as the workers said.
     pub dropped: u64,
-    /// Result bytes received (headers not counted).
+    /// Bytes of the results processed (duplicates and headers not counted).
     pub bytes: u64,
     /// Time spent in process_result.
     pub process_s: f64,
