@@ -152,7 +152,12 @@ impl Link {
             return false;
         }
         let now = Instant::now();
-        let cut = now >= c.from && c.until.map_or(true, |u| now < u);
+        // (no Option::is_none_or: rust-version is 1.75)
+        let before_end = match c.until {
+            Some(u) => now < u,
+            None => true,
+        };
+        let cut = now >= c.from && before_end;
         if let Some(p) = self.paths.get(path).filter(|_| cut) {
             p.stats.cut_drops.fetch_add(1, Relaxed);
         }

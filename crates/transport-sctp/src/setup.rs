@@ -342,7 +342,7 @@ mod tests {
         assert_eq!(parse_endpoint(1, "127.0.0.1:4000,127.0.1.1:4002/5001").unwrap(), (two.clone(), 5001));
         assert_eq!(format_endpoint(&two, 5001), "127.0.0.1:4000,127.0.1.1:4002/5001");
         assert_eq!(format_endpoint(&two[..1], 5001), "127.0.0.1:4000/5001", "one address: the old format");
-        let nine = vec!["127.0.0.1:1"; 9].join(",") + "/5001";
+        let nine = ["127.0.0.1:1"; 9].join(",") + "/5001";
         for bad in ["127.0.0.1:4000", "x/1", "127.0.0.1:4000/70000", "127.0.0.1:4000,/1", ",/1", "/1", nine.as_str()] {
             assert!(matches!(parse_endpoint(3, bad), Err(SctpError::BadEndpoint { rank: 3, .. })), "{bad}");
         }
