@@ -85,14 +85,16 @@ pub fn foreign_command(imp: &Implementation, hosts: &[Host], agent: &Path, progr
     c
 }
 
-/// The result line of a ping-pong style program: a CSV header with `rtt_us`
-/// (and optionally `mb_per_s`), then a line whose first field is `size`.
+/// The result line of a program: a CSV header with `rtt_us` (a ping-pong's
+/// round trip) or `time_us` (a run time, e.g. crates/bench/c/farm.c) and
+/// optionally `mb_per_s`, then a line whose first field is `size`. Either
+/// goes into the row's `rtt_us` column.
 pub fn parse_result(stdout: &str, size: u64) -> Option<(f64, Option<f64>)> {
     let mut cols: Option<(usize, Option<usize>)> = None;
     let mut found = None;
     for line in stdout.lines() {
         let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
-        if let Some(rtt) = f.iter().position(|x| *x == "rtt_us") {
+        if let Some(rtt) = f.iter().position(|x| *x == "rtt_us" || *x == "time_us") {
             cols = Some((rtt, f.iter().position(|x| *x == "mb_per_s")));
             continue;
         }
@@ -229,6 +231,8 @@ mod tests {
         assert_eq!(parse_result(out, 307200), Some((9000.1, Some(68.2))));
         assert_eq!(parse_result(out, 1), None);
         assert_eq!(parse_result("30720,20,812.5,75.6\n", 30720), None, "no header, no result");
+        let farm = "results: 700/700 ok\nbytes,tasks,workers,maxreqs,time_us,bound_us,ratio\n12288,700,7,10,2450000,2400000,1.021\n";
+        assert_eq!(parse_result(farm, 12288), Some((2450000.0, None)));
         assert_eq!(expand(&["--sizes".into(), "{size}".into(), "--iters={iters}".into()], 7, 3), vec!["--sizes", "7", "--iters=3"]);
     }
 }

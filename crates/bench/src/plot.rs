@@ -110,7 +110,7 @@ fn plot_size(rows: &[Row], size: u64, file: &Path) -> Result<(), BenchError> {
     chart
         .configure_mesh()
         .x_desc("loss rate (%)")
-        .y_desc("median round-trip time (ms, log scale)")
+        .y_desc("median time (ms, log scale): round trip or run time")
         .y_label_formatter(&|v| if *v >= 1.0 { format!("{v:.0}") } else { format!("{v:.2}") })
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))

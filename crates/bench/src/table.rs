@@ -120,7 +120,7 @@ pub fn markdown(rows: &[Row]) -> String {
     let a = axes(rows);
     let mut s = String::new();
     for &size in &a.sizes {
-        let _ = writeln!(s, "#### {} messages: median round-trip time (ms)\n", size_label(size));
+        let _ = writeln!(s, "#### {} messages: median time (ms): round trip, or run time for a `time_us` program\n", size_label(size));
         let mut header = String::from("| loss |");
         let mut rule = String::from("|---:|");
         for d in &a.delays_ms {
