@@ -22,6 +22,8 @@ pub struct PathCounters {
     pub bytes_in: u64,
     /// Dropped by the fault-injection cut (test hook), both directions.
     pub cut_drops: u64,
+    /// Copies of the active path's packets sent here while it was suspected.
+    pub copies_out: u64,
     pub probes_out: u64,
     pub acks_in: u64,
     /// Probes from the peer answered on this path.
@@ -159,7 +161,7 @@ impl fmt::Display for Counters {
                 writeln!(
                     f,
                     "    path {i}{}: {} -> {} {}; datagrams out {}/{} B in {}/{} B; probes out {} acked {} answered {}; \
-                     srtt {}; down {} times; cut drops {}",
+                     copies {}; srtt {}; down {} times; cut drops {}",
                     if x.active { "*" } else { "" },
                     addr(x.local),
                     addr(x.remote),
@@ -171,6 +173,7 @@ impl fmt::Display for Counters {
                     x.probes_out,
                     x.acks_in,
                     x.probes_in,
+                    x.copies_out,
                     x.srtt.map_or("-".to_string(), |d| format!("{:.2} ms", d.as_secs_f64() * 1e3)),
                     x.went_down,
                     x.cut_drops

@@ -63,6 +63,9 @@ pub struct PathStats {
     pub bytes_in: AtomicU64,
     /// Datagrams dropped by the fault-injection cut, both directions.
     pub cut_drops: AtomicU64,
+    /// Copies of the active path's packets sent here as a backup (included
+    /// in datagrams_out).
+    pub copies_out: AtomicU64,
 }
 
 /// One (local socket, remote endpoint) pair.
@@ -71,6 +74,8 @@ pub(crate) struct LinkPath {
     pub dest: SocketAddr,
     pub stats: PathStats,
 }
+
+const NO_BACKUP: usize = usize::MAX;
 
 /// When the fault-injection cut of one path is in force.
 #[derive(Debug, Clone, Copy)]
@@ -85,6 +90,8 @@ pub(crate) struct Link {
     pub paths: Vec<LinkPath>,
     /// Index into `paths` of the path the association uses.
     active: AtomicUsize,
+    /// A path that also gets a copy of every packet (NO_BACKUP: none).
+    backup: AtomicUsize,
     cut_plan: Option<PathCut>,
     cut: OnceLock<CutWindow>,
     checksum: Checksum,
@@ -112,6 +119,7 @@ impl Link {
             token,
             paths: paths.into_iter().map(|(udp, dest)| LinkPath { udp, dest, stats: PathStats::default() }).collect(),
             active: AtomicUsize::new(0),
+            backup: AtomicUsize::new(NO_BACKUP),
             cut_plan,
             cut: OnceLock::new(),
             checksum,
@@ -139,6 +147,10 @@ impl Link {
         if path < self.paths.len() {
             self.active.store(path, Relaxed);
         }
+    }
+
+    pub fn set_backup(&self, path: Option<usize>) {
+        self.backup.store(path.filter(|&p| p < self.paths.len()).unwrap_or(NO_BACKUP), Relaxed);
     }
 
     pub fn cut_window(&self) -> Option<CutWindow> {
@@ -231,6 +243,16 @@ impl Link {
             crc32c::seal(packet);
         }
         let i = self.active.load(Relaxed);
+        let b = self.backup.load(Relaxed);
+        if b != i {
+            if let Some(backup) = self.paths.get(b) {
+                if !self.is_cut(b) && backup.udp.send_to(packet, backup.dest).is_ok() {
+                    backup.stats.copies_out.fetch_add(1, Relaxed);
+                    backup.stats.datagrams_out.fetch_add(1, Relaxed);
+                    backup.stats.bytes_out.fetch_add(packet.len() as u64, Relaxed);
+                }
+            }
+        }
         let Some(path) = self.paths.get(i) else { return };
         if self.is_cut(i) {
             return;

@@ -150,6 +150,10 @@ pub struct SctpOptions {
     /// Go back to the primary path once it has been up for one failure
     /// timeout (WANMPI_SCTP_RETURN_TO_PRIMARY, 1).
     pub return_to_primary: bool,
+    /// While the active path's probe is overdue (2 x srtt, at least 20 ms),
+    /// copy every packet onto a healthy backup path too, so SCTP's first
+    /// retransmission already gets through (WANMPI_SCTP_PATH_COPY, 1).
+    pub copy_when_suspected: bool,
     /// Test/fault-injection hook: cut one path (WANMPI_SCTP_FAULT_CUT_PATH, unset).
     pub fault_cut_path: Option<PathCut>,
 }
@@ -186,6 +190,7 @@ impl Default for SctpOptions {
             probe_interval: Duration::from_millis(100),
             path_fail: None,
             return_to_primary: true,
+            copy_when_suspected: true,
             fault_cut_path: None,
         }
     }
@@ -322,6 +327,9 @@ impl SctpOptions {
         if let Some(v) = get("RETURN_TO_PRIMARY") {
             o.return_to_primary = num::<u8>("RETURN_TO_PRIMARY", &v)? != 0;
         }
+        if let Some(v) = get("PATH_COPY") {
+            o.copy_when_suspected = num::<u8>("PATH_COPY", &v)? != 0;
+        }
         if let Some(v) = get("FAULT_CUT_PATH") {
             o.fault_cut_path = Some(PathCut::parse(&v).ok_or_else(|| bad("FAULT_CUT_PATH", &v, "expected path@from_ms or path@from_ms-until_ms"))?);
         }
@@ -436,6 +444,7 @@ mod tests {
             ("WANMPI_SCTP_PROBE_MS", "50"),
             ("WANMPI_SCTP_PATH_FAIL_MS", "400"),
             ("WANMPI_SCTP_RETURN_TO_PRIMARY", "0"),
+            ("WANMPI_SCTP_PATH_COPY", "0"),
             ("WANMPI_SCTP_FAULT_CUT_PATH", "1@500-1500"),
         ])
         .unwrap();
@@ -444,6 +453,7 @@ mod tests {
         assert_eq!(o.probe_interval, Duration::from_millis(50));
         assert_eq!(o.path_fail, Some(Duration::from_millis(400)));
         assert!(!o.return_to_primary);
+        assert!(!o.copy_when_suspected);
         let cut = PathCut { path: 1, from: Duration::from_millis(500), until: Some(Duration::from_millis(1500)) };
         assert_eq!(o.fault_cut_path, Some(cut));
         let o = from(&[("WANMPI_SCTP_PATH_NETS", "198.19.0.0/24, fd00::/64")]).unwrap();

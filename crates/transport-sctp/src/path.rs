@@ -104,11 +104,18 @@ pub struct PathTiming {
     pub fail: Option<Duration>,
     /// Go back to path 0 once it has been up for one failure timeout.
     pub return_to_primary: bool,
+    /// While the active path is suspected (a probe overdue), send a copy
+    /// of every packet on a healthy backup path too.
+    pub copy_when_suspected: bool,
 }
 
 /// The automatic failure timeout never goes below this: a loaded machine
 /// can delay a pump by tens of milliseconds.
 pub const FAIL_FLOOR: Duration = Duration::from_millis(200);
+
+/// A probe unanswered for 2 x srtt, and at least this long, makes its path
+/// suspected: two ticks, so one late pump does not.
+pub const SUSPECT_FLOOR: Duration = Duration::from_millis(20);
 
 #[derive(Debug, Clone, Default)]
 pub struct PathState {
@@ -168,6 +175,31 @@ impl Paths {
         }
         let srtt = self.paths.get(path).and_then(|p| p.srtt).unwrap_or_default();
         (self.timing.interval * 3).max(srtt * 3).max(FAIL_FLOOR)
+    }
+
+    /// How long a probe may go unanswered before its path is suspected.
+    pub fn suspect_after(&self, path: usize) -> Duration {
+        let srtt = self.paths.get(path).and_then(|p| p.srtt).unwrap_or_default();
+        (srtt * 2).max(SUSPECT_FLOOR).min(self.fail_timeout(path))
+    }
+
+    /// Up, but a probe is overdue: the path may have just died.
+    pub fn suspected(&self, now: Instant, path: usize) -> bool {
+        let after = self.suspect_after(path);
+        self.paths.get(path).is_some_and(|p| p.up && p.unacked_since.is_some_and(|t| now.saturating_duration_since(t) >= after))
+    }
+
+    /// While the active path is suspected: the lowest other path that is up
+    /// and not suspected, to carry a copy of every packet until the active
+    /// path answers again or is declared down. SCTP's first retransmission
+    /// timeout (200 ms) then already reaches the peer, instead of the one
+    /// after the switch (backed off to 400 ms or more). Copies cost
+    /// bandwidth only while an ack is overdue.
+    pub fn backup(&self, now: Instant) -> Option<usize> {
+        if !self.timing.copy_when_suspected || !self.suspected(now, self.active) {
+            return None;
+        }
+        (0..self.paths.len()).find(|&i| i != self.active && self.paths[i].up && !self.suspected(now, i))
     }
 
     /// Probes due at `now`, as (path, probe); call about once per tick.
@@ -311,7 +343,7 @@ mod tests {
     }
 
     fn timing() -> PathTiming {
-        PathTiming { interval: 100 * MS, fail: None, return_to_primary: true }
+        PathTiming { interval: 100 * MS, fail: None, return_to_primary: true, copy_when_suspected: true }
     }
 
     /// Answers every due probe on the paths in `alive` after `rtt`.
@@ -436,6 +468,47 @@ mod tests {
         let mut due = vec![];
         ps.due_probes(later, &mut due);
         assert_eq!(due.len(), 2, "one probe per path, no burst for the missed intervals");
+    }
+
+    #[test]
+    fn an_overdue_probe_makes_a_backup_carry_copies_until_the_switch() {
+        let t0 = Instant::now();
+        let mut ps = Paths::new(2, timing(), t0);
+        let mut now = t0;
+        for _ in 0..5 {
+            step(&mut ps, now, &[0, 1], MS);
+            assert_eq!(ps.backup(now + MS), None, "healthy: no copies");
+            now += 100 * MS;
+        }
+        assert_eq!(ps.suspect_after(0), SUSPECT_FLOOR, "2 x 1 ms srtt is below the floor");
+        // Path 0 dies: its probe at `now` goes unanswered.
+        let cut = now;
+        let mut copying = None;
+        let mut switched = None;
+        while now < cut + 500 * MS {
+            if let Some(to) = step(&mut ps, now, &[1], MS) {
+                switched = Some((now, to));
+            }
+            if ps.backup(now + MS) == Some(1) && copying.is_none() {
+                copying = Some(now + MS);
+            }
+            now += 5 * MS;
+        }
+        let copying = copying.expect("no copies while path 0 was overdue") - cut;
+        assert!(copying >= SUSPECT_FLOOR && copying <= SUSPECT_FLOOR + 10 * MS, "{copying:?}");
+        let (at, to) = switched.expect("no switch");
+        assert_eq!(to, 1);
+        assert!(at - cut >= 300 * MS);
+        assert_eq!(ps.backup(now), None, "after the switch the active path is healthy again");
+        // With the option off, never.
+        let mut ps = Paths::new(2, PathTiming { copy_when_suspected: false, ..timing() }, t0);
+        step(&mut ps, t0, &[1], MS);
+        assert!(ps.suspected(t0 + 50 * MS, 0));
+        assert_eq!(ps.backup(t0 + 50 * MS), None);
+        // A suspected backup is no backup.
+        let mut ps = Paths::new(2, timing(), t0);
+        step(&mut ps, t0, &[], MS);
+        assert_eq!(ps.backup(t0 + 50 * MS), None);
     }
 
     #[test]

@@ -97,6 +97,7 @@ impl SctpTransport {
             if let Some(active) = paths.check(now) {
                 p.link.set_active(active);
             }
+            p.link.set_backup(paths.backup(now));
             due.clear();
             paths.due_probes(now, &mut due);
             for (i, probe) in &due {
@@ -344,7 +345,7 @@ mod tests {
         let pairs = remotes.iter().map(|r| (Arc::new(bind()), r.local_addr().unwrap())).collect();
         let drops = DropPlan { rate: 0.0, seed: 0, first_data: 0 };
         let link = Arc::new(Link::new(1, 1, pairs, Checksum::Offload, drops, None));
-        let timing = PathTiming { interval: Duration::from_millis(100), fail: None, return_to_primary: true };
+        let timing = PathTiming { interval: Duration::from_millis(100), fail: None, return_to_primary: true, copy_when_suspected: true };
         let peer = Peer {
             link,
             paths: Some(Paths::new(2, timing, Instant::now())),

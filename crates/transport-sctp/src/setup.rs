@@ -149,7 +149,7 @@ impl SctpTransport {
                 t.by_udp.insert(a, (r, i));
             }
             let paths = (npaths > 1).then(|| {
-                let timing = PathTiming { interval: o.probe_interval, fail: o.path_fail, return_to_primary: o.return_to_primary };
+                let timing = PathTiming { interval: o.probe_interval, fail: o.path_fail, return_to_primary: o.return_to_primary, copy_when_suspected: o.copy_when_suspected };
                 Paths::new(npaths, timing, Instant::now())
             });
             t.multipath |= paths.is_some();

@@ -142,6 +142,7 @@ impl SctpTransport {
                         datagrams_in: ls.datagrams_in.load(Relaxed),
                         bytes_in: ls.bytes_in.load(Relaxed),
                         cut_drops: ls.cut_drops.load(Relaxed),
+                        copies_out: ls.copies_out.load(Relaxed),
                         probes_out: st.probes_out,
                         acks_in: st.acks_in,
                         probes_in: st.probes_in,

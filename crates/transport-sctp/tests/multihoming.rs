@@ -23,8 +23,9 @@ fn ip(s: &str) -> IpAddr {
     s.parse().unwrap()
 }
 
-fn opts(rank: u32, cut: PathCut) -> SctpOptions {
+fn opts(rank: u32, cut: PathCut, copy: bool) -> SctpOptions {
     SctpOptions {
+        copy_when_suspected: copy,
         publish_addr: ip(&format!("127.0.0.{}", rank + 1)),
         more_addrs: vec![ip(&format!("127.0.1.{}", rank + 1))],
         fault_cut_path: Some(cut),
@@ -54,9 +55,9 @@ fn sample_switch(t: &wanmpi_transport_sctp::SctpTransport, peer: u32, first: &mu
 
 /// Streams FRAMES frames from rank 0 to rank 1 on channel 0 with path 0 cut
 /// at `cut`; `tail` keeps both ranks serviced afterwards (to see a return).
-fn run(cut: PathCut, tail: Duration) -> Vec<RankResult> {
+fn run(cut: PathCut, tail: Duration, copy: bool) -> Vec<RankResult> {
     let gate = Arc::new(Barrier::new(2));
-    run_ranks_with(2, move |r| opts(r, cut), move |mut t| {
+    run_ranks_with(2, move |r| opts(r, cut, copy), move |mut t| {
         let me = t.rank();
         let other = 1 - me;
         let cut_window = t.fault_cut_window(other).expect("the cut hook is armed");
@@ -127,7 +128,7 @@ fn check_delivery(results: &[RankResult]) {
     assert!(got.iter().copied().eq(0..FRAMES), "frames lost, duplicated or out of order");
 }
 
-fn report(what: &str, results: &[RankResult]) {
+fn report(what: &str, results: &[RankResult]) -> Duration {
     for (r, res) in results.iter().enumerate() {
         let c = res.counters.peer(1 - r as u32).unwrap();
         let sw = res.first_switch.map(|s| format!("{:.0} ms", s.saturating_duration_since(res.cut.0).as_secs_f64() * 1e3));
@@ -143,14 +144,29 @@ fn report(what: &str, results: &[RankResult]) {
     for res in results {
         eprintln!("{}", res.counters);
     }
+    gap
 }
 
+/// With copies off the stream waits for SCTP's retransmission timer
+/// (backed off once: ~600 ms); with copies on (the default) the packets sent
+/// while path 0's probe is overdue already go over path 1 too.
 #[test]
 fn primary_cut_fails_over_and_every_frame_arrives_once_in_order() {
     let cut = PathCut { path: 0, from: Duration::from_millis(400), until: None };
-    let results = run(cut, Duration::ZERO);
-    report("permanent cut", &results);
+    let results = run(cut, Duration::ZERO, false);
+    let pause_without_copies = report("permanent cut, no copies", &results);
     check_delivery(&results);
+    check_switched(&results, false);
+    let results = run(cut, Duration::ZERO, true);
+    let pause = report("permanent cut", &results);
+    check_delivery(&results);
+    check_switched(&results, true);
+    eprintln!("longest delivery pause: {pause:?} with copies, {pause_without_copies:?} without");
+    assert!(pause_without_copies >= Duration::from_millis(200), "without copies only a T3 retransmission can repair");
+    assert!(pause < Duration::from_millis(400) && pause < pause_without_copies, "copies did not shorten the failover");
+}
+
+fn check_switched(results: &[RankResult], copies: bool) {
     for (r, res) in results.iter().enumerate() {
         let c = res.counters.peer(1 - r as u32).unwrap();
         assert_eq!(c.paths.len(), 2);
@@ -164,6 +180,7 @@ fn primary_cut_fails_over_and_every_frame_arrives_once_in_order() {
         // after the cut, then 300 ms (3 x 100 ms); generous for load.
         let took = res.first_switch.unwrap().saturating_duration_since(res.cut.0);
         assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(3), "rank {r}: switch {took:?} after the cut");
+        assert_eq!(c.paths[1].copies_out > 0, copies, "rank {r}: copies on path 1");
     }
     let sender = results[0].counters.peer(1).unwrap();
     assert!(sender.paths[1].bytes_out > (FRAMES as u64 * LEN as u64) / 4, "the rest of the stream should go over path 1");
@@ -172,7 +189,7 @@ fn primary_cut_fails_over_and_every_frame_arrives_once_in_order() {
 #[test]
 fn primary_comes_back_and_traffic_returns_to_it() {
     let cut = PathCut { path: 0, from: Duration::from_millis(300), until: Some(Duration::from_millis(1000)) };
-    let results = run(cut, Duration::from_millis(800));
+    let results = run(cut, Duration::from_millis(800), true);
     report("temporary cut", &results);
     check_delivery(&results);
     for (r, res) in results.iter().enumerate() {

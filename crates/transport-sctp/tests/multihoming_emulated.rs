@@ -111,6 +111,10 @@ fn emulated_cable_cut_of_the_primary_path_fails_over() {
         at.saturating_duration_since(cut).as_secs_f64() * 1e3 - cut.saturating_duration_since(at).as_secs_f64() * 1e3,
         first_after.unwrap_or_default().as_secs_f64() * 1e3
     );
+    // Copies start once path 0's probe is 2 x srtt overdue; SCTP's own
+    // retransmission would come 200 ms + 400 ms (backed off) after the loss.
+    let first_after = first_after.expect("nothing delivered after the cut");
+    assert!(first_after < Duration::from_millis(400), "delivery resumed only {first_after:?} after the cut");
 }
 
 fn rank(mut t: SctpTransport, emu: &Emulation, cut_at: &Mutex<Option<Instant>>, gate: &Barrier) -> Outcome {
