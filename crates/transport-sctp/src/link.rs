@@ -7,7 +7,8 @@
 //!
 //! With several local addresses a link has several paths (path.rs): the
 //! output callback sends on the active one, which the transport's pump sets
-//! from its probes.
+//! from its probes, and a copy on a backup path while the active one is
+//! suspected.
 
 use crate::crc32c;
 use crate::options::{Checksum, PathCut};
