@@ -225,7 +225,7 @@ impl Paths {
     pub fn on_ack(&mut self, now: Instant, path: usize, probe: &Probe) -> bool {
         let epoch = self.epoch;
         let Some(p) = self.paths.get_mut(path) else { return false };
-        let sent = epoch + Duration::from_micros(probe.stamp_us);
+        let Some(sent) = epoch.checked_add(Duration::from_micros(probe.stamp_us)) else { return false };
         if probe.seq >= p.next_seq || sent > now {
             return false;
         }
@@ -521,6 +521,7 @@ mod tests {
         assert!(!ps.on_ack(t0 + MS, 5, &p.ack()), "path out of range");
         assert!(!ps.on_ack(t0 + MS, 0, &Probe { seq: 99, ..p.ack() }), "seq never sent");
         assert!(!ps.on_ack(t0 + MS, 0, &Probe { stamp_us: 10_000_000, ..p.ack() }), "stamp from the future");
+        assert!(!ps.on_ack(t0 + MS, 0, &Probe { stamp_us: u64::MAX, ..p.ack() }), "stamp past the end of time");
         assert!(ps.on_ack(t0 + MS, 0, &p.ack()));
     }
 }
