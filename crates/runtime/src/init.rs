@@ -78,7 +78,7 @@ impl Runtime {
         self.stop_progress_thread();
         let mut st = self.lock();
         if self.opts.print_stats {
-            eprintln!("wanmpi: rank {} engine stats: {:?}", self.rank, st.engine.stats());
+            eprint!("wanmpi: rank {} engine: {}", self.rank, st.engine.stats());
         }
         st.transport
             .shutdown(Duration::from_secs(10))

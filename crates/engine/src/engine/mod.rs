@@ -10,6 +10,7 @@
 mod complete;
 mod recv;
 mod send;
+mod stats;
 
 use std::collections::{HashMap, VecDeque};
 
@@ -20,26 +21,8 @@ use crate::matching::Matcher;
 use crate::request::{RequestId, Requests};
 
 pub use recv::MatchedMessage;
+pub use stats::{Arrivals, EngineStats};
 pub use send::SendMode;
-
-/// Counters for what the engine did, printable at finalize.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct EngineStats {
-    pub msgs_sent: u64,
-    pub bytes_sent: u64,
-    pub msgs_received: u64,
-    pub bytes_received: u64,
-    /// Arrivals that found their receive already posted.
-    pub expected: u64,
-    /// Arrivals that had to wait in the unexpected queue.
-    pub unexpected: u64,
-    pub eager_sends: u64,
-    pub credited_sends: u64,
-    pub rendezvous_sends: u64,
-    pub credits_announced: u64,
-    /// Frames from peers that broke the protocol (dropped).
-    pub bad_frames: u64,
-}
 
 /// A frame waiting to go to one peer.
 enum OutItem {

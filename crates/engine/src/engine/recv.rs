@@ -150,14 +150,15 @@ impl Engine {
         }
         self.stats.msgs_received += 1;
         let unexp = Unexp { peer, env, rendezvous, sync };
+        let channel = self.channel_for(env.ctx, env.tag);
         match self.matcher.arrive(peer, &env) {
             Arrival::Duplicate => return self.bad_frame(peer, "repeated sequence number"),
             Arrival::Matched(id) => {
-                self.stats.expected += 1;
+                self.stats.count_arrival(peer, channel, env.total_len, true);
                 self.start_delivery(unexp, id, payload);
             }
             Arrival::Unexpected => {
-                self.stats.unexpected += 1;
+                self.stats.count_arrival(peer, channel, env.total_len, false);
                 if !rendezvous {
                     let mut data = Vec::with_capacity(env.total_len as usize);
                     data.extend_from_slice(payload);

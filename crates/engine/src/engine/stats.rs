@@ -1,0 +1,94 @@
+//! What the engine counted, printable at finalize (`WANMPI_STATS=1`): totals,
+//! and per (peer, channel) how many messages found their receive posted
+//! (expected) or waited in the unexpected queue. With sctp a channel is a
+//! stream, so the table shows which streams carried what.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use wanmpi_transport::PeerId;
+
+/// Arrivals from one peer on one channel.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Arrivals {
+    pub expected: u64,
+    pub unexpected: u64,
+    /// Message bytes announced by the envelopes (whole messages).
+    pub bytes: u64,
+}
+
+/// Counters for what the engine did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EngineStats {
+    pub msgs_sent: u64,
+    pub bytes_sent: u64,
+    pub msgs_received: u64,
+    pub bytes_received: u64,
+    /// Arrivals that found their receive already posted.
+    pub expected: u64,
+    /// Arrivals that had to wait in the unexpected queue.
+    pub unexpected: u64,
+    pub eager_sends: u64,
+    pub credited_sends: u64,
+    pub rendezvous_sends: u64,
+    pub credits_announced: u64,
+    /// Frames from peers that broke the protocol (dropped).
+    pub bad_frames: u64,
+    /// The arrivals split by (source peer, channel).
+    pub arrivals: BTreeMap<(PeerId, u16), Arrivals>,
+}
+
+impl EngineStats {
+    pub(crate) fn count_arrival(&mut self, peer: PeerId, channel: u16, bytes: u64, expected: bool) {
+        let a = self.arrivals.entry((peer, channel)).or_default();
+        a.bytes += bytes;
+        if expected {
+            self.expected += 1;
+            a.expected += 1;
+        } else {
+            self.unexpected += 1;
+            a.unexpected += 1;
+        }
+    }
+}
+
+impl fmt::Display for EngineStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "sent {} messages ({} B: {} eager, {} credited, {} rendezvous), received {} ({} B: {} expected, {} unexpected), {} credits announced, {} bad frames",
+            self.msgs_sent,
+            self.bytes_sent,
+            self.eager_sends,
+            self.credited_sends,
+            self.rendezvous_sends,
+            self.msgs_received,
+            self.bytes_received,
+            self.expected,
+            self.unexpected,
+            self.credits_announced,
+            self.bad_frames
+        )?;
+        for ((peer, channel), a) in &self.arrivals {
+            writeln!(f, "  from rank {peer} channel {channel}: {} expected, {} unexpected, {} B", a.expected, a.unexpected, a.bytes)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrivals_add_up_per_peer_and_channel() {
+        let mut s = EngineStats::default();
+        s.count_arrival(1, 3, 100, true);
+        s.count_arrival(1, 3, 50, false);
+        s.count_arrival(2, 0, 7, false);
+        assert_eq!((s.expected, s.unexpected), (1, 2));
+        assert_eq!(s.arrivals[&(1, 3)], Arrivals { expected: 1, unexpected: 1, bytes: 150 });
+        let text = s.to_string();
+        assert!(text.contains("from rank 1 channel 3: 1 expected, 1 unexpected, 150 B"), "{text}");
+        assert!(text.contains("from rank 2 channel 0: 0 expected, 1 unexpected, 7 B"), "{text}");
+    }
+}
