@@ -71,6 +71,9 @@ pub struct Args {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// What the plots' captions call the program.
+    #[arg(long, default_value = "Ping-pong")]
+    pub title: String,
     /// The program's arguments.
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -109,7 +112,7 @@ fn absolute(p: &Path) -> PathBuf {
 pub fn run(args: &Args, cancel: Option<Arc<AtomicUsize>>) -> Result<Vec<PathBuf>, BenchError> {
     if args.report_only {
         let rows = crate::record::read(&args.out)?;
-        return write_reports(&rows, &args.out);
+        return write_reports(&rows, &args.out, &args.title);
     }
     let grid = args.grid()?;
     let limit = Duration::try_from_secs_f64(args.time_limit).map_err(|_| BenchError::Usage("--time-limit: not a number of seconds".into()))?;
@@ -165,7 +168,7 @@ fn run_in(args: &Args, grid: Grid, limit: Duration, work_dir: &Path, cancel: Opt
     };
     let rows = run_grid(&opts)?;
     let mut files = vec![args.out.clone()];
-    files.extend(write_reports(&rows, &args.out)?);
+    files.extend(write_reports(&rows, &args.out, &args.title)?);
     Ok(files)
 }
 

@@ -54,19 +54,20 @@ fn ensure_font() -> Result<(), String> {
     .clone()
 }
 
-/// Writes `<prefix>-<size>.png` for every size in `rows`; returns the files.
-pub fn plot_all(rows: &[Row], prefix: &Path) -> Result<Vec<PathBuf>, BenchError> {
+/// Writes `<prefix>-<size>.png` for every size in `rows`, each captioned
+/// `<title>, <size> messages`; returns the files.
+pub fn plot_all(rows: &[Row], prefix: &Path, title: &str) -> Result<Vec<PathBuf>, BenchError> {
     let a = axes(rows);
     let mut files = Vec::new();
     for &size in &a.sizes {
         let file = PathBuf::from(format!("{}-{size}.png", prefix.display()));
-        plot_size(rows, size, &file)?;
+        plot_size(rows, size, &file, title)?;
         files.push(file);
     }
     Ok(files)
 }
 
-fn plot_size(rows: &[Row], size: u64, file: &Path) -> Result<(), BenchError> {
+fn plot_size(rows: &[Row], size: u64, file: &Path, title: &str) -> Result<(), BenchError> {
     let perr = |problem: String| BenchError::Plot { file: file.display().to_string(), problem };
     ensure_font().map_err(perr)?;
     let a = axes(rows);
@@ -101,7 +102,7 @@ fn plot_size(rows: &[Row], size: u64, file: &Path) -> Result<(), BenchError> {
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let cc = a.congestion_controls.join(", ");
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("Ping-pong, {} messages (TCP congestion control: {cc})", size_label(size)), ("sans-serif", 22))
+        .caption(format!("{title}, {} messages (TCP congestion control: {cc})", size_label(size)), ("sans-serif", 22))
         .margin(16)
         .x_label_area_size(50)
         .y_label_area_size(70)

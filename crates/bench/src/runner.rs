@@ -99,12 +99,12 @@ pub fn run_grid(opts: &RunOptions) -> Result<Vec<Row>, BenchError> {
 }
 
 /// The Markdown table and the plots beside the CSV: `X.csv` gives `X.md`
-/// and `X-<size>.png`. Returns the files written.
-pub fn write_reports(rows: &[Row], csv: &Path) -> Result<Vec<PathBuf>, BenchError> {
+/// and `X-<size>.png` (captioned with `title`). Returns the files written.
+pub fn write_reports(rows: &[Row], csv: &Path, title: &str) -> Result<Vec<PathBuf>, BenchError> {
     let stem = csv.with_extension("");
     let md = csv.with_extension("md");
     std::fs::write(&md, crate::table::markdown(rows)).map_err(|e| BenchError::io(format!("writing {}", md.display()), e))?;
     let mut files = vec![md];
-    files.extend(crate::plot::plot_all(rows, &stem)?);
+    files.extend(crate::plot::plot_all(rows, &stem, title)?);
     Ok(files)
 }

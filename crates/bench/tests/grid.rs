@@ -105,7 +105,9 @@ fn tiny_grid_writes_csv_table_and_plots_and_marks_failures() {
     let find = |prefix: &str| rows.iter().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no row {prefix} in {text}")).to_string();
     let ok = find("wanmpi:tcp,5,0,1024,0,ok,");
     let rtt: f64 = ok.split(',').nth(6).and_then(|x| x.parse().ok()).expect("rtt");
-    assert!((10_000.0..14_000.0).contains(&rtt), "5 ms one way: RTT {rtt} us");
+    // At least the emulated 10 ms; the slack above is for a loaded 2-core
+    // machine (15 ms seen with load average 10), still below a doubled delay.
+    assert!((10_000.0..18_000.0).contains(&rtt), "5 ms one way: RTT {rtt} us");
     assert!(find("wanmpi:tcp,0,0,7,0,").contains(",failed,"), "{text}");
     assert!(find("wanmpi:tcp,0,0,9,0,").contains(",timeout,"), "{text}");
     assert!(find("wanmpi:nosuch,0,0,1024,0,").contains(",skipped,"), "{text}");
