@@ -20,7 +20,11 @@ pub struct FarmConfig {
     /// Requests a worker keeps outstanding (MAXREQS). A worker keeps at most
     /// `max_requests * fanout` tasks requested or buffered.
     pub max_requests: u32,
-    /// Adapt the depth to measured RTT and task time (within 1..=max).
+    /// Adapt the depth to measured RTT, loss stalls and task time (within
+    /// 1..=`max_requests * fanout`; see [`crate::depth`]). Covering a
+    /// timeout stall takes ~30 tasks of 24 ms at 160 ms RTT, so raise
+    /// `max_requests` with it: [`ADAPTIVE_MAX_REQUESTS`] is what the
+    /// binaries use.
     pub adaptive: bool,
     /// Near the end ask for fewer tasks, and hand tasks held by a slow
     /// worker to idle ones (first result wins).
@@ -46,6 +50,11 @@ pub struct FarmConfig {
     /// (the default): rank 0 does both. Every process must pass the same.
     pub writer: Option<i32>,
 }
+
+/// The cap the binaries give `max_requests` under `--adaptive` unless told
+/// otherwise: enough for a retransmission timeout stall (a few hundred ms)
+/// plus 160 ms of RTT over 24 ms tasks, which needs about 30.
+pub const ADAPTIVE_MAX_REQUESTS: u32 = 40;
 
 impl Default for FarmConfig {
     fn default() -> Self {

@@ -431,7 +431,9 @@ impl Manager<'_> {
         }
         let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
         let rtt = mean(&rtts);
-        let depth = if self.cfg.adaptive { mean(&st.iter().map(|s| s.max_depth as f64).collect::<Vec<_>>()).round().max(1.0) as u32 } else { self.cfg.max_depth() };
+        // Adaptive: the depth the workers held on average (their maximum
+        // is a stall's, held only while stalls came).
+        let depth = if self.cfg.adaptive { mean(&st.iter().filter_map(|s| s.mean_depth()).collect::<Vec<_>>()).round().max(1.0) as u32 } else { self.cfg.max_depth() };
         // Workers may differ: the task time that gives the same total
         // throughput is W / sum(1/T_w).
         let rate: f64 = tasks.iter().filter(|t| **t > 0.0).map(|t| 1.0 / t).sum();

@@ -60,13 +60,13 @@ fn ms(x: Option<f64>) -> String {
 impl fmt::Display for FarmReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "farm workers:")?;
-        writeln!(f, "  rank  tasks  dup  dropped  taken-over  idle-s  mean-rtt-ms  mean-task-ms  depth(final/max)  state")?;
+        writeln!(f, "  rank  tasks  dup  dropped  taken-over  idle-s  mean-rtt-ms  mean-task-ms  depth(mean/final/max)  state")?;
         for w in &self.workers {
             let s = w.stats.unwrap_or_default();
             let have = w.stats.is_some();
             writeln!(
                 f,
-                "  {:>4}  {:>5}  {:>3}  {:>7}  {:>10}  {:>6}  {:>11}  {:>12}  {:>16}  {}",
+                "  {:>4}  {:>5}  {:>3}  {:>7}  {:>10}  {:>6}  {:>11}  {:>12}  {:>21}  {}",
                 w.rank,
                 w.accepted,
                 w.duplicates,
@@ -75,7 +75,7 @@ impl fmt::Display for FarmReport {
                 if have { format!("{:.2}", s.idle_s) } else { "-".into() },
                 ms(s.mean_rtt()),
                 ms(s.mean_task()),
-                if have { format!("{}/{}", s.final_depth, s.max_depth) } else { "-".into() },
+                if have { format!("{:.1}/{}/{}", s.mean_depth().unwrap_or(0.0), s.final_depth, s.max_depth) } else { "-".into() },
                 if w.lost { "LOST" } else { "ok" },
             )?;
         }

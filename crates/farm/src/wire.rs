@@ -234,10 +234,13 @@ pub struct WorkerStats {
     pub rtt_samples: u64,
     pub final_depth: u64,
     pub max_depth: u64,
+    /// Sum over computed tasks of the depth right after each (mean depth
+    /// = depth_sum / tasks_done).
+    pub depth_sum: u64,
 }
 
 impl WorkerStats {
-    pub const LEN: usize = 72;
+    pub const LEN: usize = 80;
     pub fn emit(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(Self::LEN);
         for x in [self.tasks_done, self.tasks_dropped, self.requests] {
@@ -246,7 +249,7 @@ impl WorkerStats {
         for x in [self.idle_s, self.busy_s, self.rtt_sum_s] {
             v.extend_from_slice(&x.to_bits().to_le_bytes());
         }
-        for x in [self.rtt_samples, self.final_depth, self.max_depth] {
+        for x in [self.rtt_samples, self.final_depth, self.max_depth, self.depth_sum] {
             v.extend_from_slice(&x.to_le_bytes());
         }
         v
@@ -263,10 +266,14 @@ impl WorkerStats {
             rtt_samples: u64_at(b, 48)?,
             final_depth: u64_at(b, 56)?,
             max_depth: u64_at(b, 64)?,
+            depth_sum: u64_at(b, 72)?,
         })
     }
     pub fn mean_rtt(&self) -> Option<f64> {
         (self.rtt_samples > 0).then(|| self.rtt_sum_s / self.rtt_samples as f64)
+    }
+    pub fn mean_depth(&self) -> Option<f64> {
+        (self.tasks_done > 0).then(|| self.depth_sum as f64 / self.tasks_done as f64)
     }
     pub fn mean_task(&self) -> Option<f64> {
         (self.tasks_done > 0).then(|| self.busy_s / self.tasks_done as f64)
@@ -288,7 +295,7 @@ mod tests {
         assert_eq!(ResultHeader::parse(&b), Some((r, &[][..])));
         let q = Request { count: 10, seq: 4 };
         assert_eq!(Request::parse(&q.emit()), Some(q));
-        let s = WorkerStats { tasks_done: 3, idle_s: 1.5, rtt_samples: 2, rtt_sum_s: 0.5, max_depth: 9, ..Default::default() };
+        let s = WorkerStats { tasks_done: 3, idle_s: 1.5, rtt_samples: 2, rtt_sum_s: 0.5, max_depth: 9, depth_sum: 17, ..Default::default() };
         assert_eq!(s.emit().len(), WorkerStats::LEN);
         assert_eq!(WorkerStats::parse(&s.emit()), Some(s));
         assert_eq!(parse_cancel(&emit_cancel(42)), Some(42));

@@ -52,10 +52,11 @@ struct Worker<'c> {
     remaining: u64,
     alive: u32,
     finished: bool,
-    /// True while waiting idle: arrivals are seen as they happen. Right
-    /// after a task, an arrival may have waited for the computation, so
-    /// its RTT sample is only an upper bound.
-    precise: bool,
+    /// How long an arrival seen now may have waited unseen: 0 while
+    /// waiting idle (arrivals are seen as they happen), the computation
+    /// just done right after a task (its RTT sample is then an upper
+    /// bound, and the sample minus this a lower bound).
+    late_by: f64,
     stats: WorkerStats,
 }
 
@@ -75,7 +76,7 @@ pub(crate) fn run_worker<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data:
         remaining: u64::MAX,
         alive: 1,
         finished: false,
-        precise: true,
+        late_by: 0.0,
         stats: WorkerStats::default(),
     };
     let cancel = w.ctl.irecv(8, MANAGER, wire::CANCEL_TAG)?;
@@ -99,8 +100,7 @@ pub(crate) fn run_worker<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data:
             if !w.finished {
                 w.maybe_request()?;
             }
-            w.compute(farm, t)?;
-            w.precise = false;
+            w.late_by = w.compute(farm, t)?;
             last_event = Instant::now();
             backoff.reset();
             continue;
@@ -108,7 +108,7 @@ pub(crate) fn run_worker<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data:
         if w.finished && w.task_recvs.is_empty() {
             break;
         }
-        w.precise = true;
+        w.late_by = 0.0;
         if !w.finished && idle_since.is_none() {
             idle_since = Some(Instant::now());
         }
@@ -185,10 +185,15 @@ impl Worker<'_> {
             }
             if let Some(sent) = self.pending_reqs.remove(&h.req_seq) {
                 let rtt = (sent.elapsed().as_secs_f64() - h.queued_us as f64 * 1e-6).max(0.0);
-                // An upper bound still helps when it is below the estimate;
-                // when the depth is too small the worker idles and gets
-                // precise samples.
-                if self.precise || self.depth.srtt().is_none_or(|s| rtt < s) {
+                // The stall window takes every turnaround: a stall the
+                // depth covered is seen only after a computation, and must
+                // still count, or the depth would fall and the next stall
+                // run the worker dry. The lower bound: no stall is made up.
+                self.depth.on_turnaround((rtt - self.late_by).max(0.0));
+                // For the smoothed RTT an upper bound still helps when it
+                // is below the estimate; when the depth is too small the
+                // worker idles and gets precise samples.
+                if self.late_by == 0.0 || self.depth.srtt().is_none_or(|s| rtt < s) {
                     self.depth.on_rtt(rtt);
                     self.stats.rtt_sum_s += rtt;
                     self.stats.rtt_samples += 1;
@@ -262,7 +267,8 @@ impl Worker<'_> {
         Ok(())
     }
 
-    fn compute<F: Farm + ?Sized>(&mut self, farm: &mut F, t: Buffered) -> FarmResult<()> {
+    /// Runs one task and sends its result; returns how long it ran, in seconds.
+    fn compute<F: Farm + ?Sized>(&mut self, farm: &mut F, t: Buffered) -> FarmResult<f64> {
         let start = Instant::now();
         let result = farm.do_task(t.id, &t.body);
         let took = start.elapsed();
@@ -277,7 +283,8 @@ impl Worker<'_> {
         let d = self.target() as u64;
         self.stats.final_depth = d;
         self.stats.max_depth = self.stats.max_depth.max(d);
-        Ok(())
+        self.stats.depth_sum = self.stats.depth_sum.saturating_add(d);
+        Ok(took.as_secs_f64())
     }
 
     fn finish(mut self) -> FarmResult<WorkerReport> {

@@ -65,7 +65,7 @@ fn worker_rows(out: &str) -> Vec<(i32, Option<u64>, String)> {
     table(out)
         .into_iter()
         .map(|f| {
-            let depth = f[8].split('/').nth(1).and_then(|d| d.parse().ok());
+            let depth = f[8].split('/').next_back().and_then(|d| d.parse().ok());
             (f[0].parse().unwrap_or(-1), depth, f[9].to_string())
         })
         .collect()

@@ -65,7 +65,7 @@ fn main() -> ExitCode {
     // The paper's program: fixed outstanding requests, no end game.
     let args = wanmpi_farm::workload::cli::FarmArgs {
         fanout: c.fanout,
-        max_requests: c.outstanding,
+        max_requests: Some(c.outstanding),
         adaptive: false,
         no_end_game: true,
         reissue_factor: 2.0,

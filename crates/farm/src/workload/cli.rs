@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use crate::config::{FarmConfig, ProgressMode};
+use crate::config::{FarmConfig, ProgressMode, ADAPTIVE_MAX_REQUESTS};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ProgressArg {
@@ -19,10 +19,11 @@ pub struct FarmArgs {
     /// Tasks per request (k, the papers' Fanout).
     #[arg(long, short = 'k', default_value_t = 1)]
     pub fanout: u32,
-    /// Requests each worker keeps outstanding (MAXREQS).
-    #[arg(long, default_value_t = 10)]
-    pub max_requests: u32,
-    /// Adapt each worker's depth to its measured RTT and task time.
+    /// Requests each worker keeps outstanding (MAXREQS); with --adaptive the
+    /// most it may keep. Default 10, with --adaptive 40.
+    #[arg(long)]
+    pub max_requests: Option<u32>,
+    /// Adapt each worker's depth to its measured RTT, loss stalls and task time.
     #[arg(long)]
     pub adaptive: bool,
     /// No end game (no fewer requests near the end, no re-issued copies).
@@ -52,7 +53,7 @@ impl FarmArgs {
     pub fn config(&self, max_task_bytes: usize, max_result_bytes: usize) -> FarmConfig {
         FarmConfig {
             fanout: self.fanout,
-            max_requests: self.max_requests,
+            max_requests: self.max_requests.unwrap_or(if self.adaptive { ADAPTIVE_MAX_REQUESTS } else { 10 }),
             adaptive: self.adaptive,
             end_game: !self.no_end_game,
             reissue_factor: self.reissue_factor,
