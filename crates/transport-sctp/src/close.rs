@@ -6,7 +6,7 @@ use crate::stack::{self, TICK};
 use crate::transport::SctpTransport;
 use std::time::{Duration, Instant};
 use usrsctp_sys as sys;
-use wanmpi_transport::TransportError;
+use wanmpi_transport::{PeerId, TransportError};
 
 impl SctpTransport {
     pub(crate) fn shutdown_gracefully(&mut self, timeout: Duration) -> Result<(), TransportError> {
@@ -17,7 +17,8 @@ impl SctpTransport {
         if self.opts.print_stats {
             eprintln!("{}", self.counters());
         }
-        let deadline = Instant::now() + timeout;
+        let start = Instant::now();
+        let deadline = start + timeout;
         let open: Vec<(u32, u32)> = self
             .peers
             .iter()
@@ -31,18 +32,57 @@ impl SctpTransport {
                 self.close_peer(rank);
             }
         }
-        loop {
+        let settled = loop {
             self.pump()?;
-            let all_closed = self.peers.iter().flatten().all(|p| p.closed || p.assoc.is_none());
+            let settled = self.shutdown_settled();
             let now = Instant::now();
-            if all_closed || now >= deadline {
-                break;
+            if settled || now >= deadline {
+                break settled;
             }
             self.poller.wait((deadline - now).min(TICK))?;
+        };
+        if self.opts.print_stats {
+            let left = self.peers.iter().flatten().filter(|p| !p.closed && p.assoc.is_some()).count();
+            eprintln!(
+                "sctp rank {}: shutdown {} after {:?}, {left} association(s) aborted at close",
+                self.rank,
+                if settled { "settled" } else { "timed out" },
+                start.elapsed(),
+            );
         }
-        // Whatever did not finish in time is aborted by close_now.
+        // What is left (settled associations waiting for the last step of
+        // the handshake, or whatever did not finish in time) is aborted.
         self.close_now();
         Ok(())
+    }
+
+    /// Whether every association is closed or can lose nothing more.
+    ///
+    /// An association in SHUTDOWN-ACK-SENT has received the peer's SHUTDOWN
+    /// (sent by the peer only once all its data was acknowledged by us) and
+    /// has sent SHUTDOWN-ACK (sent by us only once all ours was acknowledged
+    /// by the peer): all that is left is the peer's SHUTDOWN-COMPLETE. If
+    /// that is lost, usrsctp retransmits the SHUTDOWN-ACK, maybe to a peer
+    /// that already exited, until the timeout; nothing is gained by
+    /// waiting. Aborting it costs the peer nothing either: a peer still in
+    /// SHUTDOWN-SENT (our SHUTDOWN-ACK lost) closes on the ABORT at once.
+    /// Every other state (SHUTDOWN-PENDING, SHUTDOWN-SENT, SHUTDOWN-RECEIVED)
+    /// may still have data unacknowledged one way or the other: we wait.
+    fn shutdown_settled(&mut self) -> bool {
+        let mut settled = true;
+        for rank in 0..self.peers.len() {
+            let Some(Some(p)) = self.peers.get(rank) else { continue };
+            let Some(assoc) = p.assoc.filter(|_| !p.closed) else { continue };
+            let Some(sock) = self.sock.as_ref() else { return true };
+            match sock.info::<sys::sctp_status>(assoc, sys::SCTP_STATUS) {
+                // usrsctp no longer knows the association: it is gone.
+                Err(_) => self.close_peer(rank as PeerId),
+                Ok(st) if st.sstat_state == sys::SCTP_CLOSED => self.close_peer(rank as PeerId),
+                Ok(st) if st.sstat_state == sys::SCTP_SHUTDOWN_ACK_SENT && st.sstat_unackdata == 0 && st.sstat_penddata == 0 => {}
+                Ok(_) => settled = false,
+            }
+        }
+        settled
     }
 
     /// Closes the socket (aborting open associations), releases this

@@ -40,12 +40,14 @@ pub struct LinkStats {
     pub bad_checksums: AtomicU64,
 }
 
-/// Loss injection of one link (options drop_rate, drop_seed, drop_first_data).
-#[derive(Debug, Clone, Copy)]
+/// Loss injection of one link (options drop_rate, drop_seed,
+/// drop_first_data, drop_chunks).
+#[derive(Debug, Clone)]
 pub(crate) struct DropPlan {
     pub rate: f64,
     pub seed: u64,
     pub first_data: u32,
+    pub chunks: Vec<u8>,
 }
 
 struct DropState {
@@ -97,6 +99,8 @@ pub(crate) struct Link {
     cut: OnceLock<CutWindow>,
     checksum: Checksum,
     drop_rate: f64,
+    /// Chunk types whose datagrams are all dropped (`drop_chunks`).
+    drop_chunks: Vec<u8>,
     /// Loss injection starts once setup is done, so setup stays fast.
     dropping: AtomicBool,
     state: Mutex<DropState>,
@@ -112,7 +116,7 @@ impl Link {
         drops: DropPlan,
         cut_plan: Option<PathCut>,
     ) -> Link {
-        let DropPlan { rate: drop_rate, seed: drop_seed, first_data: drop_first_data } = drops;
+        let DropPlan { rate: drop_rate, seed: drop_seed, first_data: drop_first_data, chunks: drop_chunks } = drops;
         // One generator per link, seeded from the job seed and the peer, so a
         // run is reproducible whatever order links are used in.
         let seed = drop_seed ^ (u64::from(peer) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -125,6 +129,7 @@ impl Link {
             cut: OnceLock::new(),
             checksum,
             drop_rate,
+            drop_chunks,
             dropping: AtomicBool::new(false),
             state: Mutex::new(DropState {
                 rng: ChaCha8Rng::seed_from_u64(seed),
@@ -137,7 +142,7 @@ impl Link {
 
     pub fn start_dropping(&self) {
         let first = self.state.lock().map_or(0, |s| s.drop_first);
-        self.dropping.store(self.drop_rate > 0.0 || first > 0, Relaxed);
+        self.dropping.store(self.drop_rate > 0.0 || first > 0 || !self.drop_chunks.is_empty(), Relaxed);
         if let Some(c) = self.cut_plan.filter(|c| c.path < self.paths.len()) {
             let now = Instant::now();
             let _ = self.cut.set(CutWindow { path: c.path, from: now + c.from, until: c.until.map(|u| now + u) });
@@ -231,6 +236,8 @@ impl Link {
             let dropping = self.dropping.load(Relaxed);
             if dropping && has_data && st.drop_first > 0 {
                 st.drop_first -= 1;
+                true
+            } else if dropping && !self.drop_chunks.is_empty() && wire::carries_chunk(packet, &self.drop_chunks) {
                 true
             } else {
                 dropping && self.drop_rate > 0.0 && st.rng.gen::<f64>() < self.drop_rate

@@ -127,6 +127,11 @@ pub struct SctpOptions {
     /// setup is done, whatever `drop_rate` says: a loss at a known place,
     /// for deterministic tests (WANMPI_SCTP_DROP_FIRST_DATA, 0).
     pub drop_first_data: u32,
+    /// Drop every outgoing datagram that carries a chunk of one of these
+    /// types, once setup is done: a test hook for losses in the control
+    /// handshakes, e.g. 14 = SHUTDOWN COMPLETE (WANMPI_SCTP_DROP_CHUNKS,
+    /// comma-separated chunk type numbers, empty).
+    pub drop_chunks: Vec<u8>,
     /// Print the counters on stderr at shutdown (WANMPI_SCTP_STATS, 0).
     pub print_stats: bool,
     /// Further local addresses, one more path each (path i+1 pairs our
@@ -184,6 +189,7 @@ impl Default for SctpOptions {
             drop_rate: 0.0,
             drop_seed: 0,
             drop_first_data: 0,
+            drop_chunks: vec![],
             print_stats: false,
             more_addrs: vec![],
             path_nets: vec![],
@@ -291,6 +297,14 @@ impl SctpOptions {
         }
         if let Some(v) = get("DROP_FIRST_DATA") {
             o.drop_first_data = num("DROP_FIRST_DATA", &v)?;
+        }
+        if let Some(v) = get("DROP_CHUNKS") {
+            o.drop_chunks = v
+                .split(',')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(|c| num("DROP_CHUNKS", c))
+                .collect::<Result<_, _>>()?;
         }
         if let Some(v) = get("STATS") {
             o.print_stats = num::<u8>("STATS", &v)? != 0;
@@ -406,8 +420,10 @@ mod tests {
             ("WANMPI_SCTP_CC", "htcp"),
             ("WANMPI_SCTP_CHECKSUM", "offload"),
             ("WANMPI_SCTP_DROP_RATE", "0.05"),
+            ("WANMPI_SCTP_DROP_CHUNKS", "14, 8"),
         ])
         .unwrap();
+        assert_eq!(o.drop_chunks, vec![14, 8]);
         assert_eq!(o.streams, 1);
         assert_eq!(o.rto_min_ms, 50);
         assert_eq!(o.cc, CongestionControl::Htcp);

@@ -21,6 +21,11 @@ const PRE_AUTH_LIMIT: usize = 64 << 20;
 impl SctpTransport {
     /// One progress step. Returns the number of datagrams fed to usrsctp.
     pub(crate) fn pump(&mut self) -> Result<usize, TransportError> {
+        if self.stack.is_none() {
+            // Closed: usrsctp may be finished; poll_recv only hands out
+            // what was queued before.
+            return Ok(0);
+        }
         // A busy progress loop pumps constantly; the syscalls it does not
         // need cost small-message latency (profiled: reading the timerfd
         // and an empty usrsctp_recvv on every pump).
@@ -343,7 +348,7 @@ mod tests {
             r.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
         }
         let pairs = remotes.iter().map(|r| (Arc::new(bind()), r.local_addr().unwrap())).collect();
-        let drops = DropPlan { rate: 0.0, seed: 0, first_data: 0 };
+        let drops = DropPlan { rate: 0.0, seed: 0, first_data: 0, chunks: vec![] };
         let link = Arc::new(Link::new(1, 1, pairs, Checksum::Offload, drops, None));
         let timing = PathTiming { interval: Duration::from_millis(100), fail: None, return_to_primary: true, copy_when_suspected: true };
         let peer = Peer {

@@ -9,9 +9,9 @@ pub const COMMON_HEADER: usize = 12;
 pub const CHUNK_DATA: u8 = 0;
 pub const CHUNK_IDATA: u8 = 64;
 
-/// Calls `f(tsn)` for every DATA / I-DATA chunk of `packet`. Stops quietly
-/// at the first malformed chunk.
-pub fn for_each_data_tsn(packet: &[u8], mut f: impl FnMut(u32)) {
+/// Calls `f(type, chunk)` for every chunk of `packet` (header included).
+/// Stops quietly at the first malformed chunk.
+fn for_each_chunk(packet: &[u8], mut f: impl FnMut(u8, &[u8])) {
     let mut off = COMMON_HEADER;
     while off + 4 <= packet.len() {
         let ty = packet[off];
@@ -19,11 +19,26 @@ pub fn for_each_data_tsn(packet: &[u8], mut f: impl FnMut(u32)) {
         if len < 4 || off + len > packet.len() {
             return;
         }
-        if (ty == CHUNK_DATA || ty == CHUNK_IDATA) && len >= 8 {
-            f(u32::from_be_bytes([packet[off + 4], packet[off + 5], packet[off + 6], packet[off + 7]]));
-        }
+        f(ty, &packet[off..off + len]);
         off += (len + 3) & !3; // chunks are padded to 4 bytes
     }
+}
+
+/// Whether `packet` carries a chunk of one of `types`.
+pub fn carries_chunk(packet: &[u8], types: &[u8]) -> bool {
+    let mut found = false;
+    for_each_chunk(packet, |ty, _| found |= types.contains(&ty));
+    found
+}
+
+/// Calls `f(tsn)` for every DATA / I-DATA chunk of `packet`. Stops quietly
+/// at the first malformed chunk.
+pub fn for_each_data_tsn(packet: &[u8], mut f: impl FnMut(u32)) {
+    for_each_chunk(packet, |ty, c| {
+        if (ty == CHUNK_DATA || ty == CHUNK_IDATA) && c.len() >= 8 {
+            f(u32::from_be_bytes([c[4], c[5], c[6], c[7]]));
+        }
+    });
 }
 
 /// TSN comparison in serial-number arithmetic (RFC 1982): is `a` after `b`?
@@ -69,6 +84,16 @@ mod tests {
         for_each_data_tsn(&p, |_| n += 1);
         assert_eq!(n, 1);
         for_each_data_tsn(&p[..14], |_| panic!("truncated chunk must not be read"));
+    }
+
+    #[test]
+    fn finds_chunk_types() {
+        // SACK (3) and SHUTDOWN COMPLETE (14, no body).
+        let p = packet(&[(3, &[0u8; 12]), (14, &[])]);
+        assert!(carries_chunk(&p, &[14]));
+        assert!(carries_chunk(&p, &[8, 3]));
+        assert!(!carries_chunk(&p, &[8, CHUNK_DATA]));
+        assert!(!carries_chunk(&p[..COMMON_HEADER], &[3]));
     }
 
     #[test]

@@ -74,8 +74,18 @@ pub const SCTP_CC_HSTCP: u32 = 1;
 pub const SCTP_CC_HTCP: u32 = 2;
 pub const SCTP_CC_RTCC: u32 = 3;
 
-// Association states (sstat_state).
+// Association states (sstat_state, usrsctp.h). usrsctp maps its internal
+// state onto these (sctp_map_assoc_state): an association with the
+// SHUTDOWN-PENDING flag set reads as SCTP_SHUTDOWN_PENDING whatever its
+// state, an aborted one as SCTP_CLOSED.
+pub const SCTP_CLOSED: i32 = 0x0000;
+pub const SCTP_COOKIE_WAIT: i32 = 0x0002;
+pub const SCTP_COOKIE_ECHOED: i32 = 0x0004;
 pub const SCTP_ESTABLISHED: i32 = 0x0008;
+pub const SCTP_SHUTDOWN_SENT: i32 = 0x0010;
+pub const SCTP_SHUTDOWN_RECEIVED: i32 = 0x0020;
+pub const SCTP_SHUTDOWN_ACK_SENT: i32 = 0x0040;
+pub const SCTP_SHUTDOWN_PENDING: i32 = 0x0080;
 
 /// Indexes into `sctpstat::raw` (offset of the C field / 4).
 pub mod stat {
