@@ -5,9 +5,11 @@
 use crate::auth::{self, NONCE_LEN};
 use crate::notify::{self, Notification};
 use crate::path::{self, Probe, ProbeKind};
-use crate::stack::{self, TICK};
+use crate::stack;
 use crate::transport::{Event, Peer, SctpTransport};
-use std::io::ErrorKind;
+use std::io::{self, ErrorKind};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 use usrsctp_sys as sys;
 use wanmpi_transport::{PeerId, TransportError};
@@ -15,6 +17,10 @@ use wanmpi_transport::{PeerId, TransportError};
 /// Datagrams read per pump at most, so one busy peer cannot starve the rest
 /// of the progress loop; the next pump continues.
 const MAX_DATAGRAMS_PER_PUMP: usize = 4096;
+/// Datagrams taken per recvmmsg.
+pub(crate) const BATCH: usize = 8;
+/// Room for one datagram in the receive buffer (`ubuf` holds BATCH).
+pub(crate) const DATAGRAM_MAX: usize = 64 << 10;
 /// Bytes of frames held for a peer that has not proved the secret yet.
 const PRE_AUTH_LIMIT: usize = 64 << 20;
 
@@ -30,11 +36,7 @@ impl SctpTransport {
         // need cost small-message latency (profiled: reading the timerfd
         // and an empty usrsctp_recvv on every pump).
         let now = Instant::now();
-        let periodic = now.duration_since(self.last_tick_clear) >= TICK;
-        if periodic {
-            self.poller.clear_tick();
-            self.last_tick_clear = now;
-        }
+        let periodic = self.poller.clear_tick(now);
         let timers_ran = stack::tick();
         let mut n = 0;
         for i in 0..self.udps.len() {
@@ -54,37 +56,48 @@ impl SctpTransport {
         Ok(n)
     }
 
-    /// Reads the UDP socket of local address `local`.
+    /// Reads the UDP socket of local address `local`, up to `BATCH`
+    /// datagrams per `recvmmsg`. A batch that comes back short drained the
+    /// socket: no further call just to hear EAGAIN (before: one
+    /// `recvfrom` per datagram plus an EAGAIN on every pump).
     fn read_udp(&mut self, local: usize) -> Result<usize, TransportError> {
+        let fd = self.udps[local].as_raw_fd();
         let mut n = 0;
         while n < MAX_DATAGRAMS_PER_PUMP {
-            let (len, src) = match self.udps[local].recv_from(&mut self.ubuf) {
-                Ok(x) => x,
+            let mut got = [(0usize, None::<SocketAddr>); BATCH];
+            let r = recv_batch(fd, &mut self.ubuf, &mut got);
+            let count = match r {
+                Ok(c) => c,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::ConnectionRefused) => continue,
                 Err(e) => return Err(e.into()),
             };
-            n += 1;
-            // Datagrams from anyone but a published peer endpoint are ignored.
-            let Some(&(rank, remote)) = self.by_udp.get(&src) else {
-                if path::is_glue(&self.ubuf[..len]) {
-                    self.stray_probes += 1;
+            n += count;
+            for (i, &(len, src)) in got[..count].iter().enumerate() {
+                let packet = &mut self.ubuf[i * DATAGRAM_MAX..i * DATAGRAM_MAX + len];
+                // Datagrams from anyone but a published peer endpoint are ignored.
+                let Some(&(rank, remote)) = src.as_ref().and_then(|a| self.by_udp.get(a)) else {
+                    if path::is_glue(packet) {
+                        self.stray_probes += 1;
+                    }
+                    continue;
+                };
+                let Some(Some(peer)) = self.peers.get_mut(rank as usize) else { continue };
+                if !peer.link.arrived_on(remote, len) {
+                    continue; // fault-injection cut
                 }
-                continue;
-            };
-            let Some(Some(peer)) = self.peers.get_mut(rank as usize) else { continue };
-            if !peer.link.arrived_on(remote, len) {
-                continue; // fault-injection cut
+                if path::is_glue(packet) {
+                    // Ours, never usrsctp's: a probe, an ack, or garbage.
+                    on_glue(peer, local, remote, packet);
+                    continue;
+                }
+                if peer.link.accept_input(packet) {
+                    // SAFETY: the token is registered; usrsctp copies the packet.
+                    unsafe { sys::usrsctp_conninput(peer.link.token as *mut libc::c_void, packet.as_ptr().cast(), len, 0) };
+                }
             }
-            let packet = &mut self.ubuf[..len];
-            if path::is_glue(packet) {
-                // Ours, never usrsctp's: a probe, an ack, or garbage.
-                on_glue(peer, local, remote, packet);
-                continue;
-            }
-            if peer.link.accept_input(packet) {
-                // SAFETY: the token is registered; usrsctp copies the packet.
-                unsafe { sys::usrsctp_conninput(peer.link.token as *mut libc::c_void, packet.as_ptr().cast(), len, 0) };
+            if count < BATCH {
+                break;
             }
         }
         Ok(n)
@@ -301,6 +314,52 @@ impl SctpTransport {
                 }
             }
         }
+    }
+}
+
+/// One non-blocking `recvmmsg` into `buf` (slot i at i x DATAGRAM_MAX):
+/// fills `got[i]` with (length, source) and returns the count.
+fn recv_batch(fd: RawFd, buf: &mut [u8], got: &mut [(usize, Option<SocketAddr>); BATCH]) -> io::Result<usize> {
+    debug_assert!(buf.len() >= BATCH * DATAGRAM_MAX);
+    // SAFETY: all-zero is a valid value of these plain C structs.
+    let mut addrs: [libc::sockaddr_storage; BATCH] = unsafe { std::mem::zeroed() };
+    let mut iovs: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
+    let mut msgs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+    for i in 0..BATCH {
+        iovs[i] = libc::iovec { iov_base: buf[i * DATAGRAM_MAX..].as_mut_ptr().cast(), iov_len: DATAGRAM_MAX };
+        msgs[i].msg_hdr.msg_name = (&mut addrs[i] as *mut libc::sockaddr_storage).cast();
+        msgs[i].msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        msgs[i].msg_hdr.msg_iov = &mut iovs[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    // SAFETY: every header points at live buffers of the sizes given, all
+    // of which outlive the call.
+    let r = unsafe { libc::recvmmsg(fd, msgs.as_mut_ptr(), BATCH as libc::c_uint, libc::MSG_DONTWAIT, std::ptr::null_mut()) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let count = r as usize;
+    for i in 0..count {
+        got[i] = (msgs[i].msg_len as usize, socket_addr(&addrs[i]));
+    }
+    Ok(count)
+}
+
+fn socket_addr(a: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match i32::from(a.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says this storage holds a sockaddr_in.
+            let v4 = unsafe { &*(a as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            let ip = Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr));
+            Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(v4.sin_port))))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says this storage holds a sockaddr_in6.
+            let v6 = unsafe { &*(a as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
+            let ip = Ipv6Addr::from(v6.sin6_addr.s6_addr);
+            Some(SocketAddr::V6(SocketAddrV6::new(ip, u16::from_be(v6.sin6_port), v6.sin6_flowinfo, v6.sin6_scope_id)))
+        }
+        _ => None,
     }
 }
 

@@ -80,8 +80,6 @@ pub struct SctpTransport {
     pub(crate) shutting_down: bool,
     /// The poller's eventfd is set: `events` got frames outside poll_recv.
     pub(crate) signalled: bool,
-    /// When the pump last read the tick timerfd.
-    pub(crate) last_tick_clear: Instant,
     /// Read usrsctp's socket on the next pump even without new input (a
     /// send may have queued a notification).
     pub(crate) must_read: bool,
