@@ -53,6 +53,10 @@ pub struct Args {
     /// Default: the kernel's (recorded in every row either way).
     #[arg(long, value_name = "CC")]
     pub cc: Option<String>,
+    /// MTU of the emulated hosts' devices (576..65000). Default: the
+    /// emulator's 65000; 1500 is a real WAN's (loss is drawn per packet).
+    #[arg(long, value_name = "BYTES")]
+    pub mtu: Option<u32>,
     /// Ranks per run, one per emulated host.
     #[arg(long, default_value_t = 2)]
     pub np: usize,
@@ -158,6 +162,7 @@ fn run_in(args: &Args, grid: Grid, limit: Duration, work_dir: &Path, cancel: Opt
         programs,
         limit,
         cc: args.cc.clone(),
+        mtu: args.mtu,
         csv: args.out.clone(),
         resume: args.resume,
         np: args.np,

@@ -22,6 +22,8 @@ pub struct RunOptions {
     pub limit: Duration,
     /// TCP congestion control in the hosts; `None`: the kernel's.
     pub cc: Option<String>,
+    /// MTU of the emulated hosts' devices (default: the emulator's).
+    pub mtu: Option<u32>,
     /// The CSV; the table and plots go beside it.
     pub csv: PathBuf,
     /// Keep the rows already in `csv` and run only the cells it lacks.
@@ -72,7 +74,7 @@ pub fn run_grid(opts: &RunOptions) -> Result<Vec<Row>, BenchError> {
         bar.set_message(format!("bringing up {}", net.profile()));
         let mut topo = Topology::uniform(opts.np, LinkProfile::parse(&net.profile())?);
         topo.seed = opts.seed;
-        let emu = Emulation::up(&topo, &UpOptions { congestion_control: opts.cc.clone(), ..UpOptions::default() })?;
+        let emu = Emulation::up(&topo, &UpOptions { congestion_control: opts.cc.clone(), mtu: opts.mtu, ..UpOptions::default() })?;
         let cc = wanmpi_launcher::emulate::congestion_control(&emu, 0).unwrap_or_else(|e| format!("unknown: {e}"));
         let hosts = emu.hosts();
         let setup = if needs_foreign { Some(ForeignSetup::create(&hosts, &opts.work_dir)?) } else { None };

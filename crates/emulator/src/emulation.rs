@@ -16,8 +16,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// MTU of every TUN device: large, so a TCP segment is one forwarder read.
+/// Default MTU of every TUN device: large, so a TCP segment is one forwarder
+/// read. A real WAN path has 1500 (`UpOptions::mtu`): random loss is drawn
+/// per packet, so the MTU decides how many losses a long message sees.
 pub const TUN_MTU: u32 = 65000;
+/// Smallest MTU an IPv4 host must accept.
+pub const MIN_MTU: u32 = 576;
 
 /// How long `up` waits for the forwarder to report READY.
 const READY_LIMIT: Duration = Duration::from_secs(10);
@@ -34,6 +38,8 @@ pub struct UpOptions {
     /// TCP congestion control to set in every host (`reno`, `cubic`, `bbr`);
     /// default: the kernel's.
     pub congestion_control: Option<String>,
+    /// MTU of the hosts' TUN devices, MIN_MTU..=TUN_MTU; default TUN_MTU.
+    pub mtu: Option<u32>,
 }
 
 /// One emulated host.
@@ -112,6 +118,9 @@ impl Emulation {
     /// failure everything already created is removed before returning.
     pub fn up(topology: &Topology, opts: &UpOptions) -> Result<Emulation> {
         topology.validate()?;
+        if let Some(m) = opts.mtu.filter(|m| !(MIN_MTU..=TUN_MTU).contains(m)) {
+            return Err(EmuError::Parse(format!("mtu {m}: expected {MIN_MTU} to {TUN_MTU}")));
+        }
         preflight()?;
         let (id, dir) = match &opts.state_dir {
             Some(d) => (new_id(), d.clone()),
@@ -163,7 +172,8 @@ impl Emulation {
             let mut batch = String::from("link set lo up\n");
             for p in 0..self.topology.paths {
                 let (dev, a) = (tun_name(p), host_addr(h, p));
-                batch.push_str(&format!("link set {dev} mtu {TUN_MTU} txqueuelen 1000 up\naddr add {a}/{PREFIX_LEN} dev {dev}\n"));
+                let mtu = opts.mtu.unwrap_or(TUN_MTU);
+                batch.push_str(&format!("link set {dev} mtu {mtu} txqueuelen 1000 up\naddr add {a}/{PREFIX_LEN} dev {dev}\n"));
             }
             netns::ip_batch(&self.state.netns[h], &batch)?;
         }

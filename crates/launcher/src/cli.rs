@@ -67,6 +67,10 @@ pub struct Args {
     /// Default: the kernel's.
     #[arg(long, value_name = "CC", requires = "emulate")]
     pub emulate_cc: Option<String>,
+    /// MTU of the emulated hosts' devices (576..65000). Default 65000; use
+    /// 1500 for a real WAN's packet size (loss is drawn per packet).
+    #[arg(long, value_name = "BYTES", requires = "emulate")]
+    pub emulate_mtu: Option<u32>,
     /// A failing rank does not end the job: the others go on (their
     /// operations with it fail with MPIX_ERR_PROC_FAILED); the exit code
     /// comes from the survivors (WANMPI_TOLERATE_RANK_FAILURE=1).
@@ -83,7 +87,7 @@ pub struct Args {
 /// Options of ours that take a value, to find where the program starts.
 const TAKES_VALUE: &[&str] = &[
     "-n", "--np", "--host", "--hostfile", "--launch-agent", "-x", "--env", "--timeout", "--transport", "--eager-limit", "--bootstrap",
-    "--host-addr", "--grace", "--emulate", "--emulate-cc",
+    "--host-addr", "--grace", "--emulate", "--emulate-cc", "--emulate-mtu",
 ];
 
 /// Rewrites the traditional `-np N` to `-n N`, only before the program.
@@ -187,10 +191,11 @@ fn launch(args: &Args, mut spec: JobSpec) -> Result<crate::JobOutcome, LaunchErr
     let Some(profile) = &args.emulate else { return crate::run(&spec) };
     let np = args.np.ok_or_else(|| LaunchError::Usage("--emulate needs -n N (one emulated host per rank)".into()))? as usize;
     let topo = crate::emulate::topology(profile, np)?;
-    let emu = crate::emulate::bring_up(&topo, args.emulate_cc.as_deref())?;
+    let emu = crate::emulate::bring_up(&topo, args.emulate_cc.as_deref(), args.emulate_mtu)?;
     let cc = crate::emulate::congestion_control(&emu, 0).unwrap_or_else(|e| format!("unknown ({e})"));
     let origin = if args.emulate_cc.is_some() { "set by --emulate-cc" } else { "the kernel's default" };
-    eprintln!("mpirun: emulation {} up: {np} hosts, links {profile}; TCP congestion control {cc} ({origin})", emu.id());
+    let mtu = args.emulate_mtu.unwrap_or(wanmpi_emulator::TUN_MTU);
+    eprintln!("mpirun: emulation {} up: {np} hosts, links {profile}, MTU {mtu}; TCP congestion control {cc} ({origin})", emu.id());
     crate::emulate::place_on(&mut spec, &emu, np);
     let outcome = crate::run(&spec);
     match emu.down() {

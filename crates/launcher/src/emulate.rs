@@ -35,13 +35,13 @@ pub fn topology(profile: &str, hosts: usize) -> Result<Topology, LaunchError> {
 /// Bring the emulation up, with `cc` as every host's TCP congestion control
 /// when given. The forwarder is the `wanmpi-emu` binary (see the emulator's
 /// `UpOptions`: `$WANMPI_EMU_BIN`, beside this program, or on `PATH`).
-pub fn bring_up(topo: &Topology, cc: Option<&str>) -> Result<Emulation, LaunchError> {
+pub fn bring_up(topo: &Topology, cc: Option<&str>, mtu: Option<u32>) -> Result<Emulation, LaunchError> {
     if let Some(c) = cc {
         if !matches!(c, "reno" | "cubic" | "bbr") {
             return Err(LaunchError::Usage(format!("--emulate-cc {c}: expected reno, cubic or bbr")));
         }
     }
-    let opts = UpOptions { congestion_control: cc.map(str::to_string), ..UpOptions::default() };
+    let opts = UpOptions { congestion_control: cc.map(str::to_string), mtu, ..UpOptions::default() };
     Emulation::up(topo, &opts).map_err(|e| LaunchError::Emulation(e.to_string()))
 }
 

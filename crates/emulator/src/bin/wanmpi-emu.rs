@@ -49,6 +49,9 @@ enum Cmd {
         /// TCP congestion control in every host (reno, cubic, bbr).
         #[arg(long)]
         cc: Option<String>,
+        /// MTU of the hosts' devices (576..65000, default 65000; 1500 is a real WAN's).
+        #[arg(long)]
+        mtu: Option<u32>,
     },
     /// Stop the forwarder, delete the namespaces, remove the state; prints final counters.
     Down {
@@ -143,9 +146,9 @@ fn topology(hosts: Option<usize>, profile: Option<String>, config: Option<PathBu
 
 fn run(cli: Cli) -> Result<(), EmuError> {
     match cli.cmd {
-        Cmd::Up { hosts, profile, config, seed, second_path, state, cc } => {
+        Cmd::Up { hosts, profile, config, seed, second_path, state, cc, mtu } => {
             let topo = topology(hosts, profile, config, seed, second_path)?;
-            let opts = UpOptions { forwarder_exe: None, state_dir: state, congestion_control: cc };
+            let opts = UpOptions { forwarder_exe: None, state_dir: state, congestion_control: cc, mtu };
             let emu = Emulation::up(&topo, &opts)?;
             eprintln!("emulation {} up: {} hosts, default link {}", emu.id(), emu.host_count(), topo.default);
             for h in emu.hosts() {
