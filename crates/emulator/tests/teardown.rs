@@ -113,3 +113,23 @@ fn down_never_touches_what_it_did_not_create() {
     assert!(survived, "down deleted a namespace it did not create");
     assert_gone(&id, &dir, pid);
 }
+
+#[test]
+fn mtu_option_sets_the_hosts_devices_and_bad_values_are_refused() {
+    let _g = serial();
+    if skip_unprivileged("mtu_option_sets_the_hosts_devices_and_bad_values_are_refused") {
+        return;
+    }
+    let opts = UpOptions { mtu: Some(1500), ..common::opts() };
+    let emu = Emulation::up(&topo(2, "delay=1ms"), &opts).expect("up with mtu 1500");
+    for h in emu.hosts() {
+        // /sys keeps the caller's view after setns: ask `ip` instead.
+        let out = Command::new("ip").args(["-n", &h.netns, "link", "show", "tun0"]).output().expect("ip link");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(" mtu 1500 "), "host {}: {text}", h.index);
+    }
+    drop(emu);
+    let bad = UpOptions { mtu: Some(100), ..common::opts() };
+    let err = Emulation::up(&topo(2, "delay=1ms"), &bad).err().expect("mtu 100 must be refused");
+    assert!(err.to_string().contains("mtu 100"), "{err}");
+}
