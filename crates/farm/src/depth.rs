@@ -13,9 +13,10 @@
 //!   task back by a retransmission (one RTT for a fast retransmit, 200 ms
 //!   or more for a timeout) and, on tcp, every task behind it on the
 //!   connection, so a worker covering only the smoothed RTT runs dry at
-//!   every loss. The smoothed RTT hardly moves for such rare long samples;
-//!   the percentile keeps the depth up to them as long as they keep
-//!   coming (2 in 128 are enough), ignores the odd outlier (a scheduling
+//!   every stall. The smoothed RTT jumps at such a sample and forgets it
+//!   within a few samples (and a stall seen only after a computation is
+//!   not fed to it at all); the percentile keeps the depth up to them as long as they keep
+//!   coming (3 in 128 are enough), ignores one or two outliers (a scheduling
 //!   hiccup, one backed-off timeout), and falls back to the RTT rule 128
 //!   samples after the stalls stop.
 //!
