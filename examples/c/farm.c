@@ -1,14 +1,19 @@
 /* A task farm from C with wanmpi_farm.h: rank 0 hands out tasks, the other
- * ranks compute them, every result comes back exactly once.
+ * ranks compute them, every result comes back exactly once. With WRITER > 0
+ * the manager is split (mpiBLAST's structure): rank 0 only schedules and
+ * rank WRITER receives, processes and checks every result.
  *
  *   target/wanmpi/bin/mpicc -O2 -o farm examples/c/farm.c -lwanmpi_farm
- *   target/wanmpi/bin/mpirun -n 4 ./farm [TASKS] [TASK_BYTES] [TASK_MS] [FANOUT]
+ *   target/wanmpi/bin/mpirun -n 4 ./farm [TASKS] [TASK_BYTES] [TASK_MS] [FANOUT] [WRITER] [SLOW_RANK]
  *
  * Task i is TASK_BYTES bytes of a pattern seeded by i; its result is the
  * task's 64-bit FNV-1a checksum followed by the task id, after TASK_MS of
- * compute (sleeping, as the papers' synthetic farm). The manager checks each
- * result against the checksum it computes itself, counts duplicates and
- * misses, and prints "results: N/N ok" on success (exit 0). */
+ * compute (sleeping, as the papers' synthetic farm). The rank that processes
+ * results checks each against the checksum it computes itself, counts
+ * duplicates and misses, and prints "results: N/N ok" (exit 0 only if every
+ * result arrived exactly once and matched). SLOW_RANK (default none)
+ * computes 30 times slower, so the end game hands its tasks to others and
+ * the duplicates are discarded. */
 #define _POSIX_C_SOURCE 199309L
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,8 +28,10 @@ struct state {
     uint64_t tasks;
     size_t task_bytes;
     long task_ms;
-    unsigned char *seen; /* manager: results per task */
-    uint64_t bad;        /* manager: results that do not match */
+    int rank, slow_rank;
+    unsigned char *seen; /* results rank: results per task */
+    uint64_t bad;        /* results rank: results that do not match */
+    uint64_t processed;  /* process_result calls on this process */
 };
 
 static void fill(uint64_t id, unsigned char *buf, size_t len) {
@@ -54,7 +61,8 @@ static int do_task(void *user, uint64_t id, const void *task, size_t len,
     struct state *s = user;
     if (cap < 16) return 1;
     uint64_t out[2] = { fnv1a(task, len), id };
-    struct timespec t = { s->task_ms / 1000, (s->task_ms % 1000) * 1000000L };
+    long ms = s->task_ms * (s->rank == s->slow_rank ? 30 : 1);
+    struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
     nanosleep(&t, NULL);
     memcpy(result, out, sizeof out);
     *result_len = sizeof out;
@@ -65,7 +73,8 @@ static int process_result(void *user, uint64_t id, const void *result, size_t le
     struct state *s = user;
     unsigned char *task = malloc(s->task_bytes ? s->task_bytes : 1);
     uint64_t got[2] = { 0, 0 };
-    if (!task) return 1;
+    if (!task || !s->seen) { free(task); return 1; }
+    s->processed++;
     fill(id, task, s->task_bytes);
     if (len == sizeof got) memcpy(got, result, sizeof got);
     if (id >= s->tasks || len != sizeof got || got[0] != fnv1a(task, s->task_bytes) || got[1] != id)
@@ -77,10 +86,11 @@ static int process_result(void *user, uint64_t id, const void *result, size_t le
 }
 
 int main(int argc, char **argv) {
-    int rank;
+    int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    struct state s = { 200, 12288, 5, NULL, 0 };
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    struct state s = { 200, 12288, 5, rank, -1, NULL, 0, 0 };
     if (argc > 1) s.tasks = strtoull(argv[1], NULL, 10);
     if (argc > 2) s.task_bytes = strtoull(argv[2], NULL, 10);
     if (argc > 3) s.task_ms = strtol(argv[3], NULL, 10);
@@ -88,38 +98,66 @@ int main(int argc, char **argv) {
     wanmpi_farm_config_init(&cfg);
     cfg.total_tasks = s.tasks;
     if (argc > 4) cfg.fanout = (uint32_t)strtoul(argv[4], NULL, 10);
+    if (argc > 5) cfg.writer = atoi(argv[5]);
+    if (argc > 6) s.slow_rank = atoi(argv[6]);
     cfg.max_task_bytes = s.task_bytes;
     cfg.max_result_bytes = 16;
     cfg.progress = 0;
     cfg.stall_timeout_s = 60;
-    if (rank == 0 && !(s.seen = calloc(s.tasks ? s.tasks : 1, 1))) MPI_Abort(MPI_COMM_WORLD, 1);
+    int writer = cfg.writer;       /* 0: no split */
+    int results = writer;          /* where results are processed: the writer, or the manager */
+    if (writer < 0 || (writer > 0 && writer >= size)) {
+        if (rank == 0) fprintf(stderr, "farm: writer rank %d is not in 1..%d\n", writer, size - 1);
+        MPI_Finalize();
+        return 2;
+    }
+    if (rank == results && !(s.seen = calloc(s.tasks ? s.tasks : 1, 1))) MPI_Abort(MPI_COMM_WORLD, 1);
 
-    wanmpi_farm_callbacks cb = { create_task, do_task, process_result, &s };
+    /* Each role gets only the callbacks it needs. */
+    wanmpi_farm_callbacks cb = { NULL, NULL, NULL, &s };
+    if (rank == 0) cb.create_task = create_task;
+    if (rank == results) cb.process_result = process_result;
+    if (rank != 0 && rank != writer) cb.do_task = do_task;
     wanmpi_farm_report rep;
     int rc = wanmpi_farm_run(MPI_COMM_WORLD, &cfg, &cb, &rep);
     if (rc != MPI_SUCCESS) {
         fprintf(stderr, "rank %d: wanmpi_farm_run: error %d: %s\n", rank, rc, wanmpi_farm_error_string());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    int status = 0;
+    if (writer && rank == 0 && (!rep.is_manager || rep.writer != writer || rep.tasks != s.tasks)) {
+        fprintf(stderr, "farm: rank 0's report: is_manager %d, writer %d, tasks %" PRIu64 "\n",
+                rep.is_manager, rep.writer, rep.tasks);
+        status = 1;
+    }
+    if (rank != results && s.processed != 0) status = 1;
     /* The program's own communication goes on after the farm. */
     int done = (int)rep.tasks_done, total = 0;
-    MPI_Reduce(&done, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    int status = 0;
-    if (rank == 0) {
+    MPI_Reduce(&done, &total, 1, MPI_INT, MPI_SUM, results, MPI_COMM_WORLD);
+    if (rank == results) {
         uint64_t ok = 0, missing = 0, dup = 0;
         for (uint64_t i = 0; i < s.tasks; i++) {
             ok += s.seen[i] == 1;
             missing += s.seen[i] == 0;
             dup += s.seen[i] > 1;
         }
-        printf("farm (C): %.3f s, predicted %.3f s, compute bound %.3f s; workers computed %d tasks\n",
-               rep.elapsed_s, rep.predicted_s, rep.compute_bound_s, total);
+        if (writer)
+            printf("farm (C, writer rank %d): %.3f s; workers computed %d tasks; the writer processed %" PRIu64
+                   " and discarded %" PRIu64 " duplicates\n",
+                   rank, rep.elapsed_s, total, rep.tasks, rep.duplicates);
+        else
+            printf("farm (C): %.3f s, predicted %.3f s, compute bound %.3f s; workers computed %d tasks\n",
+                   rep.elapsed_s, rep.predicted_s, rep.compute_bound_s, total);
         printf("results: %" PRIu64 "/%" PRIu64 " ok, %" PRIu64 " missing, %" PRIu64 " duplicate, %" PRIu64 " mismatched\n",
                ok, s.tasks, missing, dup, s.bad);
-        status = !(ok == s.tasks && s.bad == 0 && rep.tasks == s.tasks);
+        int good = ok == s.tasks && s.bad == 0 && rep.tasks == s.tasks && s.processed == s.tasks;
+        if (writer)
+            good = good && rep.is_writer && rep.writer == writer && (uint64_t)total == s.tasks + rep.duplicates;
+        if (!good) status = 1;
         free(s.seen);
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int any = 0;
+    MPI_Allreduce(&status, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();
-    return status;
+    return any;
 }

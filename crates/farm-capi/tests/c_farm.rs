@@ -1,10 +1,10 @@
 //! The farm's C API end to end: install libmpi (scripts/install-c) and
 //! libwanmpi_farm (crates/farm-capi/install) into target/wanmpi, compile
-//! examples/c/farm.c and examples/c/farm_writer.c (the manager split into
-//! scheduler and writer) with target/wanmpi/bin/mpicc, run them under
-//! mpirun. The examples check every result against its own checksum
-//! (farm_writer: on the writer rank) and exit 1 unless each task's result
-//! arrived exactly once. A few seconds of runs.
+//! examples/c/farm.c with target/wanmpi/bin/mpicc, run it under mpirun,
+//! without and with the manager split into scheduler and writer (its fifth
+//! argument). It checks every result against its own checksum (on the
+//! writer rank with the split) and exits 1 unless each task's result arrived
+//! exactly once. A few seconds of runs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -49,11 +49,6 @@ fn compile(name: &str) -> PathBuf {
 fn farm_exe() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
     EXE.get_or_init(|| compile("farm"))
-}
-
-fn farm_writer_exe() -> &'static Path {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| compile("farm_writer"))
 }
 
 /// One job at a time: the machine has 2 cores.
@@ -109,9 +104,9 @@ fn c_farm_needs_two_processes_and_says_so() {
 fn c_farm_split_writer_every_result_once_k1_and_k10() {
     // Writer rank 1 with k = 1; writer rank 3 with k = 10 over rendezvous-size tasks.
     for (n, args, tasks) in [(4, ["200", "12288", "2", "1", "1"], 200), (5, ["120", "131072", "2", "10", "3"], 120)] {
-        let o = run_exe(farm_writer_exe(), n, "tcp", &args);
+        let o = run_exe(farm_exe(), n, "tcp", &args);
         let t = text(&o);
-        assert!(o.status.success(), "farm_writer {args:?} failed:\n{t}");
+        assert!(o.status.success(), "farm (writer) {args:?} failed:\n{t}");
         assert!(t.contains(&format!("results: {tasks}/{tasks} ok, 0 missing, 0 duplicate, 0 mismatched")), "{t}");
         assert!(t.contains(&format!("farm (C, writer rank {}):", args[4])), "the check did not run on the writer:\n{t}");
         assert!(t.contains(&format!("farm: results processed on rank {} (writer)", args[4])), "no writer line in rank 0's summary:\n{t}");
@@ -122,7 +117,7 @@ fn c_farm_split_writer_every_result_once_k1_and_k10() {
 fn c_farm_split_writer_discards_a_stragglers_duplicates() {
     // Rank 3 computes 30x slower: the end game copies its tasks; whatever
     // it computes anyway reaches the writer as a duplicate and is discarded.
-    let o = run_exe(farm_writer_exe(), 5, "tcp", &["80", "4096", "4", "1", "1", "3"]);
+    let o = run_exe(farm_exe(), 5, "tcp", &["80", "4096", "4", "1", "1", "3"]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("results: 80/80 ok, 0 missing, 0 duplicate, 0 mismatched"), "{t}");
@@ -132,7 +127,7 @@ fn c_farm_split_writer_discards_a_stragglers_duplicates() {
 
 #[test]
 fn c_farm_split_writer_needs_three_processes() {
-    let o = run_exe(farm_writer_exe(), 2, "tcp", &["10", "64", "1", "1", "1"]);
+    let o = run_exe(farm_exe(), 2, "tcp", &["10", "64", "1", "1", "1"]);
     let t = text(&o);
     assert!(!o.status.success(), "a two-process split farm should fail:\n{t}");
     assert!(t.contains("wanmpi_farm_run: error 12") && t.contains("at least 3 processes"), "{t}");
