@@ -50,6 +50,17 @@ impl SctpTransport {
                 start.elapsed(),
             );
         }
+        if !settled {
+            // Data to or from these peers may not have been acknowledged:
+            // say so, since the job itself may still end well.
+            let unsettled: Vec<usize> =
+                self.peers.iter().enumerate().filter(|(_, p)| p.as_ref().is_some_and(|p| !p.closed && p.assoc.is_some())).map(|(r, _)| r).collect();
+            eprintln!(
+                "wanmpi: rank {}: sctp shutdown timed out after {:?}; aborting the associations with ranks {unsettled:?}",
+                self.rank,
+                start.elapsed()
+            );
+        }
         // What is left (settled associations waiting for the last step of
         // the handshake, or whatever did not finish in time) is aborted.
         self.close_now();
