@@ -18,6 +18,7 @@ const LEN: usize = 1000;
 /// Frames per pacing slot and the slot: 3000 frames over 1.5 s.
 const BATCH: u32 = 10;
 const SLOT: Duration = Duration::from_millis(5);
+const PACED: Paced = Paced { frames: FRAMES, len: LEN, batch: BATCH, slot: SLOT };
 
 fn ip(s: &str) -> IpAddr {
     s.parse().unwrap()
@@ -63,22 +64,8 @@ fn run(cut: PathCut, tail: Duration, copy: bool) -> Vec<RankResult> {
         let cut_window = t.fault_cut_window(other).expect("the cut hook is armed");
         let mut res = RankResult { counters: Counters::default(), cut: cut_window, first_switch: None, got: vec![], arrivals: vec![] };
         if me == 0 {
-            let start = Instant::now();
-            let mut seq = 0;
-            while seq < FRAMES {
-                for _ in 0..BATCH.min(FRAMES - seq) {
-                    send(&mut t, 1, 0, &frame(0, 0, seq, LEN));
-                    seq += 1;
-                }
-                sample_switch(&t, 1, &mut res.first_switch);
-                // Pace: service the transport until the next slot.
-                let next = start + SLOT * (seq / BATCH);
-                while Instant::now() < next {
-                    t.poll_recv(&mut |_| {}).unwrap();
-                    t.wait(next.saturating_duration_since(Instant::now())).unwrap();
-                }
-            }
-            // Bounded by drain's own 30 s: fails if nothing gets through.
+            send_paced(&mut t, PACED, |t, _| sample_switch(t, 1, &mut res.first_switch));
+            // Bounded: fails if nothing gets through.
             let deadline = Instant::now() + Duration::from_secs(30);
             while t.flush().unwrap() {
                 assert!(Instant::now() < deadline, "data still unacknowledged 30 s after the cut");
@@ -86,23 +73,7 @@ fn run(cut: PathCut, tail: Duration, copy: bool) -> Vec<RankResult> {
                 t.wait(Duration::from_millis(5)).unwrap();
             }
         } else {
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while (res.got.len() as u32) < FRAMES {
-                assert!(Instant::now() < deadline, "only {} of {FRAMES} frames within 30 s", res.got.len());
-                t.poll_recv(&mut |ev| match ev {
-                    Incoming::Frame { channel, bytes, .. } => {
-                        assert_eq!(channel, 0);
-                        let s = seq_of(bytes);
-                        assert_eq!(bytes, frame(0, 0, s, LEN).as_slice(), "frame {s} corrupted");
-                        res.got.push(s);
-                        res.arrivals.push(Instant::now());
-                    }
-                    Incoming::PeerLost { peer, reason } => panic!("peer {peer} lost: {reason}"),
-                })
-                .unwrap();
-                sample_switch(&t, 0, &mut res.first_switch);
-                t.wait(Duration::from_millis(5)).unwrap();
-            }
+            (res.got, res.arrivals) = receive_paced(&mut t, PACED, |t| sample_switch(t, 0, &mut res.first_switch));
         }
         let until = Instant::now() + tail;
         while Instant::now() < until {

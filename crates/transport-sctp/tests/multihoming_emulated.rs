@@ -10,13 +10,13 @@
 //! (`wanmpi-emu`, `cargo build --release -p wanmpi-emulator`) is missing.
 
 mod common;
-use common::{frame, seq_of, send, test_opts, SECRET};
+use common::{drain, receive_paced, send_paced, test_opts, Paced, SECRET};
 use std::path::PathBuf;
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::local_kv_world;
 use wanmpi_emulator::{Emulation, EmuError, Topology, UpOptions};
-use wanmpi_transport::{Incoming, Transport};
+use wanmpi_transport::Transport;
 use wanmpi_transport_sctp::{Counters, SctpOptions, SctpTransport};
 
 const FRAMES: u32 = 3000;
@@ -24,6 +24,7 @@ const CUT_AFTER: u32 = 1000;
 const LEN: usize = 1000;
 const BATCH: u32 = 10;
 const SLOT: Duration = Duration::from_millis(5);
+const PACED: Paced = Paced { frames: FRAMES, len: LEN, batch: BATCH, slot: SLOT };
 
 fn forwarder() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("WANMPI_EMU_BIN") {
@@ -120,44 +121,15 @@ fn emulated_cable_cut_of_the_primary_path_fails_over() {
 fn rank(mut t: SctpTransport, emu: &Emulation, cut_at: &Mutex<Option<Instant>>, gate: &Barrier) -> Outcome {
     let mut o = Outcome::default();
     if t.rank() == 0 {
-        let start = Instant::now();
-        let mut seq = 0;
-        while seq < FRAMES {
-            for _ in 0..BATCH.min(FRAMES - seq) {
-                send(&mut t, 1, 0, &frame(0, 0, seq, LEN));
-                seq += 1;
-            }
-            if seq == CUT_AFTER {
+        send_paced(&mut t, PACED, |_, sent| {
+            if sent == CUT_AFTER {
                 emu.set_link(0, 1, false, Some(0)).expect("cut path 0");
                 *cut_at.lock().unwrap() = Some(Instant::now());
             }
-            let next = start + SLOT * (seq / BATCH);
-            while Instant::now() < next {
-                t.poll_recv(&mut |_| {}).unwrap();
-                t.wait(next.saturating_duration_since(Instant::now())).unwrap();
-            }
-        }
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while t.flush().unwrap() {
-            assert!(Instant::now() < deadline, "data still unacknowledged 30 s after the cut");
-            t.wait(Duration::from_millis(5)).unwrap();
-        }
+        });
+        drain(&mut t);
     } else {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while (o.got.len() as u32) < FRAMES {
-            assert!(Instant::now() < deadline, "only {} of {FRAMES} frames within 30 s", o.got.len());
-            t.poll_recv(&mut |ev| match ev {
-                Incoming::Frame { bytes, .. } => {
-                    let s = seq_of(bytes);
-                    assert_eq!(bytes, frame(0, 0, s, LEN).as_slice(), "frame {s} corrupted");
-                    o.got.push(s);
-                    o.arrivals.push(Instant::now());
-                }
-                Incoming::PeerLost { peer, reason } => panic!("peer {peer} lost: {reason}"),
-            })
-            .unwrap();
-            t.wait(Duration::from_millis(5)).unwrap();
-        }
+        (o.got, o.arrivals) = receive_paced(&mut t, PACED, |_| {});
     }
     o.counters = t.counters();
     o.cut_at = *cut_at.lock().unwrap();

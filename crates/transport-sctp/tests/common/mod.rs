@@ -123,3 +123,57 @@ pub fn drain(t: &mut SctpTransport) {
         t.wait(Duration::from_millis(5)).expect("wait");
     }
 }
+
+/// How a paced stream of frames from rank 0 to rank 1 (channel 0) looks.
+#[derive(Clone, Copy)]
+pub struct Paced {
+    pub frames: u32,
+    pub len: usize,
+    /// Frames per slot.
+    pub batch: u32,
+    pub slot: Duration,
+}
+
+/// Sends the stream, one batch per slot, servicing the transport between
+/// batches; `after_batch(t, sent)` runs after each batch.
+pub fn send_paced(t: &mut SctpTransport, p: Paced, mut after_batch: impl FnMut(&mut SctpTransport, u32)) {
+    let start = Instant::now();
+    let mut seq = 0;
+    while seq < p.frames {
+        for _ in 0..p.batch.min(p.frames - seq) {
+            send(t, 1, 0, &frame(0, 0, seq, p.len));
+            seq += 1;
+        }
+        after_batch(t, seq);
+        let next = start + p.slot * (seq / p.batch);
+        while Instant::now() < next {
+            t.poll_recv(&mut |_| {}).expect("poll_recv");
+            t.wait(next.saturating_duration_since(Instant::now())).expect("wait");
+        }
+    }
+}
+
+/// Receives the stream (every frame checked byte for byte, on channel 0),
+/// calling `each_round(t)` between polls; returns the sequence numbers and
+/// arrival times in arrival order. Fails after 30 s.
+pub fn receive_paced(t: &mut SctpTransport, p: Paced, mut each_round: impl FnMut(&SctpTransport)) -> (Vec<u32>, Vec<Instant>) {
+    let (mut got, mut arrivals) = (Vec::new(), Vec::new());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (got.len() as u32) < p.frames {
+        assert!(Instant::now() < deadline, "only {} of {} frames within 30 s", got.len(), p.frames);
+        t.poll_recv(&mut |ev| match ev {
+            Incoming::Frame { channel, bytes, .. } => {
+                assert_eq!(channel, 0);
+                let s = seq_of(bytes);
+                assert_eq!(bytes, frame(0, 0, s, p.len).as_slice(), "frame {s} corrupted");
+                got.push(s);
+                arrivals.push(Instant::now());
+            }
+            Incoming::PeerLost { peer, reason } => panic!("peer {peer} lost: {reason}"),
+        })
+        .expect("poll_recv");
+        each_round(t);
+        t.wait(Duration::from_millis(5)).expect("wait");
+    }
+    (got, arrivals)
+}
