@@ -78,8 +78,7 @@ pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data
         m.answer_recvs.push((r, ()));
     }
     let mut progress = Progress::new(cfg.progress, total, cfg.progress_interval);
-    let mut backoff = crate::poll::Backoff::new();
-    let mut last_event = Instant::now();
+    let mut rounds = crate::poll::Rounds::new(cfg.stall_timeout);
     loop {
         let mut events = m.poll(farm)?;
         events += m.serve(farm)?;
@@ -90,15 +89,7 @@ pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data
         if m.rows.iter().all(|r| r.lost) {
             return Err(FarmError::AllWorkersLost { left: total - m.book.done, total });
         }
-        if events > 0 {
-            last_event = Instant::now();
-            backoff.reset();
-        } else {
-            if last_event.elapsed() > cfg.stall_timeout {
-                return Err(FarmError::Stalled(cfg.stall_timeout));
-            }
-            backoff.snooze();
-        }
+        rounds.end_round(events)?;
     }
     progress.finish();
     // Every copy is answered, so the writer has every result it will get.

@@ -52,8 +52,7 @@ pub(crate) fn run_writer<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, rank:
     let mut end: Vec<(Op, ())> = vec![(ctl.irecv(8, SCHEDULER, wire::WRITER_END_TAG).map_err(lost_scheduler)?, ())];
     let mut sends: Vec<(Op, ())> = vec![];
     let mut ledger = Ledger::new();
-    let mut backoff = crate::poll::Backoff::new();
-    let mut last_event = Instant::now();
+    let mut rounds = crate::poll::Rounds::new(cfg.stall_timeout);
     loop {
         let mut events = 0;
         for (d, ()) in data.test_some(&mut recvs)? {
@@ -94,15 +93,7 @@ pub(crate) fn run_writer<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, rank:
             }
             break;
         }
-        if events > 0 {
-            last_event = Instant::now();
-            backoff.reset();
-        } else {
-            if last_event.elapsed() > cfg.stall_timeout {
-                return Err(FarmError::Stalled(cfg.stall_timeout));
-            }
-            backoff.snooze();
-        }
+        rounds.end_round(events)?;
     }
     let elapsed_s = start.elapsed().as_secs_f64();
     // Every copy was answered: nothing more will come.
