@@ -170,12 +170,7 @@ impl Link {
             return false;
         }
         let now = Instant::now();
-        // (no Option::is_none_or: rust-version is 1.75)
-        let before_end = match c.until {
-            Some(u) => now < u,
-            None => true,
-        };
-        let cut = now >= c.from && before_end;
+        let cut = now >= c.from && c.until.is_none_or(|u| now < u);
         if let Some(p) = self.paths.get(path).filter(|_| cut) {
             p.stats.cut_drops.fetch_add(1, Relaxed);
         }
@@ -265,13 +260,13 @@ impl Link {
         if self.is_cut(i) {
             return;
         }
-        // One path: no per-path counting (the link's counters say it all).
-        if self.paths.len() > 1 {
-            path.stats.datagrams_out.fetch_add(1, Relaxed);
-            path.stats.bytes_out.fetch_add(packet.len() as u64, Relaxed);
-        }
         match path.udp.send_to(packet, path.dest) {
             Ok(_) => {
+                // One path: no per-path counting (the link's counters say it all).
+                if self.paths.len() > 1 {
+                    path.stats.datagrams_out.fetch_add(1, Relaxed);
+                    path.stats.bytes_out.fetch_add(packet.len() as u64, Relaxed);
+                }
                 self.stats.datagrams_out.fetch_add(1, Relaxed);
                 self.stats.bytes_out.fetch_add(packet.len() as u64, Relaxed);
             }

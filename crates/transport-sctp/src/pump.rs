@@ -410,21 +410,7 @@ mod tests {
         let drops = DropPlan { rate: 0.0, seed: 0, first_data: 0, chunks: vec![] };
         let link = Arc::new(Link::new(1, 1, pairs, Checksum::Offload, drops, None));
         let timing = PathTiming { interval: Duration::from_millis(100), fail: None, return_to_primary: true, copy_when_suspected: true };
-        let peer = Peer {
-            link,
-            paths: Some(Paths::new(2, timing, Instant::now())),
-            sctp_port: 5000,
-            mtu: 1280,
-            assoc: None,
-            nonce: [0; NONCE_LEN],
-            hello_pending: false,
-            proof_pending: None,
-            verified: false,
-            pre_auth: vec![],
-            pre_auth_bytes: 0,
-            lost: None,
-            closed: false,
-        };
+        let peer = Peer::new(link, Some(Paths::new(2, timing, Instant::now())), 5000, 1280);
         (peer, remotes)
     }
 

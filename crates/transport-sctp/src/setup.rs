@@ -2,7 +2,6 @@
 //! bootstrap key/value service, one association per peer (the lower rank
 //! initiates), authentication, and a bounded wait until all of it is done.
 
-use crate::auth;
 use crate::error::SctpError;
 use crate::link::{DropPlan, Link};
 use crate::options::SctpOptions;
@@ -160,21 +159,7 @@ impl SctpTransport {
                 }
                 m => m,
             };
-            t.peers[r as usize] = Some(Peer {
-                link,
-                paths,
-                sctp_port,
-                mtu,
-                assoc: None,
-                nonce: auth::fresh_nonce(),
-                hello_pending: false,
-                proof_pending: None,
-                verified: false,
-                pre_auth: vec![],
-                pre_auth_bytes: 0,
-                lost: None,
-                closed: false,
-            });
+            t.peers[r as usize] = Some(Peer::new(link, paths, sctp_port, mtu));
         }
         t.set_default_mtu()?;
         // Every rank knows every link before the first INIT flies, so no

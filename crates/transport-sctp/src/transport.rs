@@ -47,6 +47,27 @@ pub(crate) struct Peer {
     pub closed: bool,
 }
 
+impl Peer {
+    /// A peer before its association: not yet proved, nothing held.
+    pub fn new(link: Arc<Link>, paths: Option<Paths>, sctp_port: u16, mtu: u32) -> Peer {
+        Peer {
+            link,
+            paths,
+            sctp_port,
+            mtu,
+            assoc: None,
+            nonce: auth::fresh_nonce(),
+            hello_pending: false,
+            proof_pending: None,
+            verified: false,
+            pre_auth: vec![],
+            pre_auth_bytes: 0,
+            lost: None,
+            closed: false,
+        }
+    }
+}
+
 /// One rank's sctp transport: one UDP socket, one one-to-many SCTP socket,
 /// one association per other rank, streams as channels.
 pub struct SctpTransport {
