@@ -8,7 +8,7 @@ use crate::path::{self, Probe, ProbeKind};
 use crate::stack;
 use crate::transport::{Event, Peer, SctpTransport};
 use std::io::{self, ErrorKind};
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 use usrsctp_sys as sys;
@@ -340,27 +340,14 @@ fn recv_batch(fd: RawFd, buf: &mut [u8], got: &mut [(usize, Option<SocketAddr>);
     }
     let count = r as usize;
     for i in 0..count {
-        got[i] = (msgs[i].msg_len as usize, socket_addr(&addrs[i]));
+        got[i] = (msgs[i].msg_len as usize, socket_addr(&addrs[i], msgs[i].msg_hdr.msg_namelen));
     }
     Ok(count)
 }
 
-fn socket_addr(a: &libc::sockaddr_storage) -> Option<SocketAddr> {
-    match i32::from(a.ss_family) {
-        libc::AF_INET => {
-            // SAFETY: the family says this storage holds a sockaddr_in.
-            let v4 = unsafe { &*(a as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
-            let ip = Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr));
-            Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(v4.sin_port))))
-        }
-        libc::AF_INET6 => {
-            // SAFETY: the family says this storage holds a sockaddr_in6.
-            let v6 = unsafe { &*(a as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
-            let ip = Ipv6Addr::from(v6.sin6_addr.s6_addr);
-            Some(SocketAddr::V6(SocketAddrV6::new(ip, u16::from_be(v6.sin6_port), v6.sin6_flowinfo, v6.sin6_scope_id)))
-        }
-        _ => None,
-    }
+fn socket_addr(a: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<SocketAddr> {
+    // SAFETY: recvmmsg wrote this address and its length.
+    unsafe { socket2::SockAddr::new(*a, len) }.as_socket()
 }
 
 /// A glue datagram from `peer`'s endpoint `remote`, arrived on our socket
