@@ -5,11 +5,7 @@ use wanmpi::prelude::*;
 
 fn rss_kib() -> i64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(-1)
+    s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(-1)
 }
 
 fn main() -> wanmpi::Result<()> {
@@ -20,13 +16,7 @@ fn main() -> wanmpi::Result<()> {
     world.gather_into(&mine, &mut all, 0)?;
     if world.rank() == 0 {
         all.sort();
-        println!(
-            "ranks {} rss_kib min {} median {} max {}",
-            world.size(),
-            all[0],
-            all[all.len() / 2],
-            all[all.len() - 1]
-        );
+        println!("ranks {} rss_kib min {} median {} max {}", world.size(), all[0], all[all.len() / 2], all[all.len() - 1]);
     }
     Ok(())
 }

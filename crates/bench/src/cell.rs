@@ -176,11 +176,9 @@ fn run_foreign(ctx: &Context, imp: &Implementation, size: u64, args: Vec<String>
     };
     kill_leftovers(ctx.hosts);
     match ran.status {
-        None if ran.hung_after_result => Ran {
-            status: Status::Ok,
-            stdout: ran.stdout,
-            note: format!("{HUNG_NOTE} within {} s; killed", EXIT_GRACE.as_secs()),
-        },
+        None if ran.hung_after_result => {
+            Ran { status: Status::Ok, stdout: ran.stdout, note: format!("{HUNG_NOTE} within {} s; killed", EXIT_GRACE.as_secs()) }
+        }
         None => Ran { status: Status::Timeout, stdout: ran.stdout, note: format!("ran past {} s", ctx.limit.as_secs_f64()) },
         Some(s) if s.success() => Ran { status: Status::Ok, stdout: ran.stdout, note: String::new() },
         Some(s) => Ran { status: Status::Failed, stdout: ran.stdout, note: format!("{s}; {}", last_line(&ran.stderr)) },
@@ -210,7 +208,15 @@ pub fn run_cell(ctx: &Context, cell: &Cell) -> Row {
         Implementation::Wanmpi(t) => run_wanmpi(ctx, t, args),
         other => run_foreign(ctx, other, cell.size, args),
     };
-    let mut row = Row { cell: cell.clone(), status: ran.status, rtt_us: None, mb_per_s: None, cc: ctx.cc.to_string(), seconds: start.elapsed().as_secs_f64(), note: ran.note };
+    let mut row = Row {
+        cell: cell.clone(),
+        status: ran.status,
+        rtt_us: None,
+        mb_per_s: None,
+        cc: ctx.cc.to_string(),
+        seconds: start.elapsed().as_secs_f64(),
+        note: ran.note,
+    };
     if row.status == Status::Ok {
         match parse_result(&ran.stdout, cell.size) {
             Some((rtt, mbs)) => (row.rtt_us, row.mb_per_s) = (Some(rtt), mbs),

@@ -19,7 +19,11 @@ pub const PINGPONG_C: &str = include_str!("../c/pingpong.c");
 /// sizes x repetitions across the WAN emulator and writes a CSV, a Markdown
 /// table and PNG plots. Needs root (network namespaces).
 #[derive(Debug, Parser)]
-#[command(name = "wanmpi bench", version, after_help = "ARGS after -- are the program's; {size} and {iters} are replaced per run.\nDefault ARGS: --sizes {size} --iters {iters} --csv (the ping-pong).\nDocumentation: docs/benchmarks.md, docs/emulated-runs.md")]
+#[command(
+    name = "wanmpi bench",
+    version,
+    after_help = "ARGS after -- are the program's; {size} and {iters} are replaced per run.\nDefault ARGS: --sizes {size} --iters {iters} --csv (the ping-pong).\nDocumentation: docs/benchmarks.md, docs/emulated-runs.md"
+)]
 pub struct Args {
     /// Implementations: wanmpi:TRANSPORT (tcp, sctp, ...), openmpi, mpich.
     #[arg(long = "impl", value_name = "LIST", default_value = "wanmpi:tcp")]

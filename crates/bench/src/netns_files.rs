@@ -102,7 +102,8 @@ mod tests {
 
     #[test]
     fn hosts_file_names_every_host_and_this_machine_once() {
-        let hosts: Vec<Host> = (0..2).map(|i| Host { index: i, netns: format!("wemuab-h{i}"), addrs: vec![format!("198.18.0.{}", i + 1).parse().unwrap()] }).collect();
+        let hosts: Vec<Host> =
+            (0..2).map(|i| Host { index: i, netns: format!("wemuab-h{i}"), addrs: vec![format!("198.18.0.{}", i + 1).parse().unwrap()] }).collect();
         let t = hosts_text(&hosts, 1, "box");
         assert_eq!(t, "127.0.0.1 localhost\n198.18.0.1 wemuab-h0\n198.18.0.2 wemuab-h1 box\n");
     }

@@ -84,7 +84,14 @@ pub fn run_grid(opts: &RunOptions) -> Result<Vec<Row>, BenchError> {
             if cancelled(&opts.cancel) {
                 break;
             }
-            bar.set_message(format!("{} {} ms {}% {} B rep {}", cell.implementation, fmt_num(net.delay_ms), fmt_num(net.loss_pct), cell.size, cell.rep));
+            bar.set_message(format!(
+                "{} {} ms {}% {} B rep {}",
+                cell.implementation,
+                fmt_num(net.delay_ms),
+                fmt_num(net.loss_pct),
+                cell.size,
+                cell.rep
+            ));
             let row = run_cell(&ctx, cell);
             if row.status != Status::Ok {
                 bar.println(format!("{}: {} ({})", cell.key(), row.status, row.note));

@@ -154,7 +154,15 @@ mod tests {
     use crate::grid::{Cell, Network};
 
     fn row(imp: Implementation, delay: f64, loss: f64, rep: u32, status: Status, rtt: Option<f64>) -> Row {
-        Row { cell: Cell { implementation: imp, net: Network { delay_ms: delay, loss_pct: loss }, size: 30720, rep }, status, rtt_us: rtt, mb_per_s: None, cc: "bbr".into(), seconds: 1.0, note: String::new() }
+        Row {
+            cell: Cell { implementation: imp, net: Network { delay_ms: delay, loss_pct: loss }, size: 30720, rep },
+            status,
+            rtt_us: rtt,
+            mb_per_s: None,
+            cc: "bbr".into(),
+            seconds: 1.0,
+            note: String::new(),
+        }
     }
 
     #[test]

@@ -47,7 +47,8 @@ struct Out {
 }
 
 fn bench(args: &[&str], limit: Duration) -> Out {
-    let mut child = Command::new(BENCH).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("start wanmpi-bench");
+    let mut child =
+        Command::new(BENCH).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("start wanmpi-bench");
     let err = child.stderr.take();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
@@ -88,12 +89,14 @@ fn tiny_grid_writes_csv_table_and_plots_and_marks_failures() {
     // A wrapper that fails for size 7 and hangs for size 9: the grid must
     // mark those cells, not drop them.
     let wrapper = dir.join("pp.sh");
-    let script = format!("#!/bin/sh\ncase \"$1\" in 7) exit 3 ;; 9) exec sleep 60 ;; esac\nexec {} --sizes \"$1\" --iters \"$2\" --csv\n", pingpong.display());
+    let script =
+        format!("#!/bin/sh\ncase \"$1\" in 7) exit 3 ;; 9) exec sleep 60 ;; esac\nexec {} --sizes \"$1\" --iters \"$2\" --csv\n", pingpong.display());
     std::fs::write(&wrapper, script).expect("write wrapper");
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let csv = dir.join("r.csv");
     let before = ours();
-    let common = ["--impl", "wanmpi:tcp,wanmpi:nosuch", "--latency", "0,5", "--loss", "0", "--sizes", "1024,7,9", "--iters", "5", "--time-limit", "4", "-q"];
+    let common =
+        ["--impl", "wanmpi:tcp,wanmpi:nosuch", "--latency", "0,5", "--loss", "0", "--sizes", "1024,7,9", "--iters", "5", "--time-limit", "4", "-q"];
     let mut args: Vec<&str> = common.to_vec();
     let (w, c) = (wrapper.to_str().unwrap_or_default(), csv.to_str().unwrap_or_default());
     args.extend(["--reps", "1", "--program", w, "-o", c, "--", "{size}", "{iters}"]);
@@ -159,7 +162,23 @@ fn open_mpi_and_mpich_run_the_ping_pong_across_the_emulator() {
     let csv = dir.join("f.csv");
     let before = ours();
     let list = impls.join(",");
-    let args = ["--impl", &list, "--latency", "10", "--sizes", "1024", "--reps", "1", "--iters", "10", "--time-limit", "40", "-q", "-o", csv.to_str().unwrap_or_default()];
+    let args = [
+        "--impl",
+        &list,
+        "--latency",
+        "10",
+        "--sizes",
+        "1024",
+        "--reps",
+        "1",
+        "--iters",
+        "10",
+        "--time-limit",
+        "40",
+        "-q",
+        "-o",
+        csv.to_str().unwrap_or_default(),
+    ];
     let r = bench(&args, Duration::from_secs(120));
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let text = std::fs::read_to_string(&csv).expect("csv");

@@ -69,9 +69,7 @@ impl Request {
         let num = |w: Option<&&str>, what: &str| -> Result<i64, String> {
             w.and_then(|w| w.parse::<i64>().ok()).ok_or_else(|| format!("{verb}: bad or missing {what}"))
         };
-        let rank = |w: Option<&&str>| -> Result<u32, String> {
-            u32::try_from(num(w, "rank")?).map_err(|_| format!("{verb}: rank out of range"))
-        };
+        let rank = |w: Option<&&str>| -> Result<u32, String> { u32::try_from(num(w, "rank")?).map_err(|_| format!("{verb}: rank out of range")) };
         let exact = |n: usize| if words.len() == n { Ok(()) } else { Err(format!("{verb}: expected {n} fields")) };
         let text_after = |n: usize| rest.splitn(n + 1, ' ').nth(n).unwrap_or("").to_string();
         Ok(match verb {

@@ -22,9 +22,13 @@ fn start(bind: BootstrapAddr, size: u32, fence_timeout: Duration) -> (Server, Re
     let mut cfg = ServerConfig::new(size, SECRET);
     cfg.fence_timeout = fence_timeout;
     cfg.hello_timeout = Duration::from_secs(2);
-    let server = Server::start(&bind, cfg, Box::new(move |e| {
-        let _ = tx.lock().unwrap().send(e);
-    }))
+    let server = Server::start(
+        &bind,
+        cfg,
+        Box::new(move |e| {
+            let _ = tx.lock().unwrap().send(e);
+        }),
+    )
     .unwrap();
     (server, rx)
 }
@@ -165,9 +169,13 @@ fn a_fake_service_cannot_pass_as_the_launcher() {
     let (tx, _rx) = channel();
     let tx = std::sync::Mutex::new(tx);
     let cfg = ServerConfig::new(1, [0x33; 32]);
-    let fake = Server::start(&BootstrapAddr::Tcp("127.0.0.1".into(), 0), cfg, Box::new(move |e| {
-        let _ = tx.lock().unwrap().send(e);
-    }))
+    let fake = Server::start(
+        &BootstrapAddr::Tcp("127.0.0.1".into(), 0),
+        cfg,
+        Box::new(move |e| {
+            let _ = tx.lock().unwrap().send(e);
+        }),
+    )
     .unwrap();
     assert!(Client::connect_to(fake.address(), 0, 1, &SECRET, T).is_err());
 }

@@ -32,12 +32,7 @@ fn eager_rendezvous_boundaries_and_64_mib() {
 
 #[test]
 fn small_eager_limit_and_no_receive_credits() {
-    pass(
-        env!("CARGO_BIN_EXE_sizes"),
-        "sizes",
-        &[2],
-        &[("WANMPI_EAGER_LIMIT", "1024"), ("WANMPI_RECV_CREDITS", "0"), ("CONFORMANCE_BIG", "5000000")],
-    );
+    pass(env!("CARGO_BIN_EXE_sizes"), "sizes", &[2], &[("WANMPI_EAGER_LIMIT", "1024"), ("WANMPI_RECV_CREDITS", "0"), ("CONFORMANCE_BIG", "5000000")]);
 }
 
 #[test]

@@ -18,8 +18,7 @@ pub const SOCKET: &str = "ctl.sock";
 pub fn request(state_dir: &Path, request: &str) -> Result<String> {
     let path = state_dir.join(SOCKET);
     let ctx = |what: &str| format!("{what} {}", path.display());
-    let mut s = UnixStream::connect(&path)
-        .map_err(|e| EmuError::Forwarder(format!("{}: {e} (is the forwarder running?)", ctx("connecting to"))))?;
+    let mut s = UnixStream::connect(&path).map_err(|e| EmuError::Forwarder(format!("{}: {e} (is the forwarder running?)", ctx("connecting to"))))?;
     let limit = Some(Duration::from_secs(5));
     s.set_read_timeout(limit).map_err(|e| EmuError::io(ctx("socket"), e))?;
     s.set_write_timeout(limit).map_err(|e| EmuError::io(ctx("socket"), e))?;

@@ -54,23 +54,34 @@ pub struct Counters {
     pub links: Vec<LinkReport>,
 }
 
-const LINK_KEYS: [&str; 9] = [
-    "offered_pkts", "offered_bytes", "delivered_pkts", "delivered_bytes", "drop_loss", "drop_queue",
-    "drop_down", "drop_other", "queue_hw_bytes",
-];
+const LINK_KEYS: [&str; 9] =
+    ["offered_pkts", "offered_bytes", "delivered_pkts", "delivered_bytes", "drop_loss", "drop_queue", "drop_down", "drop_other", "queue_hw_bytes"];
 
 impl LinkCounters {
     fn fields(&self) -> [u64; 9] {
         [
-            self.offered_pkts, self.offered_bytes, self.delivered_pkts, self.delivered_bytes, self.drop_loss,
-            self.drop_queue, self.drop_down, self.drop_other, self.queue_hw_bytes,
+            self.offered_pkts,
+            self.offered_bytes,
+            self.delivered_pkts,
+            self.delivered_bytes,
+            self.drop_loss,
+            self.drop_queue,
+            self.drop_down,
+            self.drop_other,
+            self.queue_hw_bytes,
         ]
     }
 
     fn fields_mut(&mut self) -> [&mut u64; 9] {
         [
-            &mut self.offered_pkts, &mut self.offered_bytes, &mut self.delivered_pkts, &mut self.delivered_bytes,
-            &mut self.drop_loss, &mut self.drop_queue, &mut self.drop_down, &mut self.drop_other,
+            &mut self.offered_pkts,
+            &mut self.offered_bytes,
+            &mut self.delivered_pkts,
+            &mut self.delivered_bytes,
+            &mut self.drop_loss,
+            &mut self.drop_queue,
+            &mut self.drop_down,
+            &mut self.drop_other,
             &mut self.queue_hw_bytes,
         ]
     }
@@ -85,10 +96,8 @@ impl Counters {
     /// Machine-readable text, read back by `Counters::parse`.
     pub fn to_text(&self) -> String {
         let g = &self.global;
-        let mut s = format!(
-            "global not_ipv4={} no_route={} pool_exhausted={} pool_buffers={}\n",
-            g.not_ipv4, g.no_route, g.pool_exhausted, g.pool_buffers
-        );
+        let mut s =
+            format!("global not_ipv4={} no_route={} pool_exhausted={} pool_buffers={}\n", g.not_ipv4, g.no_route, g.pool_exhausted, g.pool_buffers);
         for l in &self.links {
             let _ = write!(s, "link {} {} {} up={}", l.src, l.dst, l.path, l.up as u8);
             for (k, v) in LINK_KEYS.iter().zip(l.counters.fields()) {
@@ -155,16 +164,22 @@ impl Counters {
             let _ = writeln!(
                 s,
                 "{:<10} {:>4} {:>10} {:>12} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>10}",
-                name, if l.up { "up" } else { "DOWN" }, c.offered_pkts, c.offered_bytes, c.delivered_pkts,
-                c.delivered_bytes, c.drop_loss, c.drop_queue, c.drop_down, c.drop_other, c.queue_hw_bytes
+                name,
+                if l.up { "up" } else { "DOWN" },
+                c.offered_pkts,
+                c.offered_bytes,
+                c.delivered_pkts,
+                c.delivered_bytes,
+                c.drop_loss,
+                c.drop_queue,
+                c.drop_down,
+                c.drop_other,
+                c.queue_hw_bytes
             );
         }
         let g = &self.global;
-        let _ = writeln!(
-            s,
-            "not ipv4: {}  no route: {}  pool exhausted: {}  pool buffers: {}",
-            g.not_ipv4, g.no_route, g.pool_exhausted, g.pool_buffers
-        );
+        let _ =
+            writeln!(s, "not ipv4: {}  no route: {}  pool exhausted: {}  pool buffers: {}", g.not_ipv4, g.no_route, g.pool_exhausted, g.pool_buffers);
         s
     }
 }

@@ -86,10 +86,7 @@ pub fn preflight() -> Result<()> {
 }
 
 fn new_id() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
     let mix = (std::process::id() as u64).wrapping_mul(0x9E37_79B9) ^ nanos as u64 ^ crate::forwarder::now_ns();
     format!("{:06x}", mix & 0xff_ffff)
 }
@@ -195,9 +192,7 @@ impl Emulation {
                 Ok(())
             });
         }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| EmuError::Forwarder(format!("starting {}: {e} (set WANMPI_EMU_BIN?)", exe.display())))?;
+        let mut child = cmd.spawn().map_err(|e| EmuError::Forwarder(format!("starting {}: {e} (set WANMPI_EMU_BIN?)", exe.display())))?;
         let pid = child.id() as i32;
         let start = state::proc_start(pid).map(|(s, _)| s);
         let stdout = child.stdout.take();
@@ -270,9 +265,9 @@ impl Emulation {
     /// Resolve `0`, `h0`, a namespace name or an address to a host index.
     pub fn resolve_host(&self, s: &str) -> Result<usize> {
         let by_index = s.strip_prefix('h').unwrap_or(s).parse::<usize>().ok();
-        let found = by_index.filter(|i| *i < self.host_count()).or_else(|| {
-            self.hosts().into_iter().find(|h| h.netns == s || h.addrs.iter().any(|a| a.to_string() == s)).map(|h| h.index)
-        });
+        let found = by_index
+            .filter(|i| *i < self.host_count())
+            .or_else(|| self.hosts().into_iter().find(|h| h.netns == s || h.addrs.iter().any(|a| a.to_string() == s)).map(|h| h.index));
         found.ok_or_else(|| EmuError::NoSuchHost(s.to_string()))
     }
 
@@ -426,8 +421,11 @@ fn stop_forwarder(p: ProcId, mut child: Option<&mut Child>) {
 
 /// Tear down every emulation recorded under `root` (default `/run/wanmpi-emu`).
 pub fn down_all(root: &Path) -> Vec<(PathBuf, Result<Option<Counters>>)> {
-    state::list(root).into_iter().map(|d| {
-        let r = down_dir(&d);
-        (d, r)
-    }).collect()
+    state::list(root)
+        .into_iter()
+        .map(|d| {
+            let r = down_dir(&d);
+            (d, r)
+        })
+        .collect()
 }

@@ -22,11 +22,7 @@ pub enum EmuError {
     },
     /// An external command (`ip ...`) ran but reported failure.
     #[error("command `{cmd}` failed ({status}): {stderr}")]
-    Command {
-        cmd: String,
-        status: String,
-        stderr: String,
-    },
+    Command { cmd: String, status: String, stderr: String },
     /// The forwarder process did not start or stopped answering.
     #[error("forwarder: {0}")]
     Forwarder(String),
@@ -40,17 +36,11 @@ pub enum EmuError {
 
 impl EmuError {
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        EmuError::Io {
-            context: context.into(),
-            source,
-        }
+        EmuError::Io { context: context.into(), source }
     }
 
     pub fn state(path: impl Into<PathBuf>, msg: impl Into<String>) -> Self {
-        EmuError::State {
-            path: path.into(),
-            msg: msg.into(),
-        }
+        EmuError::State { path: path.into(), msg: msg.into() }
     }
 }
 

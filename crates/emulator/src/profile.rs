@@ -52,15 +52,7 @@ pub struct LinkProfile {
 
 impl Default for LinkProfile {
     fn default() -> Self {
-        LinkProfile {
-            delay_ns: 0,
-            jitter_ns: 0,
-            loss: 0.0,
-            burst: None,
-            rate_bps: 0,
-            queue: QueueLimit::Time { ns: 100_000_000 },
-            reorder: false,
-        }
+        LinkProfile { delay_ns: 0, jitter_ns: 0, loss: 0.0, burst: None, rate_bps: 0, queue: QueueLimit::Time { ns: 100_000_000 }, reorder: false }
     }
 }
 
@@ -79,9 +71,7 @@ impl LinkProfile {
     /// default 100%).
     pub fn apply(&mut self, s: &str) -> Result<()> {
         for item in s.split([',', ' ']).filter(|t| !t.trim().is_empty()) {
-            let (k, v) = item
-                .split_once('=')
-                .ok_or_else(|| EmuError::Parse(format!("`{item}`: expected key=value")))?;
+            let (k, v) = item.split_once('=').ok_or_else(|| EmuError::Parse(format!("`{item}`: expected key=value")))?;
             let v = v.trim();
             match k.trim() {
                 "delay" => self.delay_ns = parse_duration_ns(v)?,
@@ -105,11 +95,7 @@ impl LinkProfile {
     }
 
     fn burst_mut(&mut self) -> &mut GilbertElliott {
-        self.burst.get_or_insert(GilbertElliott {
-            p_good_to_bad: 0.0,
-            p_bad_to_good: 0.0,
-            bad_loss: 1.0,
-        })
+        self.burst.get_or_insert(GilbertElliott { p_good_to_bad: 0.0, p_bad_to_good: 0.0, bad_loss: 1.0 })
     }
 }
 
@@ -132,13 +118,7 @@ fn parse_bool(v: &str) -> Result<bool> {
 
 impl fmt::Display for LinkProfile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "delay={},jitter={},loss={}",
-            fmt_duration_ns(self.delay_ns),
-            fmt_duration_ns(self.jitter_ns),
-            self.loss
-        )?;
+        write!(f, "delay={},jitter={},loss={}", fmt_duration_ns(self.delay_ns), fmt_duration_ns(self.jitter_ns), self.loss)?;
         if self.rate_bps > 0 {
             write!(f, ",rate={}bit", self.rate_bps)?;
             match self.queue {

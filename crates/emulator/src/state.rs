@@ -150,9 +150,8 @@ pub fn is_running(p: ProcId) -> bool {
 
 /// Every state directory under `root`.
 pub fn list(root: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root)
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| State::path(p).exists()).collect())
-        .unwrap_or_default();
+    let mut v: Vec<PathBuf> =
+        std::fs::read_dir(root).map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| State::path(p).exists()).collect()).unwrap_or_default();
     v.sort();
     v
 }

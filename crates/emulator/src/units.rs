@@ -4,13 +4,9 @@ use crate::error::{EmuError, Result};
 
 fn split_number(s: &str) -> Result<(f64, &str)> {
     let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (num, unit) = s.split_at(end);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| EmuError::Parse(format!("`{s}`: expected a number with a unit")))?;
+    let v: f64 = num.parse().map_err(|_| EmuError::Parse(format!("`{s}`: expected a number with a unit")))?;
     if !v.is_finite() || v < 0.0 {
         return Err(EmuError::Parse(format!("`{s}`: must be a finite non-negative number")));
     }

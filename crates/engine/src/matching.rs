@@ -109,8 +109,7 @@ impl Matcher {
             return true;
         }
         let all_before_arrived = self.order.get(&(peer, env.ctx)).is_some_and(|o| o.prefix > env.seq);
-        all_before_arrived
-            && !self.unexpected.iter().any(|u| u.peer == peer && u.env.ctx == env.ctx && u.env.seq < env.seq)
+        all_before_arrived && !self.unexpected.iter().any(|u| u.peer == peer && u.env.ctx == env.ctx && u.env.seq < env.seq)
     }
 
     /// A message's envelope arrived: find the receive it goes to.
@@ -120,10 +119,8 @@ impl Matcher {
         }
         // Only a wildcard-tag receive needs the (queue-scanning) order check.
         let mut in_order = None;
-        let pos = self
-            .posted
-            .iter()
-            .position(|p| p.accepts(peer, env) && (p.tag.is_some() || *in_order.get_or_insert_with(|| self.in_order(peer, env))));
+        let pos =
+            self.posted.iter().position(|p| p.accepts(peer, env) && (p.tag.is_some() || *in_order.get_or_insert_with(|| self.in_order(peer, env))));
         match pos {
             Some(i) => Arrival::Matched(self.posted.remove(i).id),
             None => Arrival::Unexpected,
@@ -140,13 +137,8 @@ impl Matcher {
     pub fn rematch(&mut self, peer: PeerId, ctx: u32) -> Vec<(Unexp, RequestId)> {
         let mut out = vec![];
         loop {
-            let lowest = self
-                .unexpected
-                .iter()
-                .enumerate()
-                .filter(|(_, u)| u.peer == peer && u.env.ctx == ctx)
-                .min_by_key(|(_, u)| u.env.seq)
-                .map(|(i, _)| i);
+            let lowest =
+                self.unexpected.iter().enumerate().filter(|(_, u)| u.peer == peer && u.env.ctx == ctx).min_by_key(|(_, u)| u.env.seq).map(|(i, _)| i);
             let Some(ui) = lowest else { break };
             let env = self.unexpected[ui].env;
             if !self.in_order(peer, &env) {

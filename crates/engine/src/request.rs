@@ -79,7 +79,10 @@ pub enum SendPhase {
     /// RTS sent; waiting for clear-to-send.
     AwaitCts,
     /// Data frames going out: next offset and end.
-    Streaming { next: usize, end: usize },
+    Streaming {
+        next: usize,
+        end: usize,
+    },
     /// Everything sent; a synchronous send waits for the receiver's match.
     AwaitSyncAck,
     Done,
@@ -114,7 +117,10 @@ pub enum RecvPhase {
     /// In the posted queue, not matched yet.
     Posted,
     /// Matched a message whose data is still arriving.
-    Receiving { got: usize, expect: usize },
+    Receiving {
+        got: usize,
+        expect: usize,
+    },
     Done,
 }
 
@@ -196,12 +202,7 @@ impl Requests {
     }
 
     pub fn ids(&self) -> Vec<RequestId> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, r))| r.is_some())
-            .map(|(i, (g, _))| RequestId { index: i as u32, generation: *g })
-            .collect()
+        self.slots.iter().enumerate().filter(|(_, (_, r))| r.is_some()).map(|(i, (g, _))| RequestId { index: i as u32, generation: *g }).collect()
     }
 }
 

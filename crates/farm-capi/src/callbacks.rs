@@ -63,9 +63,7 @@ impl Farm for CFarm<'_> {
         let mut out = vec![0u8; self.result_cap];
         let mut len = 0usize;
         // SAFETY: `task` is valid for its length; `out` for `result_cap` bytes.
-        let rc = unsafe {
-            f(self.cb.user, id, task.as_ptr().cast(), task.len(), out.as_mut_ptr().cast(), out.len(), &mut len)
-        };
+        let rc = unsafe { f(self.cb.user, id, task.as_ptr().cast(), task.len(), out.as_mut_ptr().cast(), out.len(), &mut len) };
         if rc != 0 {
             self.fail(format!("do_task({id}) returned {rc}"));
             return vec![];

@@ -200,13 +200,7 @@ unsafe fn run(comm: Comm, cfg: *const Config, cb: *const Callbacks, report: *mut
         return Err(arg("workers need do_task"));
     }
     let (mut data, mut ctl) = duplicate(comm).map_err(mpi)?;
-    let mut farm = CFarm {
-        cb,
-        total: c.total_tasks,
-        task_cap: fc.max_task_bytes,
-        result_cap: fc.max_result_bytes,
-        failure: None,
-    };
+    let mut farm = CFarm { cb, total: c.total_tasks, task_cap: fc.max_task_bytes, result_cap: fc.max_result_bytes, failure: None };
     let rd = RawComm::from_ops(Arc::new(COps { comm: data }));
     let rc = RawComm::from_ops(Arc::new(COps { comm: ctl }));
     let out = wanmpi_farm::run_raw(rank, size, rd, rc, &fc, &mut farm);
@@ -229,12 +223,7 @@ unsafe fn run(comm: Comm, cfg: *const Config, cb: *const Callbacks, report: *mut
 /// `cfg` and `callbacks` are NULL or valid; `report` is NULL or writable;
 /// the callbacks keep the contract of the header.
 #[no_mangle]
-pub unsafe extern "C" fn wanmpi_farm_run(
-    comm: c_int,
-    cfg: *const Config,
-    callbacks: *const Callbacks,
-    report: *mut Report,
-) -> c_int {
+pub unsafe extern "C" fn wanmpi_farm_run(comm: c_int, cfg: *const Config, callbacks: *const Callbacks, report: *mut Report) -> c_int {
     set_error("");
     let r = catch_unwind(AssertUnwindSafe(|| run(comm, cfg, callbacks, report)))
         .unwrap_or_else(|_| Err((ffi::ERR_OTHER, "internal error (a panic in the farm)".into())));

@@ -51,13 +51,7 @@ fn status(st: &ffi::Status, error_code: Option<c_int>) -> RawStatus {
         ffi::MPI_Test_cancelled(st, &mut cancelled);
     }
     let bytes = if n == ffi::UNDEFINED || n < 0 { 0 } else { n as usize };
-    RawStatus {
-        source: st.source,
-        tag: st.tag,
-        bytes,
-        error: error_code.and_then(|c| error(c, "a farm message")),
-        cancelled: cancelled != 0,
-    }
+    RawStatus { source: st.source, tag: st.tag, bytes, error: error_code.and_then(|c| error(c, "a farm message")), cancelled: cancelled != 0 }
 }
 
 impl MpiOps for COps {

@@ -100,7 +100,9 @@ impl FarmConfig {
                 return Err(crate::FarmError::Config(format!("writer rank {w} is not a rank 1..{} of the farm's {size} processes", size - 1)));
             }
             if size < 3 {
-                return Err(crate::FarmError::Config(format!("a writer rank needs at least 3 processes (scheduler, writer, a worker); this communicator has {size}")));
+                return Err(crate::FarmError::Config(format!(
+                    "a writer rank needs at least 3 processes (scheduler, writer, a worker); this communicator has {size}"
+                )));
             }
         }
         Ok(())

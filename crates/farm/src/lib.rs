@@ -112,14 +112,7 @@ pub fn run<F: Farm + ?Sized>(comm: &Communicator, cfg: &FarmConfig, farm: &mut F
 /// with MPI_ERRORS_RETURN; `rank` and `size` are this process's in them.
 /// For other MPI bindings (the C API in `wanmpi-farm-capi`); `run` does the
 /// same for a Rust communicator.
-pub fn run_raw<F: Farm + ?Sized>(
-    rank: i32,
-    size: i32,
-    data: raw::RawComm,
-    ctl: raw::RawComm,
-    cfg: &FarmConfig,
-    farm: &mut F,
-) -> FarmResult<Outcome> {
+pub fn run_raw<F: Farm + ?Sized>(rank: i32, size: i32, data: raw::RawComm, ctl: raw::RawComm, cfg: &FarmConfig, farm: &mut F) -> FarmResult<Outcome> {
     cfg.check()?;
     cfg.check_size(size)?;
     let workers = cfg.worker_ranks(size);

@@ -228,7 +228,10 @@ impl Manager<'_> {
         match self.book.reply(w, a.tag, a.verdict != Verdict::Dropped, now) {
             Reply::First { id, cancel } => self.cancel_copies(id, cancel),
             Reply::Duplicate { .. } | Reply::Dropped { .. } => Ok(()),
-            Reply::Unknown => Err(FarmError::Protocol { from, why: format!("answer of rank {} for task {} under tag {}, which it does not hold", a.rank, a.task_id, a.tag) }),
+            Reply::Unknown => Err(FarmError::Protocol {
+                from,
+                why: format!("answer of rank {} for task {} under tag {}, which it does not hold", a.rank, a.task_id, a.tag),
+            }),
         }
     }
 
@@ -298,7 +301,12 @@ impl Manager<'_> {
                 }
                 Reply::Duplicate { .. } => self.rows[w].duplicates += 1,
                 Reply::Dropped { .. } => {}
-                Reply::Unknown => return Err(FarmError::Protocol { from: d.source, why: format!("answer for task {} under tag {tag}, which it does not hold", h.task_id) }),
+                Reply::Unknown => {
+                    return Err(FarmError::Protocol {
+                        from: d.source,
+                        why: format!("answer for task {} under tag {tag}, which it does not hold", h.task_id),
+                    })
+                }
             }
         }
         // Several batches may be waiting: take them all.
@@ -402,7 +410,13 @@ impl Manager<'_> {
 
     fn send_to(&mut self, w: usize, tag: i32, id: u64, d: &Demand, body: &[u8]) -> FarmResult<()> {
         let alive = self.rows.iter().filter(|r| !r.lost).count() as u32;
-        let h = TaskHeader { task_id: id, req_seq: d.seq, alive, remaining: self.book.remaining(), queued_us: d.since.elapsed().as_micros().min(u64::MAX as u128) as u64 };
+        let h = TaskHeader {
+            task_id: id,
+            req_seq: d.seq,
+            alive,
+            remaining: self.book.remaining(),
+            queued_us: d.since.elapsed().as_micros().min(u64::MAX as u128) as u64,
+        };
         match self.data.isend(h.emit_with(body), self.rank_of(w), tag) {
             Ok(op) => {
                 self.sends.push((op, w));
@@ -424,7 +438,11 @@ impl Manager<'_> {
         let rtt = mean(&rtts);
         // Adaptive: the depth the workers held on average (their maximum
         // is a stall's, held only while stalls came).
-        let depth = if self.cfg.adaptive { mean(&st.iter().filter_map(|s| s.mean_depth()).collect::<Vec<_>>()).round().max(1.0) as u32 } else { self.cfg.max_depth() };
+        let depth = if self.cfg.adaptive {
+            mean(&st.iter().filter_map(|s| s.mean_depth()).collect::<Vec<_>>()).round().max(1.0) as u32
+        } else {
+            self.cfg.max_depth()
+        };
         // Workers may differ: the task time that gives the same total
         // throughput is W / sum(1/T_w).
         let rate: f64 = tasks.iter().filter(|t| **t > 0.0).map(|t| 1.0 / t).sum();

@@ -76,7 +76,13 @@ impl TaskHeader {
         v
     }
     pub fn parse(b: &[u8]) -> Option<(TaskHeader, &[u8])> {
-        let h = TaskHeader { task_id: u64_at(b, 0)?, req_seq: u32_at(b, 8)?, alive: u32_at(b, 12)?, remaining: u64_at(b, 16)?, queued_us: u64_at(b, 24)? };
+        let h = TaskHeader {
+            task_id: u64_at(b, 0)?,
+            req_seq: u32_at(b, 8)?,
+            alive: u32_at(b, 12)?,
+            remaining: u64_at(b, 16)?,
+            queued_us: u64_at(b, 24)?,
+        };
         Some((h, &b[Self::LEN..]))
     }
 }

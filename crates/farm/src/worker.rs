@@ -115,7 +115,11 @@ pub(crate) fn run_worker<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data:
         if last_event.elapsed() > cfg.stall_timeout {
             return Err(FarmError::Stalled(cfg.stall_timeout));
         }
-        if events > 0 { backoff.reset() } else { backoff.snooze() }
+        if events > 0 {
+            backoff.reset()
+        } else {
+            backoff.snooze()
+        }
     }
     w.finish()
 }

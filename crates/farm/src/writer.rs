@@ -37,7 +37,14 @@ fn lost_scheduler(e: wanmpi::MpiError) -> FarmError {
 }
 
 /// Runs the writer; `nworkers` sizes how many receives stay posted.
-pub(crate) fn run_writer<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, rank: i32, data: RawComm, ctl: RawComm, nworkers: usize) -> FarmResult<WriterReport> {
+pub(crate) fn run_writer<F: Farm + ?Sized>(
+    farm: &mut F,
+    cfg: &FarmConfig,
+    rank: i32,
+    data: RawComm,
+    ctl: RawComm,
+    nworkers: usize,
+) -> FarmResult<WriterReport> {
     let start = Instant::now();
     let cap = cfg.max_result_bytes + ResultHeader::LEN;
     // Two per worker: one being received while the next waits. A result

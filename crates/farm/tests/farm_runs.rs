@@ -85,7 +85,8 @@ fn all_ok(r: &Run, tasks: u64) {
     assert!(r.out.contains("farm: results processed on rank "), "no line saying where results were processed");
 }
 
-const UNEVEN: &[&str] = &["--task-ms", "2", "--time-jitter", "0.9", "--task-bytes", "20000", "--result-bytes", "80000", "--size-jitter", "0.8", "--progress", "lines"];
+const UNEVEN: &[&str] =
+    &["--task-ms", "2", "--time-jitter", "0.9", "--task-bytes", "20000", "--result-bytes", "80000", "--size-jitter", "0.8", "--progress", "lines"];
 
 #[test]
 fn every_result_once_k1_uneven_sizes_and_times() {
@@ -101,13 +102,23 @@ fn every_result_once_k10_uneven_sizes_and_times() {
 
 #[test]
 fn bulk_farm_fanout_10_runs() {
-    let r = mpirun(4, &[], "farm-bulk", &["--tasks", "120", "--fanout", "10", "--task-ms", "1", "--task-bytes", "30720", "--max-work-tags", "40", "--progress", "off"]);
+    let r = mpirun(
+        4,
+        &[],
+        "farm-bulk",
+        &["--tasks", "120", "--fanout", "10", "--task-ms", "1", "--task-bytes", "30720", "--max-work-tags", "40", "--progress", "off"],
+    );
     all_ok(&r, 120);
 }
 
 #[test]
 fn adaptive_depth_stays_small_on_loopback() {
-    let r = mpirun(4, &[], "farm-synthetic", &["--tasks", "120", "--task-ms", "5", "--task-bytes", "4096", "--adaptive", "--max-requests", "20", "--progress", "off"]);
+    let r = mpirun(
+        4,
+        &[],
+        "farm-synthetic",
+        &["--tasks", "120", "--task-ms", "5", "--task-bytes", "4096", "--adaptive", "--max-requests", "20", "--progress", "off"],
+    );
     all_ok(&r, 120);
     for (rank, depth, _) in worker_rows(&r.out) {
         let d = depth.expect("depth");
@@ -117,7 +128,12 @@ fn adaptive_depth_stays_small_on_loopback() {
 
 #[test]
 fn adaptive_depth_grows_with_emulated_rtt() {
-    let r = mpirun(4, &["--emulate", "delay=10ms"], "farm-synthetic", &["--tasks", "150", "--task-ms", "5", "--task-bytes", "4096", "--adaptive", "--max-requests", "20", "--progress", "off"]);
+    let r = mpirun(
+        4,
+        &["--emulate", "delay=10ms"],
+        "farm-synthetic",
+        &["--tasks", "150", "--task-ms", "5", "--task-bytes", "4096", "--adaptive", "--max-requests", "20", "--progress", "off"],
+    );
     if r.code != Some(0) && !r.out.contains("farm-synthetic:") {
         eprintln!("SKIP: the WAN emulator is not available here");
         return;
@@ -137,7 +153,12 @@ fn adaptive_depth_covers_loss_stalls() {
     // The maximum does not tell the rules apart (the RTT rule too jumps at
     // a stall it sees); the mean does: measured 19-21 (the end game's
     // small shares included) against the cap's 40.
-    let r = mpirun(4, &["--emulate", "delay=20ms,loss=3%"], "farm-synthetic", &["--tasks", "600", "--task-ms", "5", "--task-bytes", "4096", "--adaptive", "--progress", "off"]);
+    let r = mpirun(
+        4,
+        &["--emulate", "delay=20ms,loss=3%"],
+        "farm-synthetic",
+        &["--tasks", "600", "--task-ms", "5", "--task-bytes", "4096", "--adaptive", "--progress", "off"],
+    );
     if r.code != Some(0) && !r.out.contains("farm-synthetic:") {
         eprintln!("SKIP: the WAN emulator is not available here");
         return;
@@ -156,7 +177,12 @@ fn adaptive_depth_covers_loss_stalls() {
 
 #[test]
 fn end_game_reissues_a_stragglers_tasks_and_discards_duplicates() {
-    let r = mpirun(4, &[], "farm-synthetic", &["--tasks", "90", "--task-ms", "5", "--task-bytes", "4096", "--slow-rank", "2", "--slow-factor", "30", "--progress", "off"]);
+    let r = mpirun(
+        4,
+        &[],
+        "farm-synthetic",
+        &["--tasks", "90", "--task-ms", "5", "--task-bytes", "4096", "--slow-rank", "2", "--slow-factor", "30", "--progress", "off"],
+    );
     all_ok(&r, 90);
     assert!(count_before(&r.out, "re-issued") >= 1, "no task was re-issued");
     // The straggler's copies were either dropped unstarted (cancelled) or
@@ -170,14 +196,24 @@ fn end_game_reissues_a_stragglers_tasks_and_discards_duplicates() {
 
 #[test]
 fn end_game_off_reissues_nothing() {
-    let r = mpirun(4, &[], "farm-synthetic", &["--tasks", "40", "--task-ms", "5", "--task-bytes", "4096", "--slow-rank", "2", "--slow-factor", "4", "--no-end-game", "--progress", "off"]);
+    let r = mpirun(
+        4,
+        &[],
+        "farm-synthetic",
+        &["--tasks", "40", "--task-ms", "5", "--task-bytes", "4096", "--slow-rank", "2", "--slow-factor", "4", "--no-end-game", "--progress", "off"],
+    );
     all_ok(&r, 40);
     assert_eq!(count_before(&r.out, "re-issued"), 0);
 }
 
 #[test]
 fn killed_worker_is_survived_with_tolerate_rank_failure() {
-    let r = mpirun(4, &["--tolerate-rank-failure"], "farm-synthetic", &["--tasks", "100", "--task-ms", "5", "--task-bytes", "4096", "--die-rank", "2", "--die-after", "5", "--progress", "off"]);
+    let r = mpirun(
+        4,
+        &["--tolerate-rank-failure"],
+        "farm-synthetic",
+        &["--tasks", "100", "--task-ms", "5", "--task-bytes", "4096", "--die-rank", "2", "--die-after", "5", "--progress", "off"],
+    );
     all_ok(&r, 100);
     assert!(r.err.contains("kills itself"), "the test hook did not fire");
     assert!(count_before(&r.out, "re-queued from lost workers") >= 1, "the dead worker's tasks were not handed out again");
@@ -188,7 +224,12 @@ fn killed_worker_is_survived_with_tolerate_rank_failure() {
 
 #[test]
 fn killed_worker_ends_the_job_without_the_flag() {
-    let r = mpirun(4, &[], "farm-synthetic", &["--tasks", "100", "--task-ms", "5", "--task-bytes", "4096", "--die-rank", "2", "--die-after", "5", "--progress", "off"]);
+    let r = mpirun(
+        4,
+        &[],
+        "farm-synthetic",
+        &["--tasks", "100", "--task-ms", "5", "--task-bytes", "4096", "--die-rank", "2", "--die-after", "5", "--progress", "off"],
+    );
     assert_ne!(r.code, Some(0));
     assert!(!r.out.contains("results:"), "the farm should not have finished");
     assert!(r.err.contains("MPIX_ERR_PROC_FAILED") || r.err.contains("killed by signal 9"), "no clear message");
@@ -214,7 +255,12 @@ fn correlation_from_csv() {
     }
     std::fs::write(&path, text).expect("write csv");
     let out = dir.join("matrix.csv");
-    let r = mpirun(3, &[], "farm-correlation", &["--csv", path.to_str().unwrap_or_default(), "--tasks", "3", "--output", out.to_str().unwrap_or_default(), "--progress", "off"]);
+    let r = mpirun(
+        3,
+        &[],
+        "farm-correlation",
+        &["--csv", path.to_str().unwrap_or_default(), "--tasks", "3", "--output", out.to_str().unwrap_or_default(), "--progress", "off"],
+    );
     assert_eq!(r.code, Some(0));
     assert!(r.out.contains("25 samples x 4 variables"));
     assert!(r.out.contains("matches the serial computation"));
@@ -228,7 +274,10 @@ fn correlation_from_csv() {
 
 #[test]
 fn model_cli_prints_the_papers_formula() {
-    let o = Command::new(release_dir().join("wanmpi-model")).args(["worker", "--rtt-ms", "80", "--task-ms", "24", "--tasks", "10"]).output().expect("run wanmpi-model");
+    let o = Command::new(release_dir().join("wanmpi-model"))
+        .args(["worker", "--rtt-ms", "80", "--task-ms", "24", "--tasks", "10"])
+        .output()
+        .expect("run wanmpi-model");
     let out = String::from_utf8_lossy(&o.stdout);
     // 0.08 + 0.24 + 9 * 0.056 = 0.824 s.
     assert!(out.contains("paper form (1 request):   0.824 s"), "{out}");
@@ -266,20 +315,35 @@ fn split_writer_every_result_once_k1_uneven_sizes_and_times() {
 
 #[test]
 fn split_writer_every_result_once_k10_uneven_sizes_and_times() {
-    let r = mpirun(5, &[], "farm-synthetic", &[&["--tasks", "150", "-k", "10", "--max-requests", "2", "--max-tags", "16", "--writer", "3"], UNEVEN].concat());
+    let r = mpirun(
+        5,
+        &[],
+        "farm-synthetic",
+        &[&["--tasks", "150", "-k", "10", "--max-requests", "2", "--max-tags", "16", "--writer", "3"], UNEVEN].concat(),
+    );
     split_ok(&r, 150, 3);
     assert_eq!(worker_rows(&r.out).iter().map(|(rank, _, _)| *rank).collect::<Vec<_>>(), vec![1, 2, 4]);
 }
 
 #[test]
 fn split_writer_bulk_farm_fanout_10() {
-    let r = mpirun(4, &[], "farm-bulk", &["--tasks", "120", "--fanout", "10", "--task-ms", "1", "--task-bytes", "30720", "--max-work-tags", "40", "--progress", "off", "--writer"]);
+    let r = mpirun(
+        4,
+        &[],
+        "farm-bulk",
+        &["--tasks", "120", "--fanout", "10", "--task-ms", "1", "--task-bytes", "30720", "--max-work-tags", "40", "--progress", "off", "--writer"],
+    );
     split_ok(&r, 120, 1);
 }
 
 #[test]
 fn split_writer_end_game_discards_duplicates_on_the_writer() {
-    let r = mpirun(5, &[], "farm-synthetic", &["--tasks", "90", "--task-ms", "5", "--task-bytes", "4096", "--slow-rank", "2", "--slow-factor", "30", "--progress", "off", "--writer"]);
+    let r = mpirun(
+        5,
+        &[],
+        "farm-synthetic",
+        &["--tasks", "90", "--task-ms", "5", "--task-bytes", "4096", "--slow-rank", "2", "--slow-factor", "30", "--progress", "off", "--writer"],
+    );
     split_ok(&r, 90, 1);
     assert!(count_before(&r.out, "re-issued") >= 1, "no task was re-issued");
     // Each copy of the straggler's was dropped unstarted or, computed
@@ -290,7 +354,12 @@ fn split_writer_end_game_discards_duplicates_on_the_writer() {
 
 #[test]
 fn split_writer_survives_a_killed_worker() {
-    let r = mpirun(5, &["--tolerate-rank-failure"], "farm-synthetic", &["--tasks", "100", "--task-ms", "5", "--task-bytes", "4096", "--die-rank", "2", "--die-after", "5", "--progress", "off", "--writer"]);
+    let r = mpirun(
+        5,
+        &["--tolerate-rank-failure"],
+        "farm-synthetic",
+        &["--tasks", "100", "--task-ms", "5", "--task-bytes", "4096", "--die-rank", "2", "--die-after", "5", "--progress", "off", "--writer"],
+    );
     split_ok(&r, 100, 1);
     assert!(r.err.contains("kills itself"), "the test hook did not fire");
     assert!(count_before(&r.out, "re-queued from lost workers") >= 1, "the dead worker's tasks were not handed out again");
@@ -301,7 +370,12 @@ fn split_writer_survives_a_killed_worker() {
 
 #[test]
 fn split_writer_lost_ends_the_job_naming_it() {
-    let r = mpirun(5, &["--tolerate-rank-failure"], "farm-synthetic", &["--tasks", "200", "--task-ms", "5", "--task-bytes", "4096", "--die-rank", "1", "--die-after", "20", "--progress", "off", "--writer"]);
+    let r = mpirun(
+        5,
+        &["--tolerate-rank-failure"],
+        "farm-synthetic",
+        &["--tasks", "200", "--task-ms", "5", "--task-bytes", "4096", "--die-rank", "1", "--die-after", "20", "--progress", "off", "--writer"],
+    );
     assert_ne!(r.code, Some(0));
     assert!(r.err.contains("kills itself after 20 tasks processed"), "the test hook did not fire");
     assert!(!r.out.contains("results:"), "the farm should not have finished");
@@ -310,7 +384,8 @@ fn split_writer_lost_ends_the_job_naming_it() {
 
 #[test]
 fn split_writer_correlation_equals_serial() {
-    let r = mpirun(4, &[], "farm-correlation", &["--samples", "40", "--genes", "80", "--tasks", "60", "-k", "2", "--progress", "off", "--writer", "2"]);
+    let r =
+        mpirun(4, &[], "farm-correlation", &["--samples", "40", "--genes", "80", "--tasks", "60", "-k", "2", "--progress", "off", "--writer", "2"]);
     assert_eq!(r.code, Some(0));
     assert!(r.out.contains("correlation (on rank 2):"), "the matrix was not assembled on the writer");
     assert!(r.out.contains("0 of 6400 entries differ"));

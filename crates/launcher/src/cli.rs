@@ -86,8 +86,22 @@ pub struct Args {
 
 /// Options of ours that take a value, to find where the program starts.
 const TAKES_VALUE: &[&str] = &[
-    "-n", "--np", "--host", "--hostfile", "--launch-agent", "-x", "--env", "--timeout", "--transport", "--eager-limit", "--bootstrap",
-    "--host-addr", "--grace", "--emulate", "--emulate-cc", "--emulate-mtu",
+    "-n",
+    "--np",
+    "--host",
+    "--hostfile",
+    "--launch-agent",
+    "-x",
+    "--env",
+    "--timeout",
+    "--transport",
+    "--eager-limit",
+    "--bootstrap",
+    "--host-addr",
+    "--grace",
+    "--emulate",
+    "--emulate-cc",
+    "--emulate-mtu",
 ];
 
 /// Rewrites the traditional `-np N` to `-n N`, only before the program.
@@ -141,7 +155,10 @@ impl Args {
             hosts.extend(hosts::parse_hostfile(&name, &text)?);
         }
         for ha in &self.host_addr {
-            let (h, a) = ha.split_once('=').filter(|(h, a)| !h.is_empty() && !a.is_empty()).ok_or_else(|| LaunchError::Usage(format!("--host-addr {ha:?}: expected HOST=ADDR")))?;
+            let (h, a) = ha
+                .split_once('=')
+                .filter(|(h, a)| !h.is_empty() && !a.is_empty())
+                .ok_or_else(|| LaunchError::Usage(format!("--host-addr {ha:?}: expected HOST=ADDR")))?;
             let mut found = false;
             for e in hosts.iter_mut().filter(|e| e.name == h) {
                 e.addr = Some(a.to_string());
@@ -279,7 +296,9 @@ mod tests {
 
     #[test]
     fn emulate_options() {
-        let a = Args::try_parse_from(normalize(v("mpirun -np 2 --emulate delay=20ms,loss=1% --emulate-cc reno --tolerate-rank-failure ./pp --iters 3"))).unwrap();
+        let a =
+            Args::try_parse_from(normalize(v("mpirun -np 2 --emulate delay=20ms,loss=1% --emulate-cc reno --tolerate-rank-failure ./pp --iters 3")))
+                .unwrap();
         assert_eq!((a.emulate.as_deref(), a.emulate_cc.as_deref()), (Some("delay=20ms,loss=1%"), Some("reno")));
         assert!(a.to_spec().unwrap().tolerate_rank_failure);
         assert_eq!(a.command, v("./pp --iters 3"));

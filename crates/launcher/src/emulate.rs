@@ -54,11 +54,7 @@ pub fn congestion_control(emu: &Emulation, index: usize) -> Result<String, Launc
 
 /// One host entry (one slot) per emulated host, addressed on its first path.
 pub fn hosts_of(emu: &Emulation, count: usize) -> Vec<HostEntry> {
-    emu.hosts()
-        .into_iter()
-        .take(count)
-        .map(|h| HostEntry { name: h.netns, slots: 1, addr: h.addrs.first().map(|a| a.to_string()) })
-        .collect()
+    emu.hosts().into_iter().take(count).map(|h| HostEntry { name: h.netns, slots: 1, addr: h.addrs.first().map(|a| a.to_string()) }).collect()
 }
 
 /// Place the job's `np` ranks one per emulated host. The key/value service

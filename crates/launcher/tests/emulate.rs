@@ -92,7 +92,8 @@ fn one_rank_per_emulated_host() {
 #[test]
 fn congestion_control_is_set_and_reported() {
     let Some(_) = ready("congestion_control_is_set_and_reported") else { return };
-    let r = mpirun(&["-n", "2", "--emulate", "delay=1ms", "--emulate-cc", "reno", "--tag-output", "cat", "/proc/sys/net/ipv4/tcp_congestion_control"]);
+    let r =
+        mpirun(&["-n", "2", "--emulate", "delay=1ms", "--emulate-cc", "reno", "--tag-output", "cat", "/proc/sys/net/ipv4/tcp_congestion_control"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stderr.contains("TCP congestion control reno (set by --emulate-cc)"), "{}", r.stderr);
     assert!(r.stdout.contains("[0] reno") && r.stdout.contains("[1] reno"), "{}", r.stdout);

@@ -7,17 +7,44 @@ use common::*;
 #[test]
 fn variables_are_exported_to_every_rank() {
     let mut c = command(&[
-        "-x", "PROBE_FROM_ENV", "-x", "PROBE_SET=two words", "--env", "PROBE_ENV=3", "--transport", "sctp", "--eager-limit", "1000",
-        "--progress-thread", "-n", "2", PROBE,
-        "env:PROBE_FROM_ENV", "env:PROBE_SET", "env:PROBE_ENV", "env:WANMPI_TRANSPORT", "env:WANMPI_EAGER_LIMIT",
-        "env:WANMPI_PROGRESS_THREAD", "env:WANMPI_PASSED", "env:WANMPI_SIZE", "env:WANMPI_JOB_SECRET", "env:WANMPI_ADDR",
+        "-x",
+        "PROBE_FROM_ENV",
+        "-x",
+        "PROBE_SET=two words",
+        "--env",
+        "PROBE_ENV=3",
+        "--transport",
+        "sctp",
+        "--eager-limit",
+        "1000",
+        "--progress-thread",
+        "-n",
+        "2",
+        PROBE,
+        "env:PROBE_FROM_ENV",
+        "env:PROBE_SET",
+        "env:PROBE_ENV",
+        "env:WANMPI_TRANSPORT",
+        "env:WANMPI_EAGER_LIMIT",
+        "env:WANMPI_PROGRESS_THREAD",
+        "env:WANMPI_PASSED",
+        "env:WANMPI_SIZE",
+        "env:WANMPI_JOB_SECRET",
+        "env:WANMPI_ADDR",
     ]);
     c.env("PROBE_FROM_ENV", "hello").env("WANMPI_PASSED", "yes");
     let r = mpirun_with(c);
     assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
     for want in [
-        "PROBE_FROM_ENV=hello", "PROBE_SET=two words", "PROBE_ENV=3", "WANMPI_TRANSPORT=sctp", "WANMPI_EAGER_LIMIT=1000",
-        "WANMPI_PROGRESS_THREAD=1", "WANMPI_PASSED=yes", "WANMPI_SIZE=2", "WANMPI_ADDR unset",
+        "PROBE_FROM_ENV=hello",
+        "PROBE_SET=two words",
+        "PROBE_ENV=3",
+        "WANMPI_TRANSPORT=sctp",
+        "WANMPI_EAGER_LIMIT=1000",
+        "WANMPI_PROGRESS_THREAD=1",
+        "WANMPI_PASSED=yes",
+        "WANMPI_SIZE=2",
+        "WANMPI_ADDR unset",
     ] {
         assert_eq!(r.stdout.matches(&format!("{want}\n")).count(), 2, "{want} in {}", r.stdout);
     }
@@ -110,8 +137,18 @@ fn a_host_template_agent_runs_each_rank_through_it() {
     // `env PROBE_VIA={host}` stands in for `ip netns exec {host}`: a local
     // command that takes the host name and then runs the rest.
     let r = mpirun(&[
-        "--host", "emu-a:1,emu-b:1", "--host-addr", "emu-b=198.18.0.2", "--launch-agent", "env PROBE_VIA={host}", PROBE,
-        "exchange", "env:PROBE_VIA", "env:WANMPI_ADDR", "env:WANMPI_BOOTSTRAP", "finalize",
+        "--host",
+        "emu-a:1,emu-b:1",
+        "--host-addr",
+        "emu-b=198.18.0.2",
+        "--launch-agent",
+        "env PROBE_VIA={host}",
+        PROBE,
+        "exchange",
+        "env:PROBE_VIA",
+        "env:WANMPI_ADDR",
+        "env:WANMPI_BOOTSTRAP",
+        "finalize",
     ]);
     assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
     assert_eq!(r.stdout.matches("got v0,v1").count(), 2, "{}", r.stdout);

@@ -42,7 +42,11 @@ pub fn datatype(h: c_int) -> R<Datatype> {
     if h == predef::DATATYPE_NULL {
         return fail(ErrorClass::Type, "MPI_DATATYPE_NULL is not a valid datatype here");
     }
-    objs().types.get(h).cloned().ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::Type, format!("{h:#x} is not a valid datatype handle (freed, or not supported)")))
+    objs()
+        .types
+        .get(h)
+        .cloned()
+        .ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::Type, format!("{h:#x} is not a valid datatype handle (freed, or not supported)")))
 }
 
 /// The handle of a datatype value: predefined, already in the table, or

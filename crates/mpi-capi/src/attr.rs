@@ -189,4 +189,3 @@ pub unsafe extern "C" fn PMPI_Comm_delete_attr(comm: c_int, kv: c_int) -> c_int 
 pub unsafe extern "C" fn PMPI_Attr_delete(comm: c_int, kv: c_int) -> c_int {
     PMPI_Comm_delete_attr(comm, kv)
 }
-

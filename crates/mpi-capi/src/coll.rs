@@ -120,7 +120,14 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_block(s: *const c_void, r: *mut c_v
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gather(
-    s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rc: c_int, rdt: c_int, root: c_int, comm: c_int,
+    s: *const c_void,
+    sc: c_int,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_int,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
 ) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
@@ -134,7 +141,15 @@ pub unsafe extern "C" fn PMPI_Gather(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv(
-    s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rcs: *const c_int, ds: *const c_int, rdt: c_int, root: c_int, comm: c_int,
+    s: *const c_void,
+    sc: c_int,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_int,
+    ds: *const c_int,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
 ) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
@@ -149,7 +164,14 @@ pub unsafe extern "C" fn PMPI_Gatherv(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatter(
-    s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rc: c_int, rdt: c_int, root: c_int, comm: c_int,
+    s: *const c_void,
+    sc: c_int,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_int,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
 ) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
@@ -163,7 +185,15 @@ pub unsafe extern "C" fn PMPI_Scatter(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv(
-    s: *const c_void, scs: *const c_int, ds: *const c_int, sdt: c_int, r: *mut c_void, rc: c_int, rdt: c_int, root: c_int, comm: c_int,
+    s: *const c_void,
+    scs: *const c_int,
+    ds: *const c_int,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_int,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
 ) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
@@ -188,7 +218,14 @@ pub unsafe extern "C" fn PMPI_Allgather(s: *const c_void, sc: c_int, sdt: c_int,
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv(
-    s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rcs: *const c_int, ds: *const c_int, rdt: c_int, comm: c_int,
+    s: *const c_void,
+    sc: c_int,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_int,
+    ds: *const c_int,
+    rdt: c_int,
+    comm: c_int,
 ) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
@@ -212,8 +249,15 @@ pub unsafe extern "C" fn PMPI_Alltoall(s: *const c_void, sc: c_int, sdt: c_int, 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv(
-    s: *const c_void, scs: *const c_int, sds: *const c_int, sdt: c_int,
-    r: *mut c_void, rcs: *const c_int, rds: *const c_int, rdt: c_int, comm: c_int,
+    s: *const c_void,
+    scs: *const c_int,
+    sds: *const c_int,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_int,
+    rds: *const c_int,
+    rdt: c_int,
+    comm: c_int,
 ) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;

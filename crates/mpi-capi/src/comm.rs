@@ -219,7 +219,14 @@ pub unsafe extern "C" fn PMPI_Comm_get_info(comm: c_int, info: *mut c_int) -> c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_create(local: c_int, local_leader: c_int, peer: c_int, remote_leader: c_int, tag: c_int, newcomm: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Intercomm_create(
+    local: c_int,
+    local_leader: c_int,
+    peer: c_int,
+    remote_leader: c_int,
+    tag: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
     call(local, || {
         let o = out(newcomm, "newintercomm")?;
         // The peer communicator only matters at the leaders.
@@ -248,4 +255,3 @@ pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut c_int) -> c_int {
         Ok(())
     })
 }
-

@@ -102,7 +102,13 @@ pub unsafe extern "C" fn PMPI_Type_create_hindexed_block(c: c_int, blocklen: c_i
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_struct(c: c_int, blocklens: *const c_int, displs: *const Aint, types: *const c_int, newtype: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Type_create_struct(
+    c: c_int,
+    blocklens: *const c_int,
+    displs: *const Aint,
+    types: *const c_int,
+    newtype: *mut c_int,
+) -> c_int {
     call(COMM_WORLD, || {
         let n = count(c)?;
         let ts: Vec<Datatype> = slice(types, n, "array_of_types")?.iter().map(|&t| datatype(t)).collect::<R<_>>()?;
@@ -266,7 +272,13 @@ pub unsafe extern "C" fn PMPI_Type_get_envelope(dt: c_int, ni: *mut c_int, na: *
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_contents(
-    dt: c_int, maxi: c_int, maxa: c_int, maxd: c_int, ints: *mut c_int, addrs: *mut Aint, types: *mut c_int,
+    dt: c_int,
+    maxi: c_int,
+    maxa: c_int,
+    maxd: c_int,
+    ints: *mut c_int,
+    addrs: *mut Aint,
+    types: *mut c_int,
 ) -> c_int {
     call(COMM_WORLD, || {
         let d = datatype(dt)?;
@@ -292,7 +304,13 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack(
-    inbuf: *const c_void, incount: c_int, dt: c_int, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, _comm: c_int,
+    inbuf: *const c_void,
+    incount: c_int,
+    dt: c_int,
+    outbuf: *mut c_void,
+    outsize: c_int,
+    position: *mut c_int,
+    _comm: c_int,
 ) -> c_int {
     call(COMM_WORLD, || {
         let n = count(incount)?;
@@ -316,7 +334,13 @@ pub unsafe extern "C" fn PMPI_Pack(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Unpack(
-    inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, dt: c_int, _comm: c_int,
+    inbuf: *const c_void,
+    insize: c_int,
+    position: *mut c_int,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    dt: c_int,
+    _comm: c_int,
 ) -> c_int {
     call(COMM_WORLD, || {
         let n = count(outcount)?;

@@ -33,8 +33,7 @@ pub fn code_of(e: &MpiError) -> c_int {
 /// through the error handler of `comm` (MPI_COMM_WORLD's when `comm` is
 /// not a valid communicator or MPI is not running).
 pub fn call(comm: c_int, f: impl FnOnce() -> R<()>) -> c_int {
-    let r = catch_unwind(AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err(MpiError::new(ErrorClass::Intern, "internal error (a panic inside wanmpi)")));
+    let r = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(MpiError::new(ErrorClass::Intern, "internal error (a panic inside wanmpi)")));
     match r {
         Ok(()) => SUCCESS,
         Err(e) => raise(comm, e),
@@ -83,9 +82,34 @@ pub fn describe(code: c_int) -> String {
 pub fn class_from_int(code: c_int) -> Option<ErrorClass> {
     use ErrorClass::*;
     [
-        Buffer, Count, Type, Tag, Comm, Rank, Root, Group, Op, Topology, Dims, Arg, Unknown, Truncate, Other, Intern,
-        InStatus, Pending, Request, Info, InfoKey, InfoValue, InfoNokey, NoMem, Keyval, UnsupportedOperation,
-        ProcAborted, ProcFailed,
+        Buffer,
+        Count,
+        Type,
+        Tag,
+        Comm,
+        Rank,
+        Root,
+        Group,
+        Op,
+        Topology,
+        Dims,
+        Arg,
+        Unknown,
+        Truncate,
+        Other,
+        Intern,
+        InStatus,
+        Pending,
+        Request,
+        Info,
+        InfoKey,
+        InfoValue,
+        InfoNokey,
+        NoMem,
+        Keyval,
+        UnsupportedOperation,
+        ProcAborted,
+        ProcFailed,
     ]
     .into_iter()
     .find(|c| *c as c_int == code)

@@ -95,4 +95,3 @@ pub fn rt() -> R<&'static Arc<wanmpi_runtime::Runtime>> {
 pub fn rt_any() -> Option<&'static Arc<wanmpi_runtime::Runtime>> {
     RT.get()
 }
-

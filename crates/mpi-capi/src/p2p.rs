@@ -116,9 +116,18 @@ pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, c: c_int, dt: c_int, sourc
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Sendrecv(
-    sbuf: *const c_void, scount: c_int, sdt: c_int, dest: c_int, stag: c_int,
-    rbuf: *mut c_void, rcount: c_int, rdt: c_int, source: c_int, rtag: c_int,
-    comm: c_int, st: *mut MPI_Status,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: c_int,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    st: *mut MPI_Status,
 ) -> c_int {
     call(comm, || {
         let rr = irecv(rbuf, rcount, rdt, source, rtag, comm)?;
@@ -135,7 +144,15 @@ pub unsafe extern "C" fn PMPI_Sendrecv(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Sendrecv_replace(
-    buf: *mut c_void, c: c_int, dt: c_int, dest: c_int, stag: c_int, source: c_int, rtag: c_int, comm: c_int, st: *mut MPI_Status,
+    buf: *mut c_void,
+    c: c_int,
+    dt: c_int,
+    dest: c_int,
+    stag: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    st: *mut MPI_Status,
 ) -> c_int {
     call(comm, || {
         let a = decode(buf, c, dt)?;

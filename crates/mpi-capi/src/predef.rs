@@ -50,31 +50,29 @@ pub const DATATYPES: &[(u32, BasicType)] = &[
     (0x4c00_0843, Aint),
     (0x4c00_0844, Offset),
     (0x4c00_0845, Count),
-    (0x4c00_0133, CBool),             // MPI_CXX_BOOL
-    (0x4c00_0834, CFloatComplex),     // MPI_CXX_FLOAT_COMPLEX
-    (0x4c00_1035, CDoubleComplex),    // MPI_CXX_DOUBLE_COMPLEX
+    (0x4c00_0133, CBool),              // MPI_CXX_BOOL
+    (0x4c00_0834, CFloatComplex),      // MPI_CXX_FLOAT_COMPLEX
+    (0x4c00_1035, CDoubleComplex),     // MPI_CXX_DOUBLE_COMPLEX
     (0x4c00_2036, CLongDoubleComplex), // MPI_CXX_LONG_DOUBLE_COMPLEX
-    (0x4c00_041b, Int),               // MPI_INTEGER
-    (0x4c00_041c, Float),             // MPI_REAL
-    (0x4c00_081f, Double),            // MPI_DOUBLE_PRECISION
-    (0x4c00_011a, Char),              // MPI_CHARACTER
-    (0x4c00_081e, CFloatComplex),     // MPI_COMPLEX
-    (0x4c00_1022, CDoubleComplex),    // MPI_DOUBLE_COMPLEX
-    (0x4c00_0820, TwoInt),            // MPI_2INTEGER
-    (0x4c00_0427, Float),             // MPI_REAL4
-    (0x4c00_0829, Double),            // MPI_REAL8
-    (0x4c00_0828, CFloatComplex),     // MPI_COMPLEX8
-    (0x4c00_102a, CDoubleComplex),    // MPI_COMPLEX16
-    (0x4c00_012d, Int8),              // MPI_INTEGER1
-    (0x4c00_022f, Int16),             // MPI_INTEGER2
-    (0x4c00_0430, Int32),             // MPI_INTEGER4
-    (0x4c00_0831, Int64),             // MPI_INTEGER8
+    (0x4c00_041b, Int),                // MPI_INTEGER
+    (0x4c00_041c, Float),              // MPI_REAL
+    (0x4c00_081f, Double),             // MPI_DOUBLE_PRECISION
+    (0x4c00_011a, Char),               // MPI_CHARACTER
+    (0x4c00_081e, CFloatComplex),      // MPI_COMPLEX
+    (0x4c00_1022, CDoubleComplex),     // MPI_DOUBLE_COMPLEX
+    (0x4c00_0820, TwoInt),             // MPI_2INTEGER
+    (0x4c00_0427, Float),              // MPI_REAL4
+    (0x4c00_0829, Double),             // MPI_REAL8
+    (0x4c00_0828, CFloatComplex),      // MPI_COMPLEX8
+    (0x4c00_102a, CDoubleComplex),     // MPI_COMPLEX16
+    (0x4c00_012d, Int8),               // MPI_INTEGER1
+    (0x4c00_022f, Int16),              // MPI_INTEGER2
+    (0x4c00_0430, Int32),              // MPI_INTEGER4
+    (0x4c00_0831, Int64),              // MPI_INTEGER8
 ];
 
 /// One `Datatype` value per predefined handle, so identity is stable.
-static TYPES: LazyLock<HashMap<i32, Datatype>> = LazyLock::new(|| {
-    DATATYPES.iter().map(|&(h, b)| (h as i32, Datatype::basic(b))).collect()
-});
+static TYPES: LazyLock<HashMap<i32, Datatype>> = LazyLock::new(|| DATATYPES.iter().map(|&(h, b)| (h as i32, Datatype::basic(b))).collect());
 
 pub fn datatype(h: i32) -> Option<&'static Datatype> {
     TYPES.get(&h)

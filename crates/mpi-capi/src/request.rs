@@ -8,7 +8,7 @@ use std::os::raw::c_int;
 use wanmpi_runtime::{Completion, ErrorClass, MpiError, Req, Status};
 
 use crate::args::{out, slice, slice_mut};
-use crate::error::{call, code_of, raise, R, ERR_IN_STATUS, SUCCESS};
+use crate::error::{call, code_of, raise, ERR_IN_STATUS, R, SUCCESS};
 use crate::global::{objs, rt, ReqEntry};
 use crate::predef::{COMM_WORLD, REQUEST_NULL, UNDEFINED};
 use crate::status::{self, MPI_Status};

@@ -21,7 +21,8 @@ pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mu
     call(COMM_WORLD, || {
         let n = count(nnodes)?;
         let d = slice_mut(dims, count(ndims)?, "dims")?;
-        let mut v: Vec<usize> = d.iter().map(|&x| usize::try_from(x)).collect::<Result<_, _>>().or_else(|_| fail(ErrorClass::Dims, "negative dimension"))?;
+        let mut v: Vec<usize> =
+            d.iter().map(|&x| usize::try_from(x)).collect::<Result<_, _>>().or_else(|_| fail(ErrorClass::Dims, "negative dimension"))?;
         dims_create(n, &mut v)?;
         for (o, x) in d.iter_mut().zip(v) {
             *o = int(x);
@@ -31,11 +32,22 @@ pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mu
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_create(comm: c_int, ndims: c_int, dims: *const c_int, periods: *const c_int, _reorder: c_int, newcomm: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Cart_create(
+    comm: c_int,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    _reorder: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
     call(comm, || {
         let o = out(newcomm, "comm_cart")?;
         let n = count(ndims)?;
-        let dims: Vec<usize> = slice(dims, n, "dims")?.iter().map(|&x| usize::try_from(x).ok().filter(|&x| x > 0)).collect::<Option<_>>().ok_or_else(|| MpiError::new(ErrorClass::Dims, "dimensions must be positive"))?;
+        let dims: Vec<usize> = slice(dims, n, "dims")?
+            .iter()
+            .map(|&x| usize::try_from(x).ok().filter(|&x| x > 0))
+            .collect::<Option<_>>()
+            .ok_or_else(|| MpiError::new(ErrorClass::Dims, "dimensions must be positive"))?;
         let periods: Vec<bool> = slice(periods, n, "periods")?.iter().map(|&p| p != 0).collect();
         let c = Cart { dims, periods };
         let cid = comm_id(comm)?;
@@ -62,7 +74,10 @@ pub unsafe extern "C" fn PMPI_Cart_create(comm: c_int, ndims: c_int, dims: *cons
 pub unsafe extern "C" fn PMPI_Cart_coords(comm: c_int, rank: c_int, maxdims: c_int, coords: *mut c_int) -> c_int {
     call(comm, || {
         let c = cart(comm)?;
-        let r = usize::try_from(rank).ok().filter(|&r| r < c.size()).ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("rank {rank} outside the grid")))?;
+        let r = usize::try_from(rank)
+            .ok()
+            .filter(|&r| r < c.size())
+            .ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("rank {rank} outside the grid")))?;
         let out_c = slice_mut(coords, count(maxdims)?.min(c.dims.len()), "coords")?;
         for (o, x) in out_c.iter_mut().zip(c.coords(r)) {
             *o = int(x);

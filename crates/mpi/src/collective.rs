@@ -29,7 +29,8 @@ impl Communicator {
         let dt = T::datatype();
         let r = Buf::new(recv.as_mut_ptr() as *mut u8, send.len(), &dt);
         if self.rank() == root && recv.len() < send.len() {
-            return self.check(Err(wanmpi_runtime::MpiError::new(wanmpi_runtime::ErrorClass::Count, "reduce receive buffer shorter than send buffer")));
+            return self
+                .check(Err(wanmpi_runtime::MpiError::new(wanmpi_runtime::ErrorClass::Count, "reduce receive buffer shorter than send buffer")));
         }
         // SAFETY: buffers valid for `send.len()` elements (checked at the root).
         self.check(unsafe { self.rt.reduce(Some(send.as_ptr() as *const u8), r, op, root, self.id) })

@@ -26,8 +26,8 @@ pub use point_to_point::Status;
 pub use request::Request;
 
 pub use wanmpi_runtime::{
-    dims_create, Comparison, ErrHandler, ErrorClass, Group, Info, MpiError, Op, PredefOp, ALLOW_OVERTAKING, ANY_SOURCE, ANY_TAG,
-    PROC_NULL, TAG_UB, UNDEFINED,
+    dims_create, Comparison, ErrHandler, ErrorClass, Group, Info, MpiError, Op, PredefOp, ALLOW_OVERTAKING, ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB,
+    UNDEFINED,
 };
 
 pub type Result<T> = std::result::Result<T, MpiError>;

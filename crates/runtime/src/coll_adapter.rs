@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use wanmpi_engine::coll::{CollComm, CollError, RecvItem, SendItem};
-use wanmpi_engine::request::{RecvBuf, SendData};
 use wanmpi_engine::engine::SendMode as EngineMode;
+use wanmpi_engine::request::{RecvBuf, SendData};
 use wanmpi_engine::{ErrorClass, MpiError};
 
 use crate::group::Group;
@@ -34,9 +34,8 @@ impl CollComm for CollAdapter<'_> {
 
     fn exchange(&mut self, sends: &[SendItem<'_>], recvs: &mut [RecvItem<'_>]) -> Result<(), CollError> {
         let comm_err = |e: MpiError| CollError::Comm(e.to_string());
-        let world = |peer: usize| {
-            self.group.world(peer).ok_or_else(|| CollError::BadArgument(format!("rank {peer} outside a group of {}", self.size)))
-        };
+        let world =
+            |peer: usize| self.group.world(peer).ok_or_else(|| CollError::BadArgument(format!("rank {peer} outside a group of {}", self.size)));
         let mut reqs = Vec::with_capacity(sends.len() + recvs.len());
         {
             let mut st = self.rt.lock();

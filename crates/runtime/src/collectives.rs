@@ -37,14 +37,18 @@ pub struct VBuf<'a> {
 }
 
 fn root_index(root: i32, size: usize) -> MpiResult<usize> {
-    usize::try_from(root).ok().filter(|r| *r < size).map_or_else(|| err(ErrorClass::Root, format!("root {root} is not a rank of a communicator of size {size}")), Ok)
+    usize::try_from(root)
+        .ok()
+        .filter(|r| *r < size)
+        .map_or_else(|| err(ErrorClass::Root, format!("root {root} is not a rank of a communicator of size {size}")), Ok)
 }
 
 /// The bytes a reduction works on: predefined types in their C layout,
 /// derived ones staged.
 unsafe fn reduction_buf(b: Buf<'_>) -> MpiResult<Staged> {
     if b.dt.combiner() == Combiner::Named {
-        let len = b.count.checked_mul(b.dt.extent().max(0) as usize).ok_or_else(|| wanmpi_engine::MpiError::new(ErrorClass::Count, "count overflows"))?;
+        let len =
+            b.count.checked_mul(b.dt.extent().max(0) as usize).ok_or_else(|| wanmpi_engine::MpiError::new(ErrorClass::Count, "count overflows"))?;
         Ok(Staged::raw(b.ptr, len))
     } else {
         Staged::output(b.ptr, b.count, b.dt)
@@ -130,12 +134,8 @@ impl Runtime {
         let input = send.map(|p| reduction_buf(Buf { ptr: p as *mut u8, ..recv })).transpose()?;
         let mut out = reduction_buf(recv)?;
         let inp = input.as_ref().map(|s| s.bytes());
-        if exclusive {
-            coll::exscan(&mut a, inp, out.bytes_mut(), n, ty, op)
-        } else {
-            coll::scan(&mut a, inp, out.bytes_mut(), n, ty, op)
-        }
-        .map_err(coll_error)?;
+        if exclusive { coll::exscan(&mut a, inp, out.bytes_mut(), n, ty, op) } else { coll::scan(&mut a, inp, out.bytes_mut(), n, ty, op) }
+            .map_err(coll_error)?;
         out.finish();
         Ok(())
     }
@@ -145,7 +145,15 @@ impl Runtime {
     ///
     /// # Safety
     /// The buffers must describe valid memory.
-    pub unsafe fn reduce_scatter(&self, send: Option<*const u8>, recv: *mut u8, recvcounts: &[usize], dt: &Datatype, op: &Op, comm: CommId) -> MpiResult<()> {
+    pub unsafe fn reduce_scatter(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        recvcounts: &[usize],
+        dt: &Datatype,
+        op: &Op,
+        comm: CommId,
+    ) -> MpiResult<()> {
         check_datatype(dt)?;
         let mut a = self.adapter(comm)?;
         if recvcounts.len() != a.size {

@@ -49,9 +49,8 @@ impl Runtime {
     }
 
     fn take_lowest(st: &mut State, mask: &[u64]) -> MpiResult<u32> {
-        let pair = ContextPool::lowest(mask).ok_or_else(|| {
-            MpiError::new(ErrorClass::Intern, "no communicator context left (too many communicators alive; free some)")
-        })?;
+        let pair = ContextPool::lowest(mask)
+            .ok_or_else(|| MpiError::new(ErrorClass::Intern, "no communicator context left (too many communicators alive; free some)"))?;
         st.contexts.take(pair);
         Ok(pair)
     }
@@ -213,9 +212,10 @@ impl Runtime {
     /// MPI_Intercomm_create.
     pub fn intercomm_create(&self, local: CommId, local_leader: i32, peer: CommId, remote_leader: i32, tag: i32) -> MpiResult<CommId> {
         let mut a = self.adapter(local)?;
-        let leader = usize::try_from(local_leader).ok().filter(|l| *l < a.size).ok_or_else(|| {
-            MpiError::new(ErrorClass::Rank, format!("local leader {local_leader} is not a rank of the local communicator"))
-        })?;
+        let leader = usize::try_from(local_leader)
+            .ok()
+            .filter(|l| *l < a.size)
+            .ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("local leader {local_leader} is not a rank of the local communicator")))?;
         let local_mask = self.agreed_mask(&mut a)?;
         // The leaders swap masks and groups over the peer communicator.
         let mut remote_bytes = vec![];
@@ -226,9 +226,10 @@ impl Runtime {
                 let p = comm_ref(&st, peer)?;
                 (Arc::clone(p.peer_group()), p.p2p_ctx())
             };
-            let rl = usize::try_from(remote_leader).ok().and_then(|r| peer_group.world(r)).ok_or_else(|| {
-                MpiError::new(ErrorClass::Rank, format!("remote leader {remote_leader} is not a rank of the peer communicator"))
-            })?;
+            let rl = usize::try_from(remote_leader)
+                .ok()
+                .and_then(|r| peer_group.world(r))
+                .ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("remote leader {remote_leader} is not a rank of the peer communicator")))?;
             let pair_group = Arc::new(Group::new(vec![self.rank, rl]));
             let mut x = CollAdapter { rt: self, group: pair_group, ctx: peer_ctx, rank: 0, size: 2 };
             let mut hdr = mask_bytes(&local_mask.clone().try_into().expect("mask words"));

@@ -28,7 +28,7 @@ impl std::fmt::Debug for ErrHandler {
     }
 }
 
-use wanmpi_engine::{MpiResult};
+use wanmpi_engine::MpiResult;
 
 use crate::comm::CommId;
 use crate::p2p::comm_ref;

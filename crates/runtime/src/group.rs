@@ -63,9 +63,7 @@ impl Group {
     /// MPI_Group_excl.
     pub fn excl(&self, ranks: &[i32]) -> MpiResult<Group> {
         let gone = self.check_ranks(ranks)?;
-        Ok(Group::new(
-            self.members.iter().enumerate().filter(|(i, _)| !gone.contains(i)).map(|(_, &m)| m).collect(),
-        ))
+        Ok(Group::new(self.members.iter().enumerate().filter(|(i, _)| !gone.contains(i)).map(|(_, &m)| m).collect()))
     }
 
     /// Expands MPI_Group_range_incl/excl triplets (first, last, stride).

@@ -80,9 +80,7 @@ impl Runtime {
         if self.opts.print_stats {
             eprint!("wanmpi: rank {} engine: {}", self.rank, st.engine.stats());
         }
-        st.transport
-            .shutdown(Duration::from_secs(10))
-            .map_err(|e| MpiError::new(ErrorClass::Other, format!("transport shutdown: {e}")))?;
+        st.transport.shutdown(Duration::from_secs(10)).map_err(|e| MpiError::new(ErrorClass::Other, format!("transport shutdown: {e}")))?;
         drop(st);
         if let Some(c) = self.kv.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
             c.finalize().map_err(|e| MpiError::new(ErrorClass::Other, format!("bootstrap: {e}")))?;

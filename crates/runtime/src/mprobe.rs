@@ -37,13 +37,8 @@ fn improbe_locked(st: &mut State, source: i32, tag: i32, comm: CommId) -> MpiRes
     let src = resolve_source(&group, source)?;
     let tag = resolve_tag(tag)?;
     let Some(m) = st.engine.improbe(src, ctx, tag) else { return Ok(None) };
-    let status = Status {
-        source: group.rank_of(m.source()).map_or(ANY_SOURCE, |r| r as i32),
-        tag: m.tag(),
-        bytes: m.len(),
-        error: None,
-        cancelled: false,
-    };
+    let status =
+        Status { source: group.rank_of(m.source()).map_or(ANY_SOURCE, |r| r as i32), tag: m.tag(), bytes: m.len(), error: None, cancelled: false };
     st.messages.next += 1;
     let id = st.messages.next;
     st.messages.msgs.insert(id, (m, group));
@@ -74,7 +69,8 @@ impl Runtime {
             Message::NoProc => return Ok(st.reqs.insert(Entry::Done(Status::proc_null()))),
             Message::Id(id) => id,
         };
-        let (m, group) = st.messages.msgs.remove(&id).ok_or_else(|| MpiError::new(ErrorClass::Request, "message handle is not valid (already received?)"))?;
+        let (m, group) =
+            st.messages.msgs.remove(&id).ok_or_else(|| MpiError::new(ErrorClass::Request, "message handle is not valid (already received?)"))?;
         let (rb, unpack) = recv_target(buf, count, dt)?;
         let eid = st.engine.imrecv(m, rb);
         let r = st.reqs.insert(Entry::Active { id: eid, group: Some(group), unpack });

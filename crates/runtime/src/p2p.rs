@@ -31,9 +31,11 @@ pub(crate) fn check_datatype(dt: &Datatype) -> MpiResult<()> {
 pub(crate) fn resolve_source(group: &crate::group::Group, source: i32) -> MpiResult<Option<u32>> {
     match source {
         ANY_SOURCE => Ok(None),
-        s => usize::try_from(s).ok().and_then(|s| group.world(s)).map(Some).ok_or_else(|| {
-            MpiError::new(ErrorClass::Rank, format!("source rank {s} is not in a communicator of size {}", group.size()))
-        }),
+        s => usize::try_from(s)
+            .ok()
+            .and_then(|s| group.world(s))
+            .map(Some)
+            .ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("source rank {s} is not in a communicator of size {}", group.size()))),
     }
 }
 
@@ -86,9 +88,10 @@ pub(crate) unsafe fn isend_locked(
         return Ok(Entry::Done(Status::proc_null()));
     }
     let group = c.peer_group();
-    let world = usize::try_from(dest).ok().and_then(|d| group.world(d)).ok_or_else(|| {
-        MpiError::new(ErrorClass::Rank, format!("destination rank {dest} is not in a communicator of size {}", group.size()))
-    })?;
+    let world = usize::try_from(dest)
+        .ok()
+        .and_then(|d| group.world(d))
+        .ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("destination rank {dest} is not in a communicator of size {}", group.size())))?;
     let ctx = if coll { c.coll_ctx() } else { c.p2p_ctx() };
     let len = byte_len(count, dt)?;
     let data = if mode == SendMode::Buffered || !dt.is_contiguous() {
@@ -314,7 +317,10 @@ impl Runtime {
                 return Ok(None);
             }
         }
-        rs.iter().map(|r| r.map(|r| test_locked(&mut st, r).map(|c| c.expect("peeked complete"))).transpose()).collect::<MpiResult<Vec<_>>>().map(Some)
+        rs.iter()
+            .map(|r| r.map(|r| test_locked(&mut st, r).map(|c| c.expect("peeked complete"))).transpose())
+            .collect::<MpiResult<Vec<_>>>()
+            .map(Some)
     }
 
     /// MPI_Waitall.

@@ -117,9 +117,10 @@ impl StagedBlocks {
             let ext = dt.extent();
             let mut bd = Vec::with_capacity(counts.len());
             for &d in displs {
-                let b = d.checked_mul(ext).filter(|b| *b >= 0).ok_or_else(|| {
-                    MpiError::new(ErrorClass::Arg, format!("displacement {d} is negative or overflows"))
-                })?;
+                let b = d
+                    .checked_mul(ext)
+                    .filter(|b| *b >= 0)
+                    .ok_or_else(|| MpiError::new(ErrorClass::Arg, format!("displacement {d} is negative or overflows")))?;
                 bd.push(b as usize);
             }
             let len = bd.iter().zip(&byte_counts).map(|(d, c)| d + c).max().unwrap_or(0);

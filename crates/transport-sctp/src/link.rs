@@ -131,11 +131,7 @@ impl Link {
             drop_rate,
             drop_chunks,
             dropping: AtomicBool::new(false),
-            state: Mutex::new(DropState {
-                rng: ChaCha8Rng::seed_from_u64(seed),
-                highest_tsn: None,
-                drop_first: drop_first_data,
-            }),
+            state: Mutex::new(DropState { rng: ChaCha8Rng::seed_from_u64(seed), highest_tsn: None, drop_first: drop_first_data }),
             stats: LinkStats::default(),
         }
     }

@@ -299,12 +299,7 @@ impl SctpOptions {
             o.drop_first_data = num("DROP_FIRST_DATA", &v)?;
         }
         if let Some(v) = get("DROP_CHUNKS") {
-            o.drop_chunks = v
-                .split(',')
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-                .map(|c| num("DROP_CHUNKS", c))
-                .collect::<Result<_, _>>()?;
+            o.drop_chunks = v.split(',').map(str::trim).filter(|c| !c.is_empty()).map(|c| num("DROP_CHUNKS", c)).collect::<Result<_, _>>()?;
         }
         if let Some(v) = get("STATS") {
             o.print_stats = num::<u8>("STATS", &v)? != 0;

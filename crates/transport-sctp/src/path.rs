@@ -154,15 +154,7 @@ impl Paths {
     /// that never answers goes down after one failure timeout).
     pub fn new(n: usize, timing: PathTiming, now: Instant) -> Paths {
         let state = PathState { up: true, up_since: Some(now), next_probe: Some(now), ..Default::default() };
-        Paths {
-            paths: vec![state; n],
-            active: 0,
-            switches: 0,
-            last_switch: None,
-            bad_probes: 0,
-            timing,
-            epoch: now,
-        }
+        Paths { paths: vec![state; n], active: 0, switches: 0, last_switch: None, bad_probes: 0, timing, epoch: now }
     }
 
     pub fn len(&self) -> usize {

@@ -40,10 +40,7 @@ impl Poller {
         // SAFETY: plain syscalls; the fds are wrapped in OwnedFd at once.
         unsafe {
             let epoll = OwnedFd::from_raw_fd(check(libc::epoll_create1(libc::EPOLL_CLOEXEC))?);
-            let timer = OwnedFd::from_raw_fd(check(libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            ))?);
+            let timer = OwnedFd::from_raw_fd(check(libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC))?);
             let tick = libc::timespec { tv_sec: 0, tv_nsec: TICK.as_nanos() as libc::c_long };
             let spec = libc::itimerspec { it_interval: tick, it_value: tick };
             let armed = Instant::now();

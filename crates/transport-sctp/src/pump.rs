@@ -414,11 +414,11 @@ mod tests {
         assert_eq!((paths.paths[1].probes_in, paths.bad_probes), (1, 0));
 
         let bad: Vec<(usize, usize, Vec<u8>)> = vec![
-            (0, 0, vec![0, 0]),                                              // too short
-            (0, 0, vec![0; PROBE_LEN + 1]),                                  // too long
-            (0, 0, probe.encode().to_vec()),                                 // says path 1, came on 0
-            (0, 1, Probe { path: 0, ..probe }.encode().to_vec()),            // socket 0 from the peer's address 1
-            (5, 5, Probe { path: 5, ..probe }.encode().to_vec()),            // no such path
+            (0, 0, vec![0, 0]),                                                // too short
+            (0, 0, vec![0; PROBE_LEN + 1]),                                    // too long
+            (0, 0, probe.encode().to_vec()),                                   // says path 1, came on 0
+            (0, 1, Probe { path: 0, ..probe }.encode().to_vec()),              // socket 0 from the peer's address 1
+            (5, 5, Probe { path: 5, ..probe }.encode().to_vec()),              // no such path
             (1, 1, Probe { kind: ProbeKind::Ack, ..probe }.encode().to_vec()), // ack of a probe never sent
         ];
         let n = bad.len() as u64;

@@ -95,13 +95,7 @@ impl SctpTransport {
         let mut t = SctpTransport {
             rank,
             size,
-            caps: Caps {
-                name: "sctp",
-                channels: opts.streams,
-                max_frame: opts.max_frame,
-                eager_limit_hint: EAGER_LIMIT_HINT,
-                reliable: true,
-            },
+            caps: Caps { name: "sctp", channels: opts.streams, max_frame: opts.max_frame, eager_limit_hint: EAGER_LIMIT_HINT, reliable: true },
             secret,
             udps,
             poller,
@@ -147,7 +141,12 @@ impl SctpTransport {
                 t.by_udp.insert(a, (r, i));
             }
             let paths = (npaths > 1).then(|| {
-                let timing = PathTiming { interval: o.probe_interval, fail: o.path_fail, return_to_primary: o.return_to_primary, copy_when_suspected: o.copy_when_suspected };
+                let timing = PathTiming {
+                    interval: o.probe_interval,
+                    fail: o.path_fail,
+                    return_to_primary: o.return_to_primary,
+                    copy_when_suspected: o.copy_when_suspected,
+                };
                 Paths::new(npaths, timing, Instant::now())
             });
             t.multipath |= paths.is_some();
@@ -219,12 +218,7 @@ impl SctpTransport {
             sinit_max_init_timeo: 0,
         };
         s.set_sctp(sys::SCTP_INITMSG, &init, "SCTP_INITMSG")?;
-        let rto = sys::sctp_rtoinfo {
-            srto_assoc_id: future,
-            srto_initial: o.rto_initial_ms,
-            srto_max: o.rto_max_ms,
-            srto_min: o.rto_min_ms,
-        };
+        let rto = sys::sctp_rtoinfo { srto_assoc_id: future, srto_initial: o.rto_initial_ms, srto_max: o.rto_max_ms, srto_min: o.rto_min_ms };
         s.set_sctp(sys::SCTP_RTOINFO, &rto, "SCTP_RTOINFO")?;
         let assoc = sys::sctp_assocparams { sasoc_assoc_id: future, sasoc_asocmaxrxt: o.max_retrans, ..Default::default() };
         s.set_sctp(sys::SCTP_ASSOCINFO, &assoc, "SCTP_ASSOCINFO")?;
@@ -238,12 +232,7 @@ impl SctpTransport {
         // one big message does not hold back the other streams.
         s.set_sctp(sys::SCTP_FRAGMENT_INTERLEAVE, &2u32, "SCTP_FRAGMENT_INTERLEAVE")?;
         s.set_sctp(sys::SCTP_RECVRCVINFO, &1 as &libc::c_int, "SCTP_RECVRCVINFO")?;
-        for ty in [
-            sys::SCTP_ASSOC_CHANGE,
-            sys::SCTP_SHUTDOWN_EVENT,
-            sys::SCTP_SEND_FAILED_EVENT,
-            sys::SCTP_PARTIAL_DELIVERY_EVENT,
-        ] {
+        for ty in [sys::SCTP_ASSOC_CHANGE, sys::SCTP_SHUTDOWN_EVENT, sys::SCTP_SEND_FAILED_EVENT, sys::SCTP_PARTIAL_DELIVERY_EVENT] {
             let ev = sys::sctp_event { se_assoc_id: future, se_type: ty, se_on: 1 };
             s.set_sctp(sys::SCTP_EVENT, &ev, "SCTP_EVENT")?;
         }
@@ -259,12 +248,8 @@ impl SctpTransport {
     fn set_default_mtu(&self) -> Result<(), SctpError> {
         let Some(mtu) = self.peers.iter().flatten().map(|p| p.mtu).min() else { return Ok(()) };
         let s = self.sock.as_ref().ok_or_else(|| SctpError::GlobalConflict("socket closed".into()))?;
-        let p = sys::sctp_paddrparams {
-            spp_assoc_id: sys::SCTP_FUTURE_ASSOC,
-            spp_pathmtu: mtu,
-            spp_flags: sys::SPP_PMTUD_DISABLE,
-            ..Default::default()
-        };
+        let p =
+            sys::sctp_paddrparams { spp_assoc_id: sys::SCTP_FUTURE_ASSOC, spp_pathmtu: mtu, spp_flags: sys::SPP_PMTUD_DISABLE, ..Default::default() };
         s.set_sctp(sys::SCTP_PEER_ADDR_PARAMS, &p, "SCTP_PEER_ADDR_PARAMS (default MTU)")
     }
 
@@ -286,9 +271,7 @@ impl SctpTransport {
         // usrsctp wants the path's own address (EAFNOSUPPORT for an empty one).
         let conn = crate::sock::conn_addr(peer.link.token, peer.sctp_port);
         // SAFETY: sockaddr_conn (16 bytes) fits in sockaddr_storage (128).
-        unsafe {
-            std::ptr::write_unaligned((&mut p.spp_address as *mut libc::sockaddr_storage).cast::<sys::sockaddr_conn>(), conn)
-        };
+        unsafe { std::ptr::write_unaligned((&mut p.spp_address as *mut libc::sockaddr_storage).cast::<sys::sockaddr_conn>(), conn) };
         // A refusal leaves usrsctp's defaults, which still work; counters()
         // shows the MTU in use and the tests check heartbeats.
         let _ = s.set_sctp(sys::SCTP_PEER_ADDR_PARAMS, &p, "SCTP_PEER_ADDR_PARAMS");

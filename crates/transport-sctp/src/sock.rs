@@ -19,11 +19,7 @@ pub(crate) struct Recvd {
 }
 
 pub(crate) fn conn_addr(token: usize, port: u16) -> sys::sockaddr_conn {
-    sys::sockaddr_conn {
-        sconn_family: sys::AF_CONN as u16,
-        sconn_port: port.to_be(),
-        sconn_addr: token as *mut libc::c_void,
-    }
+    sys::sockaddr_conn { sconn_family: sys::AF_CONN as u16, sconn_port: port.to_be(), sconn_addr: token as *mut libc::c_void }
 }
 
 pub(crate) fn would_block(e: &io::Error) -> bool {
@@ -34,9 +30,8 @@ impl Sock {
     /// A non-blocking SOCK_SEQPACKET (one-to-many) AF_CONN socket.
     pub fn new() -> Result<Sock, SctpError> {
         // SAFETY: no callbacks (we poll with recvv), no ulp info.
-        let raw = unsafe {
-            sys::usrsctp_socket(sys::AF_CONN, libc::SOCK_SEQPACKET, sys::IPPROTO_SCTP, std::ptr::null(), None, 0, std::ptr::null_mut())
-        };
+        let raw =
+            unsafe { sys::usrsctp_socket(sys::AF_CONN, libc::SOCK_SEQPACKET, sys::IPPROTO_SCTP, std::ptr::null(), None, 0, std::ptr::null_mut()) };
         if raw.is_null() {
             return Err(SctpError::stack("usrsctp_socket"));
         }
@@ -50,9 +45,7 @@ impl Sock {
 
     pub fn set<T>(&self, level: i32, name: i32, value: &T, what: &'static str) -> Result<(), SctpError> {
         // SAFETY: `value` is a live T of the size passed.
-        let r = unsafe {
-            sys::usrsctp_setsockopt(self.raw, level, name, (value as *const T).cast(), size_of::<T>() as libc::socklen_t)
-        };
+        let r = unsafe { sys::usrsctp_setsockopt(self.raw, level, name, (value as *const T).cast(), size_of::<T>() as libc::socklen_t) };
         if r < 0 {
             return Err(SctpError::stack(what));
         }

@@ -49,18 +49,9 @@ fn lock() -> std::sync::MutexGuard<'static, Option<Global>> {
 /// SCTP port unique in this process.
 pub(crate) fn acquire(opts: &SctpOptions) -> Result<StackUser, SctpError> {
     let mut g = lock();
-    let g = g.get_or_insert_with(|| Global {
-        users: 0,
-        initialized: false,
-        last_tick: Instant::now(),
-        checksum: opts.checksum,
-        next_port: 5000,
-    });
+    let g = g.get_or_insert_with(|| Global { users: 0, initialized: false, last_tick: Instant::now(), checksum: opts.checksum, next_port: 5000 });
     if g.users > 0 && g.checksum != opts.checksum {
-        return Err(SctpError::GlobalConflict(format!(
-            "checksum {:?} requested, {:?} in use by another transport",
-            opts.checksum, g.checksum
-        )));
+        return Err(SctpError::GlobalConflict(format!("checksum {:?} requested, {:?} in use by another transport", opts.checksum, g.checksum)));
     }
     if !g.initialized {
         // SAFETY: called once per init/finish cycle, under the global lock.
@@ -153,13 +144,7 @@ pub(crate) fn unregister_link(token: usize) {
 
 /// usrsctp's output callback: `addr` is the destination's AF_CONN address,
 /// i.e. our token.
-unsafe extern "C" fn conn_output(
-    addr: *mut libc::c_void,
-    buffer: *mut libc::c_void,
-    length: libc::size_t,
-    _tos: u8,
-    _set_df: u8,
-) -> libc::c_int {
+unsafe extern "C" fn conn_output(addr: *mut libc::c_void, buffer: *mut libc::c_void, length: libc::size_t, _tos: u8, _set_df: u8) -> libc::c_int {
     let link = LINKS.read().unwrap_or_else(|e| e.into_inner()).get(&(addr as usize)).cloned();
     if let Some(link) = link {
         if !buffer.is_null() {

@@ -180,12 +180,7 @@ impl SctpTransport {
             }
             peers.push(c);
         }
-        Counters {
-            rank: self.rank,
-            peers,
-            stray_probes: self.stray_probes,
-            stack: StackCounters::from_stat(&stack::global_stats()),
-        }
+        Counters { rank: self.rank, peers, stray_probes: self.stray_probes, stack: StackCounters::from_stat(&stack::global_stats()) }
     }
 
     /// The primary UDP endpoint this rank published.
@@ -231,9 +226,7 @@ impl SctpTransport {
             }
             Ok(n) => Err(TransportError::Io(std::io::Error::other(format!("usrsctp took {n} of {len} bytes")))),
             Err(e) if would_block(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => Ok(SendStatus::WouldBlock),
-            Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
-                Err(TransportError::FrameTooLarge { len, max: self.caps.max_frame })
-            }
+            Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => Err(TransportError::FrameTooLarge { len, max: self.caps.max_frame }),
             Err(e) => Err(TransportError::Io(e)),
         }
     }
@@ -251,11 +244,12 @@ impl SctpTransport {
     /// Whether any association still has data queued or unacknowledged.
     fn data_in_flight(&self) -> bool {
         let Some(sock) = self.sock.as_ref() else { return false };
-        self.peers.iter().flatten().filter(|p| !p.closed).filter_map(|p| p.assoc).any(|a| {
-            sock.info::<sys::sctp_status>(a, sys::SCTP_STATUS)
-                .map(|s| s.sstat_unackdata > 0 || s.sstat_penddata > 0)
-                .unwrap_or(false)
-        })
+        self.peers
+            .iter()
+            .flatten()
+            .filter(|p| !p.closed)
+            .filter_map(|p| p.assoc)
+            .any(|a| sock.info::<sys::sctp_status>(a, sys::SCTP_STATUS).map(|s| s.sstat_unackdata > 0 || s.sstat_penddata > 0).unwrap_or(false))
     }
 }
 

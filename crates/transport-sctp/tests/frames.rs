@@ -63,8 +63,7 @@ fn three_ranks_all_to_all_with_self_send() {
     for (me, got, counters) in results {
         for from in 0..n {
             for ch in 0..4u16 {
-                let seqs: Vec<u32> =
-                    got.iter().filter(|g| g.peer == from && g.channel == ch).map(|g| seq_of(&g.bytes)).collect();
+                let seqs: Vec<u32> = got.iter().filter(|g| g.peer == from && g.channel == ch).map(|g| seq_of(&g.bytes)).collect();
                 let want: Vec<u32> = (0..count).filter(|s| s % 4 == ch as u32).collect();
                 assert_eq!(seqs, want, "rank {me} from {from} channel {ch}");
             }

@@ -22,11 +22,7 @@ struct Outcome {
 
 fn run(streams: u16) -> Outcome {
     let gate = Arc::new(Barrier::new(2));
-    let opts_for = move |rank: u32| SctpOptions {
-        drop_rate: if rank == 0 { 0.05 } else { 0.0 },
-        drop_seed: 42,
-        ..test_opts(streams)
-    };
+    let opts_for = move |rank: u32| SctpOptions { drop_rate: if rank == 0 { 0.05 } else { 0.0 }, drop_seed: 42, ..test_opts(streams) };
     let results = run_ranks_with(2, opts_for, move |mut t| {
         let mut out = Outcome { order: vec![], channels: vec![], retransmitted: 0, dropped: 0 };
         if t.rank() == 0 {

@@ -58,34 +58,38 @@ fn sample_switch(t: &wanmpi_transport_sctp::SctpTransport, peer: u32, first: &mu
 /// at `cut`; `tail` keeps both ranks serviced afterwards (to see a return).
 fn run(cut: PathCut, tail: Duration, copy: bool) -> Vec<RankResult> {
     let gate = Arc::new(Barrier::new(2));
-    run_ranks_with(2, move |r| opts(r, cut, copy), move |mut t| {
-        let me = t.rank();
-        let other = 1 - me;
-        let cut_window = t.fault_cut_window(other).expect("the cut hook is armed");
-        let mut res = RankResult { counters: Counters::default(), cut: cut_window, first_switch: None, got: vec![], arrivals: vec![] };
-        if me == 0 {
-            send_paced(&mut t, PACED, |t, _| sample_switch(t, 1, &mut res.first_switch));
-            // Bounded: fails if nothing gets through.
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while t.flush().unwrap() {
-                assert!(Instant::now() < deadline, "data still unacknowledged 30 s after the cut");
-                sample_switch(&t, 1, &mut res.first_switch);
-                t.wait(Duration::from_millis(5)).unwrap();
+    run_ranks_with(
+        2,
+        move |r| opts(r, cut, copy),
+        move |mut t| {
+            let me = t.rank();
+            let other = 1 - me;
+            let cut_window = t.fault_cut_window(other).expect("the cut hook is armed");
+            let mut res = RankResult { counters: Counters::default(), cut: cut_window, first_switch: None, got: vec![], arrivals: vec![] };
+            if me == 0 {
+                send_paced(&mut t, PACED, |t, _| sample_switch(t, 1, &mut res.first_switch));
+                // Bounded: fails if nothing gets through.
+                let deadline = Instant::now() + Duration::from_secs(30);
+                while t.flush().unwrap() {
+                    assert!(Instant::now() < deadline, "data still unacknowledged 30 s after the cut");
+                    sample_switch(&t, 1, &mut res.first_switch);
+                    t.wait(Duration::from_millis(5)).unwrap();
+                }
+            } else {
+                (res.got, res.arrivals) = receive_paced(&mut t, PACED, |t| sample_switch(t, 0, &mut res.first_switch));
             }
-        } else {
-            (res.got, res.arrivals) = receive_paced(&mut t, PACED, |t| sample_switch(t, 0, &mut res.first_switch));
-        }
-        let until = Instant::now() + tail;
-        while Instant::now() < until {
-            t.poll_recv(&mut |_| {}).unwrap();
-            sample_switch(&t, other, &mut res.first_switch);
-            t.wait(Duration::from_millis(10)).unwrap();
-        }
-        res.counters = t.counters();
-        gate.wait();
-        t.shutdown(Duration::from_secs(5)).unwrap();
-        res
-    })
+            let until = Instant::now() + tail;
+            while Instant::now() < until {
+                t.poll_recv(&mut |_| {}).unwrap();
+                sample_switch(&t, other, &mut res.first_switch);
+                t.wait(Duration::from_millis(10)).unwrap();
+            }
+            res.counters = t.counters();
+            gate.wait();
+            t.shutdown(Duration::from_secs(5)).unwrap();
+            res
+        },
+    )
 }
 
 /// The longest pause between two deliveries, and when it began.
@@ -103,7 +107,12 @@ fn report(what: &str, results: &[RankResult]) -> Duration {
     for (r, res) in results.iter().enumerate() {
         let c = res.counters.peer(1 - r as u32).unwrap();
         let sw = res.first_switch.map(|s| format!("{:.0} ms", s.saturating_duration_since(res.cut.0).as_secs_f64() * 1e3));
-        eprintln!("{what}: rank {r}: cut -> first switch {}; {} switches, active path {}", sw.unwrap_or("never".into()), c.path_switches, c.active_path);
+        eprintln!(
+            "{what}: rank {r}: cut -> first switch {}; {} switches, active path {}",
+            sw.unwrap_or("never".into()),
+            c.path_switches,
+            c.active_path
+        );
     }
     let (gap, at) = longest_gap(&results[1].arrivals);
     let cut = results[1].cut.0;

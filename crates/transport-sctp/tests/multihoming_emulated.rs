@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::local_kv_world;
-use wanmpi_emulator::{Emulation, EmuError, Topology, UpOptions};
+use wanmpi_emulator::{EmuError, Emulation, Topology, UpOptions};
 use wanmpi_transport::Transport;
 use wanmpi_transport_sctp::{Counters, SctpOptions, SctpTransport};
 

@@ -12,14 +12,7 @@ use wanmpi_transport::{Incoming, Transport};
 use wanmpi_transport_sctp::{SctpOptions, SctpTransport};
 
 fn fast_failure_opts() -> SctpOptions {
-    SctpOptions {
-        heartbeat_ms: 100,
-        rto_min_ms: 50,
-        rto_initial_ms: 100,
-        rto_max_ms: 200,
-        max_retrans: 3,
-        ..test_opts(2)
-    }
+    SctpOptions { heartbeat_ms: 100, rto_min_ms: 50, rto_initial_ms: 100, rto_max_ms: 200, max_retrans: 3, ..test_opts(2) }
 }
 
 #[test]

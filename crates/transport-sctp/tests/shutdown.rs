@@ -26,10 +26,7 @@ fn a_lost_shutdown_complete_does_not_hold_up_the_peer() {
     let gate = Arc::new(Barrier::new(2));
     let results = run_ranks_with(
         2,
-        |r| SctpOptions {
-            drop_chunks: if r == 0 { vec![SHUTDOWN_ACK, SHUTDOWN_COMPLETE] } else { vec![] },
-            ..test_opts(2)
-        },
+        |r| SctpOptions { drop_chunks: if r == 0 { vec![SHUTDOWN_ACK, SHUTDOWN_COMPLETE] } else { vec![] }, ..test_opts(2) },
         move |mut t| {
             let me = t.rank();
             if me == 0 {

@@ -112,9 +112,7 @@ impl Connector {
     pub fn answer(&self, challenge: &[u8]) -> Result<[u8; PROOF_LEN], AuthError> {
         let c = exact::<CHALLENGE_LEN>(challenge)?;
         let (nonce_a, their_mac) = c.split_at(NONCE_LEN);
-        mac(&self.secret, LABEL_ACCEPTOR, &self.hello, nonce_a)
-            .verify_slice(their_mac)
-            .map_err(|_| AuthError::BadProof)?;
+        mac(&self.secret, LABEL_ACCEPTOR, &self.hello, nonce_a).verify_slice(their_mac).map_err(|_| AuthError::BadProof)?;
         Ok(mac(&self.secret, LABEL_CONNECTOR, &self.hello, nonce_a).finalize().into_bytes().into())
     }
 
@@ -189,12 +187,7 @@ pub fn connect_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: 
 
 /// Runs the acceptor's side over a blocking stream. `admit` sees the proven
 /// rank and decides (e.g. refuses a rank already connected). Returns the rank.
-pub fn accept_blocking<S: Read + Write>(
-    s: &mut S,
-    secret: &[u8; 32],
-    my_rank: u32,
-    admit: impl FnOnce(u32) -> bool,
-) -> Result<u32, AuthError> {
+pub fn accept_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: u32, admit: impl FnOnce(u32) -> bool) -> Result<u32, AuthError> {
     let mut a = Acceptor::new(secret, my_rank);
     let mut hello = [0u8; HELLO_LEN];
     s.read_exact(&mut hello)?;

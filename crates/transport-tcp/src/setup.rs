@@ -105,12 +105,7 @@ struct Setup<'a> {
 
 /// Runs setup; returns one connected, authenticated, nonblocking socket per
 /// peer (None at our own rank). Leaves `epoll` as it found it.
-pub(crate) fn establish(
-    kv: &mut dyn KeyValue,
-    secret: &[u8; 32],
-    opts: &TcpOptions,
-    epoll: &Epoll,
-) -> Result<Vec<Option<Socket>>, TransportError> {
+pub(crate) fn establish(kv: &mut dyn KeyValue, secret: &[u8; 32], opts: &TcpOptions, epoll: &Epoll) -> Result<Vec<Option<Socket>>, TransportError> {
     let (me, size) = (kv.rank(), kv.size());
     let listener = listen(opts).map_err(|e| setup_err("listen", e))?;
     let port = listener.local_addr().ok().and_then(|a| a.as_socket()).map(|a| a.port()).ok_or_else(|| setup_err("listen", "no port"))?;
@@ -183,12 +178,7 @@ impl Setup<'_> {
                     self.ranks.me, self.opts.setup_timeout
                 )));
             }
-            let next = self
-                .retries
-                .iter()
-                .map(|r| r.0)
-                .chain(self.pending.iter().flatten().map(|h| h.deadline))
-                .fold(deadline, Instant::min);
+            let next = self.retries.iter().map(|r| r.0).chain(self.pending.iter().flatten().map(|h| h.deadline)).fold(deadline, Instant::min);
             self.epoll.wait(&mut events, Some(next.saturating_duration_since(now))).map_err(|e| setup_err("epoll", e))?;
             for (token, _) in events.iter() {
                 if token == LISTENER {
@@ -204,10 +194,7 @@ impl Setup<'_> {
 
     fn log_drop(&self, h: &Handshake, reason: &str) {
         match h.dialled() {
-            Some(peer) => eprintln!(
-                "wanmpi tcp: rank {}: connection to rank {peer} at {} failed: {reason}; retrying",
-                self.ranks.me, h.addr
-            ),
+            Some(peer) => eprintln!("wanmpi tcp: rank {}: connection to rank {peer} at {} failed: {reason}; retrying", self.ranks.me, h.addr),
             None => eprintln!("wanmpi tcp: rank {}: refused connection from {}: {reason}", self.ranks.me, h.addr),
         }
     }

@@ -23,8 +23,7 @@ pub(crate) fn graceful(t: &mut TcpTransport, timeout: Duration) -> Result<(), Tr
         }
         t.epoll.wait(&mut t.events, Some(left))?;
     }
-    let unsent: usize =
-        t.peers.iter().map(|s| if let Slot::Open(c) = s { c.tx.pending_bytes() } else { 0 }).sum();
+    let unsent: usize = t.peers.iter().map(|s| if let Slot::Open(c) = s { c.tx.pending_bytes() } else { 0 }).sum();
 
     let mut open: Vec<usize> = vec![];
     for (peer, slot) in t.peers.iter().enumerate() {

@@ -124,8 +124,7 @@ pub(crate) const MAX_IOV: usize = 1024;
 /// linking us may not ignore it). Returns the bytes the kernel took.
 pub(crate) fn send_vectored(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
     debug_assert!(bufs.len() <= MAX_IOV);
-    let iov: Vec<libc::iovec> =
-        bufs.iter().map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() }).collect();
+    let iov: Vec<libc::iovec> = bufs.iter().map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() }).collect();
     // SAFETY: msghdr is plain data; zeroed is a valid empty header.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = iov.as_ptr() as *mut libc::iovec;

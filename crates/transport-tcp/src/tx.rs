@@ -52,9 +52,7 @@ impl TxState {
             return Ok(SendStatus::WouldBlock);
         }
         let body: usize = parts.iter().map(|p| p.len()).sum();
-        let prefix = u32::try_from(body)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than u32"))?
-            .to_le_bytes();
+        let prefix = u32::try_from(body).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than u32"))?.to_le_bytes();
         let mut iov: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
         iov.push(&prefix);
         iov.extend(parts.iter().copied().filter(|p| !p.is_empty()));

@@ -43,10 +43,7 @@ fn a_dropped_transport_is_reported_once_and_the_others_go_on() {
 fn a_length_prefix_over_max_frame_drops_that_connection() {
     // Rank 0 is misconfigured with a larger max_frame than rank 1 accepts.
     let small = 64 * 1024;
-    let ts = connect_all(local_kv_world(2), |_| SECRET, |r| TcpOptions {
-        max_frame: if r == 0 { 4 * small } else { small },
-        ..test_opts()
-    });
+    let ts = connect_all(local_kv_world(2), |_| SECRET, |r| TcpOptions { max_frame: if r == 0 { 4 * small } else { small }, ..test_opts() });
     let mut ts: Vec<_> = ts.into_iter().map(|t| t.unwrap()).collect();
     let mut b = ts.pop().unwrap();
     let mut a = ts.pop().unwrap();

@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use wanmpi_bootstrap::{local_kv_world, BootstrapError, KeyValue, LocalKv};
-use wanmpi_transport_tcp::auth::{self, Connector, AuthError, CHALLENGE_LEN, PROOF_LEN};
+use wanmpi_transport_tcp::auth::{self, AuthError, Connector, CHALLENGE_LEN, PROOF_LEN};
 use wanmpi_transport_tcp::{endpoint_key, TransportError};
 
 type Hook = Box<dyn FnMut(&str, &str) + Send>;
@@ -134,10 +134,11 @@ fn strays_during_and_after_setup_are_refused_and_the_job_works() {
 #[test]
 fn ranks_with_different_secrets_fail_setup_within_the_timeout() {
     let t0 = std::time::Instant::now();
-    let res = connect_all(local_kv_world(2), |r| [r as u8; 32], |_| wanmpi_transport_tcp::TcpOptions {
-        setup_timeout: Duration::from_millis(800),
-        ..test_opts()
-    });
+    let res = connect_all(
+        local_kv_world(2),
+        |r| [r as u8; 32],
+        |_| wanmpi_transport_tcp::TcpOptions { setup_timeout: Duration::from_millis(800), ..test_opts() },
+    );
     assert!(t0.elapsed() < Duration::from_secs(10));
     for r in res {
         match r {

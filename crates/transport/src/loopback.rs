@@ -24,19 +24,11 @@ pub struct Loopback {
 
 /// `n` connected loopback transports with `channels` channels per peer.
 pub fn loopback_world(n: u32, channels: u16) -> Vec<Loopback> {
-    let inboxes: Arc<Vec<Inbox>> = Arc::new(
-        (0..n).map(|_| Inbox { frames: Mutex::new(VecDeque::new()), ready: Condvar::new() }).collect(),
-    );
+    let inboxes: Arc<Vec<Inbox>> = Arc::new((0..n).map(|_| Inbox { frames: Mutex::new(VecDeque::new()), ready: Condvar::new() }).collect());
     (0..n)
         .map(|rank| Loopback {
             rank,
-            caps: Caps {
-                name: "loopback",
-                channels,
-                max_frame: 256 * 1024,
-                eager_limit_hint: 64 * 1024,
-                reliable: true,
-            },
+            caps: Caps { name: "loopback", channels, max_frame: 256 * 1024, eager_limit_hint: 64 * 1024, reliable: true },
             inboxes: inboxes.clone(),
             capacity: usize::MAX,
         })

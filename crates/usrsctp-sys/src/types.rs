@@ -239,10 +239,5 @@ impl Default for sctpstat {
 
 /// The AF_CONN output callback: `addr` is the `sconn_addr` of the
 /// destination, `buffer` one complete SCTP packet.
-pub type conn_output_fn = unsafe extern "C" fn(
-    addr: *mut libc::c_void,
-    buffer: *mut libc::c_void,
-    length: libc::size_t,
-    tos: u8,
-    set_df: u8,
-) -> libc::c_int;
+pub type conn_output_fn =
+    unsafe extern "C" fn(addr: *mut libc::c_void, buffer: *mut libc::c_void, length: libc::size_t, tos: u8, set_df: u8) -> libc::c_int;

@@ -146,13 +146,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 fn envelope_at(b: &[u8]) -> Envelope {
     let o = field::COMMON_LEN;
-    Envelope {
-        ctx: u32_at(b, o),
-        tag: u32_at(b, o + 4) as i32,
-        seq: u64_at(b, o + 8),
-        msg_id: u64_at(b, o + 16),
-        total_len: u64_at(b, o + 24),
-    }
+    Envelope { ctx: u32_at(b, o), tag: u32_at(b, o + 4) as i32, seq: u64_at(b, o + 8), msg_id: u64_at(b, o + 16), total_len: u64_at(b, o + 24) }
 }
 
 impl<'a> Frame<'a> {
@@ -197,11 +191,7 @@ impl<'a> Frame<'a> {
             Kind::Cts => no_payload(Frame::Cts { msg_id: u64_at(b, o), accept_len: u64_at(b, o + 8) }),
             Kind::Data => Ok(Frame::Data { msg_id: u64_at(b, o), offset: u64_at(b, o + 8), payload }),
             Kind::SyncAck => no_payload(Frame::SyncAck { msg_id: u64_at(b, o) }),
-            Kind::RecvCredit => no_payload(Frame::RecvCredit {
-                ctx: u32_at(b, o),
-                tag: u32_at(b, o + 4) as i32,
-                capacity: u64_at(b, o + 8),
-            }),
+            Kind::RecvCredit => no_payload(Frame::RecvCredit { ctx: u32_at(b, o), tag: u32_at(b, o + 4) as i32, capacity: u64_at(b, o + 8) }),
             Kind::Bye => no_payload(Frame::Bye),
         }
     }

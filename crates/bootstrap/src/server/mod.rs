@@ -36,13 +36,7 @@ pub struct ServerConfig {
 
 impl ServerConfig {
     pub fn new(size: u32, secret: [u8; 32]) -> ServerConfig {
-        ServerConfig {
-            size,
-            secret,
-            fence_timeout: crate::timeout_from_env(),
-            hello_timeout: Duration::from_secs(10),
-            advertise_host: None,
-        }
+        ServerConfig { size, secret, fence_timeout: crate::timeout_from_env(), hello_timeout: Duration::from_secs(10), advertise_host: None }
     }
 }
 
@@ -94,9 +88,7 @@ impl Server {
                 let shown = match (&config.advertise_host, wildcard) {
                     (_, false) => local.ip().to_string(),
                     (Some(h), true) => h.clone(),
-                    (None, true) => {
-                        return Err(BootstrapError::BadAddress(bind.render(), "a wildcard address needs an advertised host".into()))
-                    }
+                    (None, true) => return Err(BootstrapError::BadAddress(bind.render(), "a wildcard address needs an advertised host".into())),
                 };
                 let wake_ip = if wildcard { IpAddr::V4(Ipv4Addr::LOCALHOST) } else { local.ip() };
                 let address = BootstrapAddr::Tcp(shown, local.port()).render();
@@ -105,9 +97,7 @@ impl Server {
         };
         let shared = Arc::new(Shared::new(config, sink));
         let s2 = shared.clone();
-        let accept = std::thread::Builder::new()
-            .name("wanmpi-kv-accept".into())
-            .spawn(move || accept_loop(listener, s2))?;
+        let accept = std::thread::Builder::new().name("wanmpi-kv-accept".into()).spawn(move || accept_loop(listener, s2))?;
         Ok(Server { address, wake, shared, accept: Some(accept), unix_path })
     }
 

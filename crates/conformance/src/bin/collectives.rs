@@ -93,7 +93,14 @@ fn main() -> wanmpi::Result<()> {
         check!(rank, ag[r * count] == v(r as i32, 0), "allgather block {r}");
     }
     let counts: Vec<usize> = (0..n).map(|r| r % 3).collect();
-    let displs: Vec<isize> = counts.iter().scan(0isize, |a, &c| { let d = *a; *a += c as isize; Some(d) }).collect();
+    let displs: Vec<isize> = counts
+        .iter()
+        .scan(0isize, |a, &c| {
+            let d = *a;
+            *a += c as isize;
+            Some(d)
+        })
+        .collect();
     let mut agv = vec![0i64; counts.iter().sum()];
     world.all_gather_varcount_into(&mine[..me % 3], &mut agv, &counts, &displs)?;
     for r in 0..n {
@@ -110,9 +117,23 @@ fn main() -> wanmpi::Result<()> {
     }
     // alltoallv: rank r sends (r + j) % 3 elements to rank j
     let scounts: Vec<usize> = (0..n).map(|j| (me + j) % 3).collect();
-    let sdispls: Vec<isize> = scounts.iter().scan(0isize, |a, &c| { let d = *a; *a += c as isize; Some(d) }).collect();
+    let sdispls: Vec<isize> = scounts
+        .iter()
+        .scan(0isize, |a, &c| {
+            let d = *a;
+            *a += c as isize;
+            Some(d)
+        })
+        .collect();
     let rcounts: Vec<usize> = (0..n).map(|r| (r + me) % 3).collect();
-    let rdispls: Vec<isize> = rcounts.iter().scan(0isize, |a, &c| { let d = *a; *a += c as isize; Some(d) }).collect();
+    let rdispls: Vec<isize> = rcounts
+        .iter()
+        .scan(0isize, |a, &c| {
+            let d = *a;
+            *a += c as isize;
+            Some(d)
+        })
+        .collect();
     let sbuf: Vec<i64> = (0..scounts.iter().sum::<usize>()).map(|k| rank as i64 * 1000 + k as i64).collect();
     let mut rbuf = vec![0i64; rcounts.iter().sum()];
     world.all_to_all_varcount_into(&sbuf, &scounts, &sdispls, &mut rbuf, &rcounts, &rdispls)?;

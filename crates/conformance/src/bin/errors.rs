@@ -26,12 +26,7 @@ fn main() -> wanmpi::Result<()> {
     let mut small = [0i32; 1];
     expect(rank, "allreduce into a short buffer", world.all_reduce_into(&[1i32, 2], &mut small, &wanmpi_conformance::sum()), ErrorClass::Count);
     // An operation not defined on the type: bitwise AND on f64.
-    expect(
-        rank,
-        "MPI_BAND on doubles",
-        world.all_reduce_into(&[1.0f64], &mut [0.0f64], &Op::Predef(PredefOp::Band)),
-        ErrorClass::Op,
-    );
+    expect(rank, "MPI_BAND on doubles", world.all_reduce_into(&[1.0f64], &mut [0.0f64], &Op::Predef(PredefOp::Band)), ErrorClass::Op);
     let c = world.duplicate()?;
     c.set_errhandler(ErrHandler::Return)?;
     let stale = c.clone();

@@ -30,7 +30,9 @@ pub enum DropReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// Write it to the destination at this time (ns, same clock as `now`).
-    Deliver { at: u64 },
+    Deliver {
+        at: u64,
+    },
     Drop(DropReason),
 }
 
@@ -57,9 +59,7 @@ impl Link {
     pub fn new(profile: LinkProfile, seed: u64, index: u64) -> Self {
         let queue_limit_ns = match profile.queue {
             QueueLimit::Time { ns } => ns,
-            QueueLimit::Bytes(b) if profile.rate_bps > 0 => {
-                (b as u128 * 8 * NS_PER_S / profile.rate_bps as u128).min(u64::MAX as u128) as u64
-            }
+            QueueLimit::Bytes(b) if profile.rate_bps > 0 => (b as u128 * 8 * NS_PER_S / profile.rate_bps as u128).min(u64::MAX as u128) as u64,
             QueueLimit::Bytes(_) => u64::MAX,
         };
         let stream = seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);

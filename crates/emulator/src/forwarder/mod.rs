@@ -152,11 +152,8 @@ impl Forwarder {
             links.push(Link::new(topo.profile_for(s, d, p)?, topo.seed, i as u64));
         }
         let start = now_ns();
-        let mut schedule: Vec<ScheduledEvent> = topo
-            .schedule
-            .iter()
-            .map(|e| ScheduledEvent { at: start + e.at_ns, sel: e.sel.clone(), up: e.up })
-            .collect();
+        let mut schedule: Vec<ScheduledEvent> =
+            topo.schedule.iter().map(|e| ScheduledEvent { at: start + e.at_ns, sel: e.sel.clone(), up: e.up }).collect();
         // pop from the back = earliest first
         schedule.sort_by_key(|e| Reverse(e.at));
         let mut pool = Pool::new(POOL_CAP);

@@ -47,9 +47,7 @@ impl Epoll {
     /// Wait for events; an interrupted wait returns 0 events.
     pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> io::Result<usize> {
         // SAFETY: the buffer length bounds what the kernel writes.
-        let n = unsafe {
-            libc::epoll_wait(self.0.as_raw_fd(), events.as_mut_ptr(), events.len() as libc::c_int, timeout_ms)
-        };
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), events.as_mut_ptr(), events.len() as libc::c_int, timeout_ms) };
         if n < 0 {
             let e = io::Error::last_os_error();
             return if e.kind() == io::ErrorKind::Interrupted { Ok(0) } else { Err(e) };
@@ -68,9 +66,7 @@ pub struct Timer {
 impl Timer {
     pub fn new() -> io::Result<Self> {
         // SAFETY: plain syscall; the fd is owned from here on.
-        let fd = cvt(unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
-        })?;
+        let fd = cvt(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
         Ok(Timer { fd: unsafe { OwnedFd::from_raw_fd(fd) }, armed_at: None })
     }
 
@@ -90,9 +86,7 @@ impl Timer {
             it_value: libc::timespec { tv_sec: (at / 1_000_000_000) as _, tv_nsec: (at % 1_000_000_000) as _ },
         };
         // SAFETY: spec is valid; a zero it_value disarms.
-        cvt(unsafe {
-            libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut())
-        })?;
+        cvt(unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) })?;
         self.armed_at = deadline;
         Ok(())
     }

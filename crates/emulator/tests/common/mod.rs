@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use wanmpi_emulator::{Emulation, EmuError, Topology, UpOptions};
+use wanmpi_emulator::{EmuError, Emulation, Topology, UpOptions};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -62,9 +62,7 @@ pub fn addr(emu: &Emulation, host: usize, port: u16) -> SocketAddr {
 
 /// A UDP socket bound inside `host`.
 pub fn udp_in(emu: &Emulation, host: usize, port: u16) -> UdpSocket {
-    emu.in_host(host, move || UdpSocket::bind(("0.0.0.0", port)))
-        .expect("enter host")
-        .expect("bind udp")
+    emu.in_host(host, move || UdpSocket::bind(("0.0.0.0", port))).expect("enter host").expect("bind udp")
 }
 
 /// Raise a socket's receive buffer past rmem_max (root only), so a burst is

@@ -6,12 +6,7 @@ use super::TAG_ALLGATHER;
 
 /// Every rank gets every rank's `block` bytes, rank i's at `i * block`.
 /// `send == None` is MPI_IN_PLACE: each rank's block is already in `recv`.
-pub fn allgather(
-    comm: &mut dyn CollComm,
-    send: Option<&[u8]>,
-    recv: &mut [u8],
-    block: usize,
-) -> Result<(), CollError> {
+pub fn allgather(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], block: usize) -> Result<(), CollError> {
     let size = comm.size();
     check_len("allgather receive buffer", recv.len(), mul("allgather", block, size)?)?;
     let counts = vec![block; size];
@@ -28,12 +23,7 @@ pub fn allgather(
 /// holds. ceil(log2(size)) rounds of one exchange for any size, which suits
 /// wide-area links better than a ring's size-1 rounds; every rank knows all
 /// counts, so variable blocks need no extra round.
-pub fn allgatherv(
-    comm: &mut dyn CollComm,
-    send: Option<&[u8]>,
-    recv: &mut [u8],
-    recv_blocks: Blocks<'_>,
-) -> Result<(), CollError> {
+pub fn allgatherv(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], recv_blocks: Blocks<'_>) -> Result<(), CollError> {
     let (rank, size) = (comm.rank(), comm.size());
     recv_blocks.check("allgatherv receive blocks", size, recv.len())?;
     let ranges: Vec<_> = (0..size).map(|i| recv_blocks.range(i)).collect();

@@ -16,14 +16,7 @@ use crate::op::Op;
 /// odd) and get the result back at the end: two extra hops for those ranks. Each partial
 /// always covers a contiguous run of ranks, and the lower run is always the
 /// left operand, so non-commutative ops are safe.
-pub fn allreduce(
-    comm: &mut dyn CollComm,
-    send: Option<&[u8]>,
-    recv: &mut [u8],
-    count: usize,
-    ty: BasicType,
-    op: &Op,
-) -> Result<(), CollError> {
+pub fn allreduce(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], count: usize, ty: BasicType, op: &Op) -> Result<(), CollError> {
     let (rank, size) = (comm.rank(), comm.size());
     let n = reduction_bytes(count, ty, op)?;
     check_len("allreduce receive buffer", recv.len(), n)?;

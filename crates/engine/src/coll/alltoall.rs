@@ -7,12 +7,7 @@ use super::TAG_ALLTOALL;
 /// Rank i's block j (`block` bytes at `j * block` of `send`) goes to rank j,
 /// which stores it at `i * block` of `recv`. `send == None` is MPI_IN_PLACE:
 /// the data to send is taken from `recv` and replaced.
-pub fn alltoall(
-    comm: &mut dyn CollComm,
-    send: Option<&[u8]>,
-    recv: &mut [u8],
-    block: usize,
-) -> Result<(), CollError> {
+pub fn alltoall(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], block: usize) -> Result<(), CollError> {
     let size = comm.size();
     let total = mul("alltoall", block, size)?;
     check_len("alltoall receive buffer", recv.len(), total)?;
@@ -32,12 +27,7 @@ pub fn alltoall(
 /// Every send and receive is posted at once in one exchange, so the whole
 /// operation costs one wide-area round trip whatever the size; posts start
 /// at `rank + 1` so that ranks do not all hit the same peer first.
-pub fn alltoallv(
-    comm: &mut dyn CollComm,
-    send: Option<(&[u8], Blocks<'_>)>,
-    recv: &mut [u8],
-    recv_blocks: Blocks<'_>,
-) -> Result<(), CollError> {
+pub fn alltoallv(comm: &mut dyn CollComm, send: Option<(&[u8], Blocks<'_>)>, recv: &mut [u8], recv_blocks: Blocks<'_>) -> Result<(), CollError> {
     let (rank, size) = (comm.rank(), comm.size());
     recv_blocks.check("alltoallv receive blocks", size, recv.len())?;
     let in_place_copy;
@@ -59,10 +49,8 @@ pub fn alltoallv(
     }
     pieces[rank].copy_from_slice(own);
 
-    let sends: Vec<SendItem<'_>> = (1..size)
-        .map(|k| (rank + k) % size)
-        .map(|peer| SendItem { buf: &sbuf[send_blocks.range(peer)], peer, tag: TAG_ALLTOALL })
-        .collect();
+    let sends: Vec<SendItem<'_>> =
+        (1..size).map(|k| (rank + k) % size).map(|peer| SendItem { buf: &sbuf[send_blocks.range(peer)], peer, tag: TAG_ALLTOALL }).collect();
     let mut slots: Vec<Option<&mut [u8]>> = pieces.into_iter().map(Some).collect();
     let mut recvs: Vec<RecvItem<'_>> = (1..size)
         .map(|k| (rank + size - k) % size)

@@ -29,20 +29,12 @@ impl<'a> Blocks<'a> {
     /// One block per rank, each inside a buffer of `buf_len` bytes.
     pub fn check(&self, what: &str, size: usize, buf_len: usize) -> Result<(), CollError> {
         if self.counts.len() != size || self.displs.len() != size {
-            return Err(bad(format!(
-                "{what}: {} counts and {} displacements for {size} ranks",
-                self.counts.len(),
-                self.displs.len()
-            )));
+            return Err(bad(format!("{what}: {} counts and {} displacements for {size} ranks", self.counts.len(), self.displs.len())));
         }
         for (i, (c, d)) in self.counts.iter().zip(self.displs).enumerate() {
             match d.checked_add(*c) {
                 Some(end) if end <= buf_len => {}
-                _ => {
-                    return Err(bad(format!(
-                        "{what}: block of rank {i} ({c} bytes at {d}) ends past the buffer of {buf_len} bytes"
-                    )))
-                }
+                _ => return Err(bad(format!("{what}: block of rank {i} ({c} bytes at {d}) ends past the buffer of {buf_len} bytes"))),
             }
         }
         Ok(())
@@ -85,11 +77,7 @@ pub(super) fn reduction_bytes(count: usize, ty: BasicType, op: &Op) -> Result<us
 
 /// Splits `buf` into the given ranges, returned in the order given. Receive
 /// blocks may not overlap (MPI-3.1 §5.5: no location is written twice).
-pub(super) fn split_disjoint<'b>(
-    what: &str,
-    buf: &'b mut [u8],
-    ranges: &[Range<usize>],
-) -> Result<Vec<&'b mut [u8]>, CollError> {
+pub(super) fn split_disjoint<'b>(what: &str, buf: &'b mut [u8], ranges: &[Range<usize>]) -> Result<Vec<&'b mut [u8]>, CollError> {
     let mut order: Vec<usize> = (0..ranges.len()).collect();
     order.sort_by_key(|i| (ranges[*i].start, ranges[*i].end));
     let mut out: Vec<Option<&'b mut [u8]>> = (0..ranges.len()).map(|_| None).collect();

@@ -12,10 +12,7 @@ pub fn barrier(comm: &mut dyn CollComm) -> Result<(), CollError> {
     while dist < size {
         let to = (rank + dist) % size;
         let from = (rank + size - dist) % size;
-        comm.exchange(
-            &[SendItem { buf: &[], peer: to, tag: TAG_BARRIER }],
-            &mut [RecvItem { buf: &mut [], peer: from, tag: TAG_BARRIER }],
-        )?;
+        comm.exchange(&[SendItem { buf: &[], peer: to, tag: TAG_BARRIER }], &mut [RecvItem { buf: &mut [], peer: from, tag: TAG_BARRIER }])?;
         dist *= 2;
     }
     Ok(())

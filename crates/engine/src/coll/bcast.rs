@@ -14,11 +14,7 @@ pub fn bcast(comm: &mut dyn CollComm, buf: &mut [u8], root: usize) -> Result<(),
     if let Some(parent) = tree.parent() {
         comm.recv(buf, Binomial::real(size, parent, root), TAG_BCAST)?;
     }
-    let sends: Vec<SendItem<'_>> = tree
-        .children()
-        .iter()
-        .rev()
-        .map(|c| SendItem { buf, peer: Binomial::real(size, c.rel, root), tag: TAG_BCAST })
-        .collect();
+    let sends: Vec<SendItem<'_>> =
+        tree.children().iter().rev().map(|c| SendItem { buf, peer: Binomial::real(size, c.rel, root), tag: TAG_BCAST }).collect();
     post(comm, &sends, &mut [])
 }

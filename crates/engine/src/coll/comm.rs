@@ -51,11 +51,7 @@ pub trait CollComm {
 
 /// `comm.exchange`, skipped when there is nothing to post (leaf ranks of a
 /// tree, a communicator of one), so a step that moves nothing costs nothing.
-pub(super) fn post(
-    comm: &mut dyn CollComm,
-    sends: &[SendItem<'_>],
-    recvs: &mut [RecvItem<'_>],
-) -> Result<(), CollError> {
+pub(super) fn post(comm: &mut dyn CollComm, sends: &[SendItem<'_>], recvs: &mut [RecvItem<'_>]) -> Result<(), CollError> {
     if sends.is_empty() && recvs.is_empty() {
         return Ok(());
     }

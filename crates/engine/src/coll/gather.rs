@@ -12,13 +12,7 @@ use super::{TAG_GATHER, TAG_GATHERV};
 /// Binomial tree: each rank collects its subtree's blocks (children's
 /// subtrees follow its own in rank order, so they land side by side), then
 /// passes them up in one message: ceil(log2(size)) hops.
-pub fn gather(
-    comm: &mut dyn CollComm,
-    send: Option<&[u8]>,
-    recv: &mut [u8],
-    block: usize,
-    root: usize,
-) -> Result<(), CollError> {
+pub fn gather(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], block: usize, root: usize) -> Result<(), CollError> {
     let (rank, size) = (comm.rank(), comm.size());
     check_root(root, size)?;
     let is_root = rank == root;
@@ -65,13 +59,7 @@ pub fn gather(
 /// Linear: every rank sends straight to the root, which posts all receives
 /// at once. One hop. (Only the root knows the counts, so a tree would need
 /// an extra round to tell inner nodes their subtree sizes.)
-pub fn gatherv(
-    comm: &mut dyn CollComm,
-    send: Option<&[u8]>,
-    recv: &mut [u8],
-    recv_blocks: Blocks<'_>,
-    root: usize,
-) -> Result<(), CollError> {
+pub fn gatherv(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], recv_blocks: Blocks<'_>, root: usize) -> Result<(), CollError> {
     let (rank, size) = (comm.rank(), comm.size());
     check_root(root, size)?;
     if rank != root {
@@ -85,11 +73,7 @@ pub fn gatherv(
         check_len("gatherv send buffer", s.len(), pieces[rank].len())?;
         pieces[rank].copy_from_slice(s);
     }
-    let mut recvs: Vec<RecvItem<'_>> = pieces
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| *i != rank)
-        .map(|(peer, buf)| RecvItem { buf, peer, tag: TAG_GATHERV })
-        .collect();
+    let mut recvs: Vec<RecvItem<'_>> =
+        pieces.into_iter().enumerate().filter(|(i, _)| *i != rank).map(|(peer, buf)| RecvItem { buf, peer, tag: TAG_GATHERV }).collect();
     post(comm, &[], &mut recvs)
 }

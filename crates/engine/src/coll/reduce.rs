@@ -62,11 +62,8 @@ pub(super) fn reduce_to(
     let tree = Binomial::new(size, rank, tree_root);
     let children = tree.children();
     let mut partials = vec![vec![0u8; acc.len()]; children.len()];
-    let mut recvs: Vec<RecvItem<'_>> = partials
-        .iter_mut()
-        .zip(&children)
-        .map(|(buf, c)| RecvItem { buf, peer: Binomial::real(size, c.rel, tree_root), tag: TAG_REDUCE })
-        .collect();
+    let mut recvs: Vec<RecvItem<'_>> =
+        partials.iter_mut().zip(&children).map(|(buf, c)| RecvItem { buf, peer: Binomial::real(size, c.rel, tree_root), tag: TAG_REDUCE }).collect();
     post(comm, &[], &mut recvs)?;
     drop(recvs);
     for mut higher in partials {

@@ -27,10 +27,8 @@ pub fn reduce_scatter(
     if recvcounts.len() != size {
         return Err(bad(format!("reduce_scatter: {} receive counts for {size} ranks", recvcounts.len())));
     }
-    let total = recvcounts
-        .iter()
-        .try_fold(0usize, |acc, c| acc.checked_add(*c))
-        .ok_or_else(|| bad("reduce_scatter: receive counts overflow".into()))?;
+    let total =
+        recvcounts.iter().try_fold(0usize, |acc, c| acc.checked_add(*c)).ok_or_else(|| bad("reduce_scatter: receive counts overflow".into()))?;
     let total_bytes = reduction_bytes(total, ty, op)?;
     let extent = ty.extent();
     let own_bytes = recvcounts[rank] * extent;

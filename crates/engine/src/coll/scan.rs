@@ -14,14 +14,7 @@ use crate::op::Op;
 
 /// Inclusive prefix reduction: rank i gets ranks 0..=i reduced in `recv`.
 /// `send == None` is MPI_IN_PLACE: the input is `recv`.
-pub fn scan(
-    comm: &mut dyn CollComm,
-    send: Option<&[u8]>,
-    recv: &mut [u8],
-    count: usize,
-    ty: BasicType,
-    op: &Op,
-) -> Result<(), CollError> {
+pub fn scan(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], count: usize, ty: BasicType, op: &Op) -> Result<(), CollError> {
     let n = reduction_bytes(count, ty, op)?;
     check_len("scan receive buffer", recv.len(), n)?;
     if let Some(s) = send {
@@ -35,14 +28,7 @@ pub fn scan(
 /// Exclusive prefix reduction: rank i > 0 gets ranks 0..i reduced in
 /// `recv`; rank 0's `recv` is left as it was (MPI leaves it undefined).
 /// `send == None` is MPI_IN_PLACE: the input is `recv`.
-pub fn exscan(
-    comm: &mut dyn CollComm,
-    send: Option<&[u8]>,
-    recv: &mut [u8],
-    count: usize,
-    ty: BasicType,
-    op: &Op,
-) -> Result<(), CollError> {
+pub fn exscan(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], count: usize, ty: BasicType, op: &Op) -> Result<(), CollError> {
     let n = reduction_bytes(count, ty, op)?;
     check_len("exscan receive buffer", recv.len(), n)?;
     let block_total = match send {

@@ -12,13 +12,7 @@ use super::{TAG_SCATTER, TAG_SCATTERV};
 /// Binomial tree: each rank receives its whole subtree's blocks from its
 /// parent in one message and hands each child its part, largest first:
 /// ceil(log2(size)) hops.
-pub fn scatter(
-    comm: &mut dyn CollComm,
-    send: &[u8],
-    recv: Option<&mut [u8]>,
-    block: usize,
-    root: usize,
-) -> Result<(), CollError> {
+pub fn scatter(comm: &mut dyn CollComm, send: &[u8], recv: Option<&mut [u8]>, block: usize, root: usize) -> Result<(), CollError> {
     let (rank, size) = (comm.rank(), comm.size());
     check_root(root, size)?;
     if let Some(r) = &recv {
@@ -48,11 +42,7 @@ pub fn scatter(
         .rev()
         .map(|c| {
             let at = (c.rel - tree.rel()) * block;
-            SendItem {
-                buf: &tmp[at..at + c.span * block],
-                peer: Binomial::real(size, c.rel, root),
-                tag: TAG_SCATTER,
-            }
+            SendItem { buf: &tmp[at..at + c.span * block], peer: Binomial::real(size, c.rel, root), tag: TAG_SCATTER }
         })
         .collect();
     post(comm, &sends, &mut [])?;
@@ -66,13 +56,7 @@ pub fn scatter(
 /// significant at the root). `recv == None` is MPI_IN_PLACE (root only).
 ///
 /// Linear: the root posts all sends at once, one hop.
-pub fn scatterv(
-    comm: &mut dyn CollComm,
-    send: &[u8],
-    send_blocks: Blocks<'_>,
-    recv: Option<&mut [u8]>,
-    root: usize,
-) -> Result<(), CollError> {
+pub fn scatterv(comm: &mut dyn CollComm, send: &[u8], send_blocks: Blocks<'_>, recv: Option<&mut [u8]>, root: usize) -> Result<(), CollError> {
     let (rank, size) = (comm.rank(), comm.size());
     check_root(root, size)?;
     if rank != root {
@@ -86,9 +70,7 @@ pub fn scatterv(
         check_len("scatterv receive buffer", r.len(), own.len())?;
         r.copy_from_slice(own);
     }
-    let sends: Vec<SendItem<'_>> = (0..size)
-        .filter(|i| *i != rank)
-        .map(|peer| SendItem { buf: &send[send_blocks.range(peer)], peer, tag: TAG_SCATTERV })
-        .collect();
+    let sends: Vec<SendItem<'_>> =
+        (0..size).filter(|i| *i != rank).map(|peer| SendItem { buf: &send[send_blocks.range(peer)], peer, tag: TAG_SCATTERV }).collect();
     post(comm, &sends, &mut [])
 }

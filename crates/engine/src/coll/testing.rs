@@ -35,9 +35,10 @@ impl ThreadComm {
             return Ok(data);
         }
         loop {
-            let m = self.inbox.recv_timeout(RECV_TIMEOUT).map_err(|e| {
-                CollError::Comm(format!("rank {}: nothing from rank {peer} with tag {tag}: {e}", self.rank))
-            })?;
+            let m = self
+                .inbox
+                .recv_timeout(RECV_TIMEOUT)
+                .map_err(|e| CollError::Comm(format!("rank {}: nothing from rank {peer} with tag {tag}: {e}", self.rank)))?;
             if (m.from, m.tag) == (peer, tag) {
                 return Ok(m.data);
             }
@@ -51,11 +52,7 @@ impl ThreadComm {
         while let Ok(m) = self.inbox.try_recv() {
             self.unexpected.entry((m.from, m.tag)).or_default().push_back(m.data);
         }
-        let mut out: Vec<_> = self
-            .unexpected
-            .into_iter()
-            .flat_map(|((from, tag), q)| q.into_iter().map(move |d| (from, tag, d.len())))
-            .collect();
+        let mut out: Vec<_> = self.unexpected.into_iter().flat_map(|((from, tag), q)| q.into_iter().map(move |d| (from, tag, d.len()))).collect();
         out.sort();
         out
     }
@@ -73,10 +70,8 @@ impl CollComm for ThreadComm {
     fn exchange(&mut self, sends: &[SendItem<'_>], recvs: &mut [RecvItem<'_>]) -> Result<(), CollError> {
         self.exchanges += 1;
         for s in sends {
-            let peer =
-                self.peers.get(s.peer).ok_or_else(|| CollError::Comm(format!("no rank {}", s.peer)))?;
-            peer.send(Msg { from: self.rank, tag: s.tag, data: s.buf.to_vec() })
-                .map_err(|_| CollError::Comm(format!("rank {} is gone", s.peer)))?;
+            let peer = self.peers.get(s.peer).ok_or_else(|| CollError::Comm(format!("no rank {}", s.peer)))?;
+            peer.send(Msg { from: self.rank, tag: s.tag, data: s.buf.to_vec() }).map_err(|_| CollError::Comm(format!("rank {} is gone", s.peer)))?;
         }
         for r in recvs.iter_mut() {
             if r.peer >= self.size {
@@ -84,11 +79,7 @@ impl CollComm for ThreadComm {
             }
             let data = self.take(r.peer, r.tag)?;
             if data.len() != r.buf.len() {
-                return Err(CollError::LengthMismatch {
-                    peer: r.peer,
-                    expected: r.buf.len(),
-                    got: data.len(),
-                });
+                return Err(CollError::LengthMismatch { peer: r.peer, expected: r.buf.len(), got: data.len() });
             }
             r.buf.copy_from_slice(&data);
         }
@@ -110,8 +101,7 @@ pub(crate) fn run<T: Send>(size: usize, f: impl Fn(&mut ThreadComm) -> T + Sync)
             .map(|(rank, inbox)| {
                 let peers = senders.clone();
                 s.spawn(move || {
-                    let mut comm =
-                        ThreadComm { rank, size, peers, inbox, unexpected: HashMap::new(), exchanges: 0 };
+                    let mut comm = ThreadComm { rank, size, peers, inbox, unexpected: HashMap::new(), exchanges: 0 };
                     let out = f(&mut comm);
                     let exchanges = comm.exchanges;
                     (out, exchanges, comm)

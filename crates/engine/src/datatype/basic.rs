@@ -121,8 +121,7 @@ impl BasicType {
             Char | SignedChar | UnsignedChar | Byte | CBool | Int8 | Uint8 | Packed => 1,
             Short | UnsignedShort | Int16 | Uint16 => 2,
             WChar | Int | Unsigned | Float | Int32 | Uint32 => 4,
-            Long | UnsignedLong | LongLong | UnsignedLongLong | Double | Int64 | Uint64 | Aint | Offset
-            | Count | CFloatComplex => 8,
+            Long | UnsignedLong | LongLong | UnsignedLongLong | Double | Int64 | Uint64 | Aint | Offset | Count | CFloatComplex => 8,
             LongDouble | CDoubleComplex => 16,
             CLongDoubleComplex => 32,
             FloatInt | TwoInt => 8,
@@ -176,9 +175,8 @@ impl BasicType {
     pub const fn op_class(self) -> OpClass {
         use BasicType::*;
         match self {
-            Char | SignedChar | UnsignedChar | WChar | Short | UnsignedShort | Int | Unsigned | Long
-            | UnsignedLong | LongLong | UnsignedLongLong | Int8 | Int16 | Int32 | Int64 | Uint8 | Uint16
-            | Uint32 | Uint64 | Aint | Offset | Count => OpClass::Integer,
+            Char | SignedChar | UnsignedChar | WChar | Short | UnsignedShort | Int | Unsigned | Long | UnsignedLong | LongLong | UnsignedLongLong
+            | Int8 | Int16 | Int32 | Int64 | Uint8 | Uint16 | Uint32 | Uint64 | Aint | Offset | Count => OpClass::Integer,
             Float | Double | LongDouble => OpClass::Floating,
             CFloatComplex | CDoubleComplex | CLongDoubleComplex => OpClass::Complex,
             CBool => OpClass::Logical,

@@ -110,11 +110,7 @@ impl Datatype {
     pub fn create_struct(blocklens: &[usize], displs_bytes: &[isize], types: &[Datatype]) -> Result<Datatype, DatatypeError> {
         check_same_len("struct", blocklens.len(), displs_bytes.len())?;
         if types.len() != blocklens.len() {
-            return Err(DatatypeError::BadArgument(format!(
-                "struct: {} block lengths but {} types",
-                blocklens.len(),
-                types.len()
-            )));
+            return Err(DatatypeError::BadArgument(format!("struct: {} block lengths but {} types", blocklens.len(), types.len())));
         }
         let mut part = Part::empty();
         for ((&n, &d), t) in blocklens.iter().zip(displs_bytes).zip(types) {

@@ -55,12 +55,8 @@ impl Args {
             Args::Named(_) => (vec![], vec![], vec![]),
             Args::Dup(old) => (vec![], vec![], vec![old.clone()]),
             Args::Contiguous { count, old } => (vec![int(*count)], vec![], vec![old.clone()]),
-            Args::Vector { count, blocklen, stride, old } => {
-                (vec![int(*count), int(*blocklen), *stride as i64], vec![], vec![old.clone()])
-            }
-            Args::Hvector { count, blocklen, stride, old } => {
-                (vec![int(*count), int(*blocklen)], vec![*stride], vec![old.clone()])
-            }
+            Args::Vector { count, blocklen, stride, old } => (vec![int(*count), int(*blocklen), *stride as i64], vec![], vec![old.clone()]),
+            Args::Hvector { count, blocklen, stride, old } => (vec![int(*count), int(*blocklen)], vec![*stride], vec![old.clone()]),
             Args::Indexed { blocklens, displs, old } => {
                 let mut i = vec![int(blocklens.len())];
                 i.extend(ints(blocklens));
@@ -77,9 +73,7 @@ impl Args {
                 i.extend(addrs_as_ints(displs));
                 (i, vec![], vec![old.clone()])
             }
-            Args::HindexedBlock { blocklen, displs, old } => {
-                (vec![int(displs.len()), int(*blocklen)], displs.clone(), vec![old.clone()])
-            }
+            Args::HindexedBlock { blocklen, displs, old } => (vec![int(displs.len()), int(*blocklen)], displs.clone(), vec![old.clone()]),
             Args::Struct { blocklens, displs, types } => {
                 let mut i = vec![int(blocklens.len())];
                 i.extend(ints(blocklens));

@@ -40,12 +40,9 @@ impl Piece {
     fn shifted(&self, d: isize) -> Result<Piece, DatatypeError> {
         Ok(match self {
             Piece::Block { off, len } => Piece::Block { off: off.checked_add(d).ok_or_else(overflow)?, len: *len },
-            Piece::Repeat { off, count, stride, body } => Piece::Repeat {
-                off: off.checked_add(d).ok_or_else(overflow)?,
-                count: *count,
-                stride: *stride,
-                body: Arc::clone(body),
-            },
+            Piece::Repeat { off, count, stride, body } => {
+                Piece::Repeat { off: off.checked_add(d).ok_or_else(overflow)?, count: *count, stride: *stride, body: Arc::clone(body) }
+            }
         })
     }
 
@@ -153,9 +150,7 @@ impl Layout {
                 let e = (hi - pos).min(psize);
                 match p {
                     Piece::Block { off, .. } => f(base.wrapping_add(*off).wrapping_add(s as isize), e - s),
-                    Piece::Repeat { off, count: _, stride, body } => {
-                        walk_repeat(base.wrapping_add(*off), *stride, body, s, e, f)
-                    }
+                    Piece::Repeat { off, count: _, stride, body } => walk_repeat(base.wrapping_add(*off), *stride, body, s, e, f),
                 }
             }
             pos = end;
@@ -190,14 +185,7 @@ impl Layout {
 /// Walks packed bytes `[lo, hi)` of copies of `body` placed every `stride`
 /// bytes from `base`. Requires `lo < hi` and `body.size > 0`; `hi` must not
 /// exceed the packed size of the copies that exist.
-pub(crate) fn walk_repeat<F: FnMut(isize, usize)>(
-    base: isize,
-    stride: isize,
-    body: &Layout,
-    lo: usize,
-    hi: usize,
-    f: &mut F,
-) {
+pub(crate) fn walk_repeat<F: FnMut(isize, usize)>(base: isize, stride: isize, body: &Layout, lo: usize, hi: usize, f: &mut F) {
     let bs = body.size;
     let (first, last) = (lo / bs, (hi - 1) / bs);
     let single = body.single_block();

@@ -25,9 +25,7 @@ impl Datatype {
         let inner = self.inner();
         match inner.layout.single_block() {
             // Elements follow each other with no gap: one copy for the lot.
-            Some((off, len)) if isize::try_from(len) == Ok(inner.extent) => {
-                f(off.wrapping_add(lo as isize), hi - lo)
-            }
+            Some((off, len)) if isize::try_from(len) == Ok(inner.extent) => f(off.wrapping_add(lo as isize), hi - lo),
             _ => walk_repeat(0, inner.extent, &inner.layout, lo, hi, f),
         }
     }

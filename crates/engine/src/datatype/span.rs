@@ -51,13 +51,7 @@ impl Span {
 
     /// A basic element of `size` data bytes in `[0, data_end)` and `extent`.
     pub fn basic(size: usize, data_end: isize, extent: isize, align: usize) -> Span {
-        Span {
-            size,
-            lb: Some(Bound { value: 0, marked: false }),
-            ub: Some(Bound { value: extent, marked: false }),
-            data: Some((0, data_end)),
-            align,
-        }
+        Span { size, lb: Some(Bound { value: 0, marked: false }), ub: Some(Bound { value: extent, marked: false }), data: Some((0, data_end)), align }
     }
 
     /// Lower bound as reported to the user (0 for an empty typemap).
@@ -121,13 +115,7 @@ impl Span {
             (None, x) | (x, None) => x,
             (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
         };
-        Ok(Span {
-            size,
-            lb: pick(self.lb, other.lb, isize::min),
-            ub: pick(self.ub, other.ub, isize::max),
-            data,
-            align: self.align.max(other.align),
-        })
+        Ok(Span { size, lb: pick(self.lb, other.lb, isize::min), ub: pick(self.ub, other.ub, isize::max), data, align: self.align.max(other.align) })
     }
 
     /// Struct padding (§4.1.6): without an explicit upper bound, round the
@@ -150,10 +138,6 @@ impl Span {
     /// Explicit bounds `[lb, lb + extent)` over the same data (resized).
     pub fn resized(self, lb: isize, extent: isize) -> Result<Span, DatatypeError> {
         let ub = add(lb, extent)?;
-        Ok(Span {
-            lb: Some(Bound { value: lb, marked: true }),
-            ub: Some(Bound { value: ub, marked: true }),
-            ..self
-        })
+        Ok(Span { lb: Some(Bound { value: lb, marked: true }), ub: Some(Bound { value: ub, marked: true }), ..self })
     }
 }

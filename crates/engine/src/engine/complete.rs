@@ -40,10 +40,7 @@ impl Engine {
 
     /// Completed, without consuming it (MPI_Request_get_status).
     pub fn is_complete(&self, id: RequestId) -> MpiResult<bool> {
-        self.reqs
-            .get(id)
-            .map(|r| r.complete)
-            .ok_or_else(|| MpiError::new(ErrorClass::Request, "request handle is not active"))
+        self.reqs.get(id).map(|r| r.complete).ok_or_else(|| MpiError::new(ErrorClass::Request, "request handle is not active"))
     }
 
     /// MPI_Request_free: the request finishes on its own and is then dropped.
@@ -104,12 +101,8 @@ impl Engine {
         // or an eager message still missing data) could match a receive
         // that would then wait forever: drop them. Complete ones stay
         // receivable.
-        let complete: std::collections::HashSet<u64> = self
-            .unexpected_data
-            .iter()
-            .filter(|((p, _), b)| *p == peer && b.got == b.total)
-            .map(|((_, id), _)| *id)
-            .collect();
+        let complete: std::collections::HashSet<u64> =
+            self.unexpected_data.iter().filter(|((p, _), b)| *p == peer && b.got == b.total).map(|((_, id), _)| *id).collect();
         self.matcher.drop_unexpected_from(peer, |u| u.rendezvous || !complete.contains(&u.env.msg_id));
         self.unexpected_data.retain(|(p, id), _| *p != peer || complete.contains(id));
         for id in receiving {
@@ -119,11 +112,7 @@ impl Engine {
             .reqs
             .ids()
             .into_iter()
-            .filter(|id| {
-                self.reqs.get(*id).is_some_and(|r| {
-                    !r.complete && matches!(&r.kind, ReqKind::Send(s) if s.dest == peer)
-                })
-            })
+            .filter(|id| self.reqs.get(*id).is_some_and(|r| !r.complete && matches!(&r.kind, ReqKind::Send(s) if s.dest == peer)))
             .collect();
         for id in sends {
             self.fail(id, e.clone());

@@ -21,8 +21,8 @@ use crate::matching::Matcher;
 use crate::request::{RequestId, Requests};
 
 pub use recv::MatchedMessage;
-pub use stats::{Arrivals, EngineStats};
 pub use send::SendMode;
+pub use stats::{Arrivals, EngineStats};
 
 /// A frame waiting to go to one peer.
 enum OutItem {

@@ -79,11 +79,7 @@ impl Engine {
 
     /// MPI_Iprobe: what a receive for (src, ctx, tag) would take now.
     pub fn iprobe(&self, src: Option<PeerId>, ctx: u32, tag: Option<i32>) -> Option<ProbeInfo> {
-        self.matcher.probe(src, ctx, tag).map(|u| ProbeInfo {
-            source: u.peer,
-            tag: u.env.tag,
-            len: u.env.total_len as usize,
-        })
+        self.matcher.probe(src, ctx, tag).map(|u| ProbeInfo { source: u.peer, tag: u.env.tag, len: u.env.total_len as usize })
     }
 
     /// MPI_Improbe: takes the message out of matching.
@@ -201,7 +197,10 @@ impl Engine {
             tag: u.env.tag,
             bytes: total.min(cap),
             error: (total > cap).then(|| {
-                MpiError::new(ErrorClass::Truncate, format!("message of {total} bytes from rank {} does not fit a receive buffer of {cap} bytes", u.peer))
+                MpiError::new(
+                    ErrorClass::Truncate,
+                    format!("message of {total} bytes from rank {} does not fit a receive buffer of {cap} bytes", u.peer),
+                )
             }),
             cancelled: false,
         };

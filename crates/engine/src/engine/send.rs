@@ -104,10 +104,7 @@ impl Engine {
     /// Hands queued frames to `send` (the transport) until it refuses or the
     /// queues are empty. Multi-frame messages take turns, one frame each, so a
     /// short message never waits behind a whole long one.
-    pub fn transmit(
-        &mut self,
-        send: &mut dyn FnMut(PeerId, u16, &[&[u8]]) -> Result<SendStatus, TransportError>,
-    ) -> Result<(), TransportError> {
+    pub fn transmit(&mut self, send: &mut dyn FnMut(PeerId, u16, &[&[u8]]) -> Result<SendStatus, TransportError>) -> Result<(), TransportError> {
         for peer in 0..self.size {
             while let Some(item) = self.out[peer as usize].pop_front() {
                 match self.transmit_one(peer, item, send)? {

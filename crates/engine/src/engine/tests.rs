@@ -298,7 +298,6 @@ fn protocol_choice_is_visible_in_the_stats() {
     assert_eq!(crate::protocol::select(10, 64, None), Protocol::Eager);
 }
 
-
 #[test]
 fn a_lost_peers_unfinished_messages_cannot_trap_a_receive() {
     let mut w = World::new(3, 1, EngineConfig::default(), 16 * 1024);

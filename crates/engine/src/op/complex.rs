@@ -5,10 +5,7 @@ use super::long_double::{self, LdOp};
 use super::PredefOp;
 use crate::datatype::BasicType;
 
-trait Part:
-    Elem + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self>
-{
-}
+trait Part: Elem + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> {}
 impl Part for f32 {}
 impl Part for f64 {}
 

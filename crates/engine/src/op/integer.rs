@@ -7,9 +7,7 @@ use super::elem::{zip, Elem};
 use super::PredefOp;
 use crate::datatype::BasicType;
 
-pub(super) trait Int:
-    Elem + Ord + BitAnd<Output = Self> + BitOr<Output = Self> + BitXor<Output = Self>
-{
+pub(super) trait Int: Elem + Ord + BitAnd<Output = Self> + BitOr<Output = Self> + BitXor<Output = Self> {
     const ZERO: Self;
     const ONE: Self;
     fn wrapping_add(self, other: Self) -> Self;

@@ -224,11 +224,7 @@ fn c_bool_logical_ops() {
     // Every combination, with 2 standing for a non-canonical true.
     let xs = [0u8, 0, 1, 1, 2];
     let ys = [0u8, 1, 0, 1, 1];
-    for (op, want) in [
-        (PredefOp::Land, [0u8, 0, 0, 1, 1]),
-        (PredefOp::Lor, [0, 1, 1, 1, 1]),
-        (PredefOp::Lxor, [0, 1, 1, 0, 0]),
-    ] {
+    for (op, want) in [(PredefOp::Land, [0u8, 0, 0, 1, 1]), (PredefOp::Lor, [0, 1, 1, 1, 1]), (PredefOp::Lxor, [0, 1, 1, 0, 0])] {
         let mut inout = ys;
         apply(op, CBool, 5, &xs, &mut inout).unwrap();
         assert_eq!(inout, want, "{op:?}");
@@ -237,9 +233,7 @@ fn c_bool_logical_ops() {
 
 #[test]
 fn byte_bitwise_ops() {
-    for (op, want) in
-        [(PredefOp::Band, [0x00u8, 0x0c]), (PredefOp::Bor, [0xff, 0x3f]), (PredefOp::Bxor, [0xff, 0x33])]
-    {
+    for (op, want) in [(PredefOp::Band, [0x00u8, 0x0c]), (PredefOp::Bor, [0xff, 0x3f]), (PredefOp::Bxor, [0xff, 0x33])] {
         let mut inout = [0xaau8, 0x0f];
         apply(op, Byte, 2, &[0x55, 0x3c], &mut inout).unwrap();
         assert_eq!(inout, want, "{op:?}");

@@ -176,7 +176,13 @@ fn main() -> ExitCode {
     let t = Instant::now();
     let serial = maronna::serial(&m);
     let serial_s = t.elapsed().as_secs_f64();
-    let diff = matrix.iter().zip(&serial).map(|(a, b)| if a == b { 0.0 } else { (a - b).abs() }).fold(0.0f64, |x, y| if y.is_nan() { f64::INFINITY } else { x.max(y) });
+    let diff = matrix.iter().zip(&serial).map(|(a, b)| if a == b { 0.0 } else { (a - b).abs() }).fold(0.0f64, |x, y| {
+        if y.is_nan() {
+            f64::INFINITY
+        } else {
+            x.max(y)
+        }
+    });
     let bad = matrix.iter().zip(&serial).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
     println!(
         "correlation (on rank {}): farmed {:.3} s, serial {:.3} s; {} of {} entries differ from the serial computation (max |diff| {:e})",

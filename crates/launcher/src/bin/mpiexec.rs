@@ -1,2 +1,4 @@
 //! `mpiexec`: the same program as `mpirun`.
-fn main() { wanmpi_launcher::cli::main() }
+fn main() {
+    wanmpi_launcher::cli::main()
+}

@@ -1,2 +1,4 @@
 //! `mpirun`: see docs/launcher.md.
-fn main() { wanmpi_launcher::cli::main() }
+fn main() {
+    wanmpi_launcher::cli::main()
+}

@@ -37,9 +37,16 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let job_id = new_job_id()?;
     let (tx, rx) = channel::<Event>();
     let kv_tx = tx.clone();
-    let service = bootstrap::start(spec, &job_id, &local, size, secret, Box::new(move |e| {
-        let _ = kv_tx.send(Event::Kv(e));
-    }))?;
+    let service = bootstrap::start(
+        spec,
+        &job_id,
+        &local,
+        size,
+        secret,
+        Box::new(move |e| {
+            let _ = kv_tx.send(Event::Kv(e));
+        }),
+    )?;
     let own_env: Vec<(String, String)> = std::env::vars().collect();
     let common = env_vars::common(spec, &own_env);
     let sink = Sink { mode: spec.output, tag: spec.tag_output, captured: Arc::default() };

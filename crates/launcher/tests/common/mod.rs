@@ -80,7 +80,5 @@ pub fn gone(pid: u32) -> bool {
 
 /// The numbers that follow `marker` in `text`.
 pub fn numbers_after(text: &str, marker: &str) -> Vec<u32> {
-    text.match_indices(marker)
-        .filter_map(|(i, _)| text[i + marker.len()..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
-        .collect()
+    text.match_indices(marker).filter_map(|(i, _)| text[i + marker.len()..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()).collect()
 }

@@ -12,11 +12,7 @@ pub const SECRET: [u8; 32] = [0x5a; 32];
 
 /// Runs `body(transport)` on n threads after connecting them all; returns
 /// each rank's result in rank order.
-pub fn run_ranks<R: Send + 'static>(
-    n: u32,
-    opts: SctpOptions,
-    body: impl Fn(SctpTransport) -> R + Send + Sync + Clone + 'static,
-) -> Vec<R> {
+pub fn run_ranks<R: Send + 'static>(n: u32, opts: SctpOptions, body: impl Fn(SctpTransport) -> R + Send + Sync + Clone + 'static) -> Vec<R> {
     run_ranks_with(n, move |_| opts.clone(), body)
 }
 

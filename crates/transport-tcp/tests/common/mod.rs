@@ -94,11 +94,7 @@ pub fn pump(t: &mut TcpTransport, out: Vec<(PeerId, Vec<u8>)>, expect: usize, li
 }
 
 /// Collects events for up to `limit` (bounded), until `done` says enough.
-pub fn collect_until(
-    t: &mut TcpTransport,
-    limit: Duration,
-    mut done: impl FnMut(&[Event]) -> bool,
-) -> Vec<Event> {
+pub fn collect_until(t: &mut TcpTransport, limit: Duration, mut done: impl FnMut(&[Event]) -> bool) -> Vec<Event> {
     let deadline = Instant::now() + limit;
     let mut evs = vec![];
     while !done(&evs) && Instant::now() < deadline {

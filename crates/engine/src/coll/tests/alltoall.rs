@@ -46,13 +46,7 @@ fn alltoallv_with_variable_counts() {
                 at += rcounts[i] + 1;
             }
             let mut recv = vec![0xee; at];
-            alltoallv(
-                c,
-                Some((&send, Blocks::new(&scounts, &sdispls))),
-                &mut recv,
-                Blocks::new(&rcounts, &rdispls),
-            )
-            .unwrap();
+            alltoallv(c, Some((&send, Blocks::new(&scounts, &sdispls))), &mut recv, Blocks::new(&rcounts, &rdispls)).unwrap();
             (recv, rcounts, rdispls)
         });
         for (r, ((recv, rcounts, rdispls), _)) in out.iter().enumerate() {

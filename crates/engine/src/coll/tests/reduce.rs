@@ -68,8 +68,7 @@ fn reduce_minloc_ties_pick_the_lowest_rank() {
             let r = c.rank() as i32;
             let mine = ints(&[5 - r % 3, r, r % 3, r]);
             let mut recv = vec![0; 16];
-            reduce(c, Some(&mine), &mut recv, 2, BasicType::TwoInt, &Op::Predef(PredefOp::Minloc), size - 1)
-                .unwrap();
+            reduce(c, Some(&mine), &mut recv, 2, BasicType::TwoInt, &Op::Predef(PredefOp::Minloc), size - 1).unwrap();
             recv
         });
         let top = (size as i32 - 1).min(2);

@@ -12,26 +12,14 @@ fn reduce_scatter_sum_with_variable_counts() {
                 let r = c.rank();
                 let mine = ints(&rank_ints(r, total));
                 let mut recv = if in_place { mine.clone() } else { vec![0; 4 * counts[r]] };
-                reduce_scatter(
-                    c,
-                    (!in_place).then_some(&mine[..]),
-                    &mut recv,
-                    &counts,
-                    BasicType::Int,
-                    &sum(),
-                )
-                .unwrap();
+                reduce_scatter(c, (!in_place).then_some(&mine[..]), &mut recv, &counts, BasicType::Int, &sum()).unwrap();
                 recv.truncate(4 * counts[r]);
                 recv
             });
             let full = sum_of(0..size, total);
             let mut at = 0;
             for (r, (recv, _)) in out.iter().enumerate() {
-                assert_eq!(
-                    read_ints(recv),
-                    &full[at..at + counts[r]],
-                    "size {size} rank {r} in place {in_place}"
-                );
+                assert_eq!(read_ints(recv), &full[at..at + counts[r]], "size {size} rank {r} in place {in_place}");
                 at += counts[r];
             }
         }

@@ -46,11 +46,7 @@ fn exscan_is_the_exclusive_prefix_and_leaves_rank_0_alone() {
             let untouched = if in_place { mat_bytes(&rank_mats(0, 2)) } else { vec![0xee; 32] };
             assert_eq!(out[0].0, untouched, "size {size}: rank 0 must be left alone");
             for (r, (recv, _)) in out.iter().enumerate().skip(1) {
-                assert_eq!(
-                    recv,
-                    &mat_bytes(&product_of(0..r, 2)),
-                    "size {size} rank {r} in place {in_place}"
-                );
+                assert_eq!(recv, &mat_bytes(&product_of(0..r, 2)), "size {size} rank {r} in place {in_place}");
             }
         }
     }

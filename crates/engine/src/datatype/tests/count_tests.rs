@@ -60,8 +60,7 @@ fn zero_size_types_count_zero() {
 #[test]
 fn long_signatures_with_repeat_nodes_count_like_the_model() {
     // A struct element repeated far past the flattening limit.
-    let t = Datatype::vector(600, 2, 3, &Datatype::create_struct(&[1, 2], &[0, 8], &[int(), char_()]).unwrap())
-        .unwrap();
+    let t = Datatype::vector(600, 2, 3, &Datatype::create_struct(&[1, 2], &[0, 8], &[int(), char_()]).unwrap()).unwrap();
     for bytes in [0, 1, 4, 5, 6, 7, 3000, 7199, 7200, 7204, 12345, 14400, 14406] {
         assert_eq!(t.elements_in(bytes), reference_elements(&t, bytes), "{bytes} bytes");
     }

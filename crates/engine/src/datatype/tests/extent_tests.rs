@@ -61,8 +61,7 @@ fn indexed_example_4_5() {
 #[test]
 fn struct_example_4_6() {
     // B = (2, 1, 3), D = (0, 16, 26), T = (MPI_FLOAT, type1, MPI_CHAR).
-    let t = Datatype::create_struct(&[2, 1, 3], &[0, 16, 26], &[basic(BasicType::Float), double_char(), char_()])
-        .unwrap();
+    let t = Datatype::create_struct(&[2, 1, 3], &[0, 16, 26], &[basic(BasicType::Float), double_char(), char_()]).unwrap();
     let e = entries(&t);
     let want = [
         (0, BasicType::Float),

@@ -57,8 +57,7 @@ fn indexed_family_round_trips_with_negative_displacements() {
 
 #[test]
 fn struct_and_resized_round_trip() {
-    let s = Datatype::create_struct(&[2, 1, 3], &[0, 16, 26], &[basic(BasicType::Float), double_char(), char_()])
-        .unwrap();
+    let s = Datatype::create_struct(&[2, 1, 3], &[0, 16, 26], &[basic(BasicType::Float), double_char(), char_()]).unwrap();
     check_counts(&s);
     check_counts(&Datatype::resized(&s, -8, 48).unwrap());
     check_counts(&Datatype::resized(&int(), -3, 9).unwrap());

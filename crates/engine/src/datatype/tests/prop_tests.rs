@@ -9,8 +9,7 @@ use crate::datatype::{BasicType, Datatype};
 
 fn leaf() -> impl Strategy<Value = Datatype> {
     use BasicType::*;
-    prop::sample::select(vec![Char, Short, Int, Double, LongDouble, DoubleInt, ShortInt, CFloatComplex])
-        .prop_map(Datatype::basic)
+    prop::sample::select(vec![Char, Short, Int, Double, LongDouble, DoubleInt, ShortInt, CFloatComplex]).prop_map(Datatype::basic)
 }
 
 fn displs(n: usize, lo: isize, hi: isize) -> impl Strategy<Value = Vec<isize>> {
@@ -22,10 +21,8 @@ fn node(inner: BoxedStrategy<Datatype>) -> impl Strategy<Value = Datatype> {
     let t = inner.clone();
     prop_oneof![
         (0usize..4, t.clone()).prop_map(|(n, t)| Datatype::contiguous(n, &t).expect("contiguous")),
-        (0usize..4, 0usize..3, -3isize..4, t.clone())
-            .prop_map(|(c, b, s, t)| Datatype::vector(c, b, s, &t).expect("vector")),
-        (0usize..4, 0usize..3, -40isize..60, t.clone())
-            .prop_map(|(c, b, s, t)| Datatype::hvector(c, b, s, &t).expect("hvector")),
+        (0usize..4, 0usize..3, -3isize..4, t.clone()).prop_map(|(c, b, s, t)| Datatype::vector(c, b, s, &t).expect("vector")),
+        (0usize..4, 0usize..3, -40isize..60, t.clone()).prop_map(|(c, b, s, t)| Datatype::hvector(c, b, s, &t).expect("hvector")),
         (prop::collection::vec((0usize..3, -4isize..6), 0..4), t.clone()).prop_map(|(bd, t)| {
             let (b, d): (Vec<usize>, Vec<isize>) = bd.into_iter().unzip();
             Datatype::indexed(&b, &d, &t).expect("indexed")
