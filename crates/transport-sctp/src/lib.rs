@@ -27,7 +27,7 @@ mod counters;
 mod crc32c;
 mod error;
 mod link;
-mod mtu;
+use wanmpi_transport::path_mtu as mtu;
 mod netif;
 mod notify;
 mod options;

@@ -15,6 +15,7 @@
 
 mod caps;
 mod loopback;
+pub mod path_mtu;
 
 pub use caps::Caps;
 pub use loopback::{loopback_pair, loopback_world, Loopback};

@@ -1,26 +1,27 @@
-//! The path MTU to use towards a peer when none is configured: the MTU the
-//! kernel's route to the peer's UDP address has (IP_MTU on a connected UDP
-//! socket), minus the IP and UDP headers. This is what TCP does for its MSS:
-//! on loopback it gives 65 KiB packets, on a 1500-byte Ethernet path 1472,
-//! so SCTP packs as many bytes per packet as a TCP segment would there.
+//! The largest UDP payload to use towards a peer when none is configured:
+//! the MTU the kernel's route to the peer's UDP address has (IP_MTU on a
+//! connected UDP socket), minus the IP and UDP headers. This is what TCP
+//! does for its MSS: on loopback it gives 65 KiB packets, on a 1500-byte
+//! Ethernet path 1472, so a UDP-based transport (sctp, wamp) packs as many
+//! bytes per packet as a TCP segment would there.
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
-/// Largest SCTP packet we use. UDP allows 65507 over IPv4, but with
+/// Largest UDP payload we use. UDP allows 65507 over IPv4, but with
 /// 65507-byte packets associations died in the tests (usrsctp dropped
 /// them); 65000 works.
-pub(crate) const MAX_UDP_PAYLOAD: u32 = 65_000;
+pub const MAX_UDP_PAYLOAD: u32 = 65_000;
 /// Used when the kernel cannot tell (no route yet, unusual family).
-pub(crate) const FALLBACK: u32 = 1452;
+pub const FALLBACK: u32 = 1452;
 
-/// SCTP packet size (= UDP payload) for the route from `local` to `peer`.
-pub(crate) fn auto_path_mtu(local: IpAddr, peer: SocketAddr) -> u32 {
+/// UDP payload size for the route from `local` to `peer`.
+pub fn auto_path_mtu(local: IpAddr, peer: SocketAddr) -> u32 {
     route_mtu(local, peer).map_or(FALLBACK, |mtu| payload_for(mtu, peer.is_ipv4()))
 }
 
 /// UDP payload that fits an IP packet of `mtu` bytes.
-pub(crate) fn payload_for(mtu: u32, ipv4: bool) -> u32 {
+pub fn payload_for(mtu: u32, ipv4: bool) -> u32 {
     let headers = if ipv4 { 20 + 8 } else { 40 + 8 };
     mtu.saturating_sub(headers).clamp(576, MAX_UDP_PAYLOAD)
 }

@@ -1,0 +1,290 @@
+//! How much a connection may have in flight and how fast it sends.
+//!
+//! - `Paper`: the WAMP paper's protocol has no congestion response at all:
+//!   the window is the receiver's whole buffer (our credit), no pacing, a
+//!   near-constant flow whatever the loss. Kept for the reproduction only.
+//! - `Model` (default): a bottleneck-bandwidth and round-trip model in the
+//!   spirit of BBR (Cardwell et al., 2016). It paces at the highest delivery
+//!   rate measured over the last ten round trips and keeps about two
+//!   bandwidth-delay products in flight, so an isolated random loss changes
+//!   nothing. Unlike BBR v1 it does back off on loss that says the path is
+//!   congested: a round trip that lost more than `HEAVY_LOSS` of its bytes
+//!   (a drop-tail queue overflowing, not 1-2 % random loss) cuts the
+//!   bandwidth estimate to 85 %. Probe-RTT is left out: min RTT is kept for
+//!   the whole connection (a job's paths do not move).
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Paper,
+    Model,
+}
+
+const STARTUP_GAIN: f64 = 2.885;
+const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+const BW_WINDOW_ROUNDS: u64 = 10;
+/// Fraction of a round's bytes lost that counts as congestion.
+const HEAVY_LOSS: f64 = 0.15;
+
+/// One delivery-rate sample, taken when a packet is acknowledged.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// Bytes per second.
+    pub rate: f64,
+    pub app_limited: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Startup,
+    Drain,
+    ProbeBw { index: usize, since: Instant },
+}
+
+pub struct Rate {
+    mode: Mode,
+    mss: u64,
+    phase: Phase,
+    /// (round, highest rate seen in it), newest last.
+    bw_rounds: VecDeque<(u64, f64)>,
+    btl_bw: f64,
+    min_rtt: Duration,
+    full_bw: f64,
+    full_bw_rounds: u32,
+    round_lost: u64,
+    round_delivered: u64,
+}
+
+impl Rate {
+    /// `initial_window` bytes per `initial_rtt` is the rate before any sample.
+    pub fn new(mode: Mode, mss: usize, initial_rtt: Duration, initial_window: u64) -> Rate {
+        let rtt = initial_rtt.max(Duration::from_micros(100));
+        Rate {
+            mode,
+            mss: mss as u64,
+            phase: Phase::Startup,
+            bw_rounds: VecDeque::new(),
+            btl_bw: initial_window as f64 / rtt.as_secs_f64(),
+            min_rtt: rtt,
+            full_bw: 0.0,
+            full_bw_rounds: 0,
+            round_lost: 0,
+            round_delivered: 0,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn bandwidth(&self) -> f64 {
+        self.btl_bw
+    }
+
+    fn bdp(&self) -> f64 {
+        self.btl_bw * self.min_rtt.as_secs_f64()
+    }
+
+    fn gains(&self) -> (f64, f64) {
+        match self.phase {
+            Phase::Startup => (STARTUP_GAIN, STARTUP_GAIN),
+            Phase::Drain => (1.0 / STARTUP_GAIN, STARTUP_GAIN),
+            Phase::ProbeBw { index, .. } => (CYCLE[index], 2.0),
+        }
+    }
+
+    /// Bytes that may be in flight.
+    pub fn cwnd(&self) -> u64 {
+        match self.mode {
+            Mode::Paper => u64::MAX,
+            Mode::Model => ((self.gains().1 * self.bdp()) as u64).max(4 * self.mss),
+        }
+    }
+
+    /// Bytes per second to pace at; None = do not pace.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        match self.mode {
+            Mode::Paper => None,
+            Mode::Model => Some(self.gains().0 * self.btl_bw),
+        }
+    }
+
+    /// A packet was acknowledged; `round` is the current round trip count,
+    /// `new_round` says it just began.
+    pub fn on_ack(&mut self, now: Instant, bytes: u64, sample: Option<Sample>, min_rtt: Duration, round: u64, new_round: bool, inflight: u64) {
+        if self.mode == Mode::Paper {
+            return;
+        }
+        self.min_rtt = min_rtt.max(Duration::from_micros(10));
+        self.round_delivered += bytes;
+        if let Some(s) = sample {
+            if !s.app_limited || s.rate >= self.btl_bw {
+                match self.bw_rounds.back_mut() {
+                    Some((r, v)) if *r == round => *v = v.max(s.rate),
+                    _ => self.bw_rounds.push_back((round, s.rate)),
+                }
+                while self.bw_rounds.front().is_some_and(|&(r, _)| r + BW_WINDOW_ROUNDS < round) {
+                    self.bw_rounds.pop_front();
+                }
+                self.btl_bw = self.bw_rounds.iter().map(|&(_, v)| v).fold(0.0, f64::max);
+            }
+            if new_round && !s.app_limited && self.phase == Phase::Startup {
+                self.check_full_bw();
+            }
+        }
+        if new_round {
+            self.end_round();
+        }
+        self.advance_phase(now, inflight);
+    }
+
+    fn check_full_bw(&mut self) {
+        if self.btl_bw >= self.full_bw * 1.25 {
+            self.full_bw = self.btl_bw;
+            self.full_bw_rounds = 0;
+        } else {
+            self.full_bw_rounds += 1;
+            if self.full_bw_rounds >= 3 {
+                self.phase = Phase::Drain;
+            }
+        }
+    }
+
+    fn end_round(&mut self) {
+        let total = self.round_lost + self.round_delivered;
+        if self.round_lost >= 3 * self.mss && total > 0 && self.round_lost as f64 / total as f64 > HEAVY_LOSS {
+            for (_, v) in self.bw_rounds.iter_mut() {
+                *v *= 0.85;
+            }
+            self.btl_bw *= 0.85;
+            if self.phase == Phase::Startup {
+                self.phase = Phase::Drain;
+            }
+        }
+        self.round_lost = 0;
+        self.round_delivered = 0;
+    }
+
+    fn advance_phase(&mut self, now: Instant, inflight: u64) {
+        match self.phase {
+            Phase::Drain if (inflight as f64) <= self.bdp() => self.phase = Phase::ProbeBw { index: 2, since: now },
+            Phase::ProbeBw { index, since } if now.saturating_duration_since(since) >= self.min_rtt => {
+                // Leave the 0.75 phase early only when the queue is gone.
+                if index != 1 || (inflight as f64) <= self.bdp() {
+                    self.phase = Phase::ProbeBw { index: (index + 1) % CYCLE.len(), since: now };
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn on_loss(&mut self, bytes: u64) {
+        self.round_lost += bytes;
+    }
+
+    /// Name of the current phase, for stats.
+    pub fn phase_name(&self) -> &'static str {
+        match (self.mode, self.phase) {
+            (Mode::Paper, _) => "paper",
+            (_, Phase::Startup) => "startup",
+            (_, Phase::Drain) => "drain",
+            (_, Phase::ProbeBw { .. }) => "probe_bw",
+        }
+    }
+}
+
+/// A token bucket at the pacing rate, allowing bursts of `quantum` bytes
+/// (so a busy sender wakes once per burst, not once per packet).
+pub struct Pacer {
+    tokens: f64,
+    last: Option<Instant>,
+}
+
+impl Pacer {
+    pub fn new() -> Pacer {
+        Pacer { tokens: 0.0, last: None }
+    }
+
+    fn quantum(rate: f64, mss: usize) -> f64 {
+        (rate * 0.001).clamp(2.0 * mss as f64, 64.0 * 1024.0)
+    }
+
+    fn refill(&mut self, now: Instant, rate: f64, mss: usize) {
+        let q = Self::quantum(rate, mss);
+        let dt = self.last.map_or(f64::MAX, |t| now.saturating_duration_since(t).as_secs_f64());
+        self.tokens = (self.tokens + dt * rate).min(q);
+        self.last = Some(now);
+    }
+
+    /// When a packet may go (now or later).
+    pub fn next_send(&mut self, now: Instant, rate: Option<f64>, mss: usize) -> Instant {
+        let Some(rate) = rate else { return now };
+        self.refill(now, rate, mss);
+        if self.tokens >= 0.0 {
+            now
+        } else {
+            now + Duration::from_secs_f64(-self.tokens / rate)
+        }
+    }
+
+    pub fn on_send(&mut self, bytes: usize) {
+        self.tokens -= bytes as f64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_mode_has_no_window_and_no_pacing() {
+        let r = Rate::new(Mode::Paper, 1400, Duration::from_millis(40), 14_000);
+        assert_eq!(r.cwnd(), u64::MAX);
+        assert_eq!(r.pacing_rate(), None);
+    }
+
+    #[test]
+    fn random_loss_does_not_cut_the_estimate_but_heavy_loss_does() {
+        let t = Instant::now();
+        let mut r = Rate::new(Mode::Model, 1000, Duration::from_millis(10), 10_000);
+        let s = Sample { rate: 10e6, app_limited: false };
+        r.on_ack(t, 100_000, Some(s), Duration::from_millis(10), 1, true, 0);
+        assert_eq!(r.bandwidth(), 10e6);
+        // 2 % of a round lost: nothing changes.
+        r.on_loss(2_000);
+        r.on_ack(t, 98_000, Some(s), Duration::from_millis(10), 2, true, 0);
+        assert_eq!(r.bandwidth(), 10e6);
+        // 30 % lost: the estimate drops.
+        r.on_loss(30_000);
+        r.on_ack(t, 70_000, Some(Sample { rate: 1.0, app_limited: true }), Duration::from_millis(10), 3, true, 0);
+        assert!(r.bandwidth() < 9e6, "{}", r.bandwidth());
+    }
+
+    #[test]
+    fn startup_ends_when_bandwidth_stops_growing() {
+        let t = Instant::now();
+        let mut r = Rate::new(Mode::Model, 1000, Duration::from_millis(10), 10_000);
+        for round in 1..=6 {
+            r.on_ack(t, 1000, Some(Sample { rate: 5e6, app_limited: false }), Duration::from_millis(10), round, true, 1_000_000);
+        }
+        assert_eq!(r.phase_name(), "drain");
+        r.on_ack(t, 1000, None, Duration::from_millis(10), 7, false, 0);
+        assert_eq!(r.phase_name(), "probe_bw");
+        assert!(r.cwnd() >= 2 * 50_000 - 1);
+    }
+
+    #[test]
+    fn pacer_allows_a_quantum_then_spaces_packets() {
+        let t = Instant::now();
+        let mut p = Pacer::new();
+        let rate = Some(1e6); // 1 MB/s: quantum = 2 x 1000 bytes
+        assert_eq!(p.next_send(t, rate, 1000), t);
+        p.on_send(1000);
+        p.on_send(1000);
+        p.on_send(1000);
+        let next = p.next_send(t, rate, 1000);
+        assert!(next > t && next <= t + Duration::from_millis(1), "{:?}", next - t);
+    }
+}

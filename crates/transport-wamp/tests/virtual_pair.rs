@@ -1,0 +1,133 @@
+//! The protocol between two `Conn`s on a virtual clock: delivery exactly
+//! once and in channel order under loss, what a single loss costs, the
+//! paper mode, forward error correction, and the rate model on a
+//! bottleneck.
+
+mod common;
+
+use common::{config, Pair};
+use std::time::Duration;
+use wanmpi_transport_wamp::rate::Mode;
+use wanmpi_transport_wamp::Fec;
+
+const MS: Duration = Duration::from_millis(1);
+
+fn pattern(n: usize, seed: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+#[test]
+fn frames_arrive_exactly_once_in_channel_order_under_loss() {
+    for (mode, fec) in [(Mode::Model, Fec::Off), (Mode::Model, Fec::Auto), (Mode::Paper, Fec::Off), (Mode::Model, Fec::Fixed { k: 8, m: 2 })] {
+        let mut p = Pair::new(config(mode, fec, 40 * MS), 20 * MS, 0.05, 7);
+        let mut sent = vec![];
+        for i in 0..300u32 {
+            let ch = (i % 5) as u16;
+            let f = pattern(1 + (i as usize * 997) % 20_000, i as u8);
+            assert!(p.conns[0].offer(ch, &[&f]));
+            sent.push((ch, f));
+        }
+        assert!(p.run_until(Duration::from_secs(60), |p| p.received[1].len() >= 300), "{mode:?} {fec:?}: {} of 300", p.received[1].len());
+        for ch in 0..5u16 {
+            let want: Vec<_> = sent.iter().filter(|f| f.0 == ch).collect();
+            let got: Vec<_> = p.received[1].iter().filter(|f| f.0 == ch).collect();
+            assert_eq!(got, want, "{mode:?} {fec:?} channel {ch}");
+        }
+        assert!(p.dropped > 0);
+        assert!(p.run_until(Duration::from_secs(10), |p| p.conns[0].all_acked()), "everything acknowledged");
+    }
+}
+
+/// Exchanges messages both ways until the rate model knows the path.
+fn warm_up(p: &mut Pair) {
+    let loss = std::mem::replace(&mut p.loss, 0.0);
+    let msg = pattern(300 << 10, 9);
+    for i in 0..12 {
+        p.one_way(i % 2, 0, &msg, Duration::from_secs(5)).unwrap();
+    }
+    p.loss = loss;
+}
+
+#[test]
+fn a_lost_middle_packet_costs_about_one_round_trip() {
+    let msg = pattern(300 << 10, 1);
+    let mut clean = Pair::new(config(Mode::Model, Fec::Off, 40 * MS), 20 * MS, 0.0, 1);
+    warm_up(&mut clean);
+    let t_clean = clean.one_way(0, 0, &msg, Duration::from_secs(5)).unwrap();
+    let mut p = Pair::new(config(Mode::Model, Fec::Off, 40 * MS), 20 * MS, 0.0, 1);
+    warm_up(&mut p);
+    p.drop_nth = vec![(0, p.sent(0) + 20)];
+    let t = p.one_way(0, 0, &msg, Duration::from_secs(5)).unwrap();
+    println!("300 KiB one way at 20 ms: clean {t_clean:?}, one loss {t:?}");
+    assert!(t >= t_clean + 30 * MS && t <= t_clean + 60 * MS, "clean {t_clean:?}, one loss {t:?}");
+    assert_eq!(p.conns[0].stats.probes, 0, "repaired by the bitmap, not a timeout");
+}
+
+#[test]
+fn a_lost_last_packet_costs_about_two_round_trips_not_a_timeout() {
+    let mut p = Pair::new(config(Mode::Model, Fec::Off, 40 * MS), 20 * MS, 0.0, 1);
+    // Warm up the RTT estimate.
+    p.one_way(0, 0, b"warm", Duration::from_secs(1)).unwrap();
+    let msg = pattern(10 * 1400, 2);
+    p.drop_nth = vec![(0, 1 + 10)];
+    let t = p.one_way(0, 0, &msg, Duration::from_secs(5)).unwrap();
+    println!("10-packet message, last packet lost: {t:?}");
+    assert!(t <= 20 * MS + 2 * 45 * MS + 10 * MS, "{t:?}");
+}
+
+#[test]
+fn forward_error_correction_repairs_random_loss_without_a_round_trip() {
+    let msg = pattern(300 << 10, 3);
+    let mut times = vec![];
+    for fec in [Fec::Off, Fec::Fixed { k: 16, m: 3 }] {
+        let mut p = Pair::new(config(Mode::Model, fec, 40 * MS), 20 * MS, 0.01, 11);
+        warm_up(&mut p);
+        let mut total = Duration::ZERO;
+        for i in 0..20 {
+            let from = i % 2;
+            total += p.one_way(from, 0, &msg, Duration::from_secs(5)).unwrap();
+        }
+        let rec = p.conns[0].stats.recovered + p.conns[1].stats.recovered;
+        println!("{fec:?}: 20 x 300 KiB one way at 20 ms / 1 %: {total:?} ({rec} packets rebuilt)");
+        times.push(total);
+    }
+    assert!(times[1] < times[0] * 3 / 4, "{times:?}");
+}
+
+#[test]
+fn model_fills_a_bottleneck_without_collapse_and_ignores_random_loss() {
+    for loss in [0.0, 0.02] {
+        let mut p = Pair::new(config(Mode::Model, Fec::Off, 20 * MS), 10 * MS, loss, 5);
+        p.rate = Some(50e6 / 8.0);
+        p.queue_limit = 100_000;
+        let msg = pattern(8 << 20, 4);
+        let t = p.one_way(0, 0, &msg, Duration::from_secs(30)).unwrap();
+        let goodput = msg.len() as f64 * 8.0 / t.as_secs_f64() / 1e6;
+        println!("8 MiB over 50 Mbit/s, 20 ms RTT, loss {loss}: {goodput:.1} Mbit/s, lost {}", p.conns[0].stats.packets_lost);
+        assert!(goodput > 35.0, "goodput {goodput:.1} Mbit/s at loss {loss}");
+    }
+}
+
+#[test]
+fn hostile_payloads_are_refused_and_change_nothing() {
+    let mut p = Pair::new(config(Mode::Model, Fec::Off, 2 * MS), MS, 0.0, 1);
+    p.one_way(0, 0, b"before", Duration::from_secs(1)).unwrap();
+    let now = p.now;
+    let b = &mut p.conns[1];
+    let mut bad = 0u64.to_be_bytes().to_vec();
+    wanmpi_transport_wamp::packet::emit_data_header(&mut bad, 99, 0, 4, 0, 100);
+    bad.extend_from_slice(b"evil");
+    assert!(b.on_datagram(now, 1000, &bad).is_err(), "channel out of range");
+    assert!(b.on_datagram(now, 1001, &[1, 2, 3]).is_err(), "truncated");
+    let mut ack = 0u64.to_be_bytes().to_vec();
+    wanmpi_transport_wamp::packet::emit_ack(&mut ack, 0, 0, 0, 0, 8, &[0x80]);
+    let mut far = 0u64.to_be_bytes().to_vec();
+    wanmpi_transport_wamp::packet::emit_ack(&mut far, 1 << 40, 1 << 40, 0, 0, 0, &[]);
+    assert!(b.on_datagram(now, 1002, &far).is_err(), "ACK of packets never sent");
+    assert!(b.on_datagram(now, 1 << 20, &ack).is_err(), "packet number too far ahead");
+    p.one_way(0, 0, b"after", Duration::from_secs(1)).unwrap();
+    let got: Vec<&[u8]> = p.received[1].iter().map(|f| &f.1[..]).collect();
+    assert_eq!(got, [&b"before"[..], b"after"]);
+}
+
+
