@@ -6,7 +6,7 @@ use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 use wanmpi_transport::Transport;
 
 /// Transports this build knows, for error messages and `--help`.
-pub const KNOWN: &[&str] = &["tcp", "sctp"];
+pub const KNOWN: &[&str] = &["tcp", "sctp", "wamp"];
 
 pub fn connect(env: &JobEnv, kv: &mut dyn KeyValue) -> MpiResult<Box<dyn Transport>> {
     let setup = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("{} transport setup failed: {e}", env.transport));
@@ -26,6 +26,15 @@ pub fn connect(env: &JobEnv, kv: &mut dyn KeyValue) -> MpiResult<Box<dyn Transpo
                 }
             }
             Ok(Box::new(wanmpi_transport_sctp::SctpTransport::connect(kv, env.secret, opts).map_err(|e| setup(e.into()))?))
+        }
+        "wamp" => {
+            let mut opts = wanmpi_transport_wamp::WampOptions::from_env().map_err(setup)?;
+            if std::env::var_os("WANMPI_WAMP_PUBLISH_ADDR").is_none() {
+                if let Some(a) = env.addr.as_deref().and_then(|a| a.parse().ok()) {
+                    opts.publish_addr = a;
+                }
+            }
+            Ok(Box::new(wanmpi_transport_wamp::WampTransport::connect(kv, env.secret, opts).map_err(setup)?))
         }
         other => Err(MpiError::new(
             ErrorClass::Arg,

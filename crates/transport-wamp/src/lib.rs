@@ -25,10 +25,15 @@ pub mod conn;
 pub mod fec;
 mod options;
 pub mod packet;
+mod poller;
 pub mod rate;
 pub mod reasm;
 pub mod rtt;
 pub mod seal;
 pub mod sendbuf;
+mod setup;
+mod stats;
+mod transport;
 
 pub use options::{Fec, WampOptions};
+pub use transport::{Refusals, WampTransport};

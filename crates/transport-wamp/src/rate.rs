@@ -208,7 +208,7 @@ impl Pacer {
     }
 
     fn quantum(rate: f64, mss: usize) -> f64 {
-        (rate * 0.001).clamp(2.0 * mss as f64, 64.0 * 1024.0)
+        (rate * 0.001).min(64.0 * 1024.0).max(2.0 * mss as f64)
     }
 
     fn refill(&mut self, now: Instant, rate: f64, mss: usize) {

@@ -12,12 +12,15 @@ pub struct Transport {
 }
 
 /// Every transport this build has, in the configurations the suite covers
-/// (SCTP with its default 10 streams and with 1 stream).
+/// (SCTP with its default 10 streams and with 1 stream, wamp with its defaults).
 pub fn transports() -> Vec<Transport> {
     let mut v = vec![Transport { label: "tcp", name: "tcp", env: &[] }];
     if wanmpi_runtime::KNOWN_TRANSPORTS.contains(&"sctp") {
         v.push(Transport { label: "sctp-10", name: "sctp", env: &[("WANMPI_SCTP_STREAMS", "10")] });
         v.push(Transport { label: "sctp-1", name: "sctp", env: &[("WANMPI_SCTP_STREAMS", "1")] });
+    }
+    if wanmpi_runtime::KNOWN_TRANSPORTS.contains(&"wamp") {
+        v.push(Transport { label: "wamp", name: "wamp", env: &[] });
     }
     if let Ok(only) = std::env::var("WANMPI_TEST_TRANSPORTS") {
         let keep: Vec<&str> = only.split(',').collect();

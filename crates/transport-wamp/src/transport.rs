@@ -1,0 +1,298 @@
+//! `WampTransport`: one UDP socket, one `Conn` per peer, and the `Transport`
+//! trait on them. Each call pumps: datagrams in (opened, handed to their
+//! peer's `Conn`), timers, datagrams out. Setup is in setup.rs.
+
+use crate::conn::{Conn, Dropped};
+use crate::options::WampOptions;
+use crate::packet::{Header, Kind, HEADER_LEN};
+use crate::poller::Poller;
+use crate::seal::Keys;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError};
+
+/// Datagrams read per pump at most, so sending is not starved.
+const RECV_BATCH: usize = 512;
+/// Datagrams sent to one peer per pump at most.
+const SEND_BATCH: usize = 256;
+
+pub(crate) struct Peer {
+    pub addr: SocketAddr,
+    pub keys: Keys,
+    pub conn: Conn,
+    pub lost_reported: bool,
+}
+
+/// Datagrams refused before reaching a connection.
+#[derive(Debug, Default, Clone)]
+pub struct Refusals {
+    /// Not a wamp datagram, or not for us, or from no rank of the job.
+    pub strays: u64,
+    /// Failed to open: forged, corrupted, or sealed under other keys.
+    pub forged: u64,
+    /// Opened but refused by the connection (duplicate/replay, malformed, no room).
+    pub duplicates: u64,
+    pub malformed: u64,
+    pub no_room: u64,
+}
+
+pub struct WampTransport {
+    pub(crate) rank: PeerId,
+    pub(crate) size: u32,
+    pub(crate) caps: Caps,
+    pub(crate) opts: WampOptions,
+    pub(crate) udp: UdpSocket,
+    pub(crate) poller: Poller,
+    pub(crate) peers: Vec<Option<Peer>>,
+    pub(crate) local: VecDeque<(u16, Vec<u8>)>,
+    pub(crate) rbuf: Vec<u8>,
+    pub(crate) sbuf: Vec<u8>,
+    /// A datagram the socket refused (buffer full), sent first next time.
+    pub(crate) stalled: Option<(SocketAddr, Vec<u8>)>,
+    pub(crate) stalled_until: Option<Instant>,
+    pub(crate) drops: Option<ChaCha8Rng>,
+    pub(crate) refusals: Refusals,
+}
+
+impl WampTransport {
+    pub fn options(&self) -> &WampOptions {
+        &self.opts
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.udp.local_addr()
+    }
+
+    pub fn refusals(&self) -> &Refusals {
+        &self.refusals
+    }
+
+    /// The connection to `peer` (tests and stats).
+    pub fn conn(&self, peer: PeerId) -> Option<&Conn> {
+        self.peers.get(peer as usize)?.as_ref().map(|p| &p.conn)
+    }
+
+    /// Datagrams in, timers, datagrams out.
+    pub(crate) fn pump(&mut self) -> Result<(), TransportError> {
+        self.receive()?;
+        let now = Instant::now();
+        for p in self.peers.iter_mut().flatten() {
+            p.conn.on_timeout(now);
+        }
+        self.transmit()?;
+        self.rearm();
+        Ok(())
+    }
+
+    fn receive(&mut self) -> Result<(), TransportError> {
+        for _ in 0..RECV_BATCH {
+            let n = match self.udp.recv_from(&mut self.rbuf) {
+                Ok((n, _from)) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                // ICMP errors for earlier sends (port unreachable): the
+                // peer's liveness is judged by its silence instead.
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let now = Instant::now();
+            let (rank, refusals) = (self.rank, &mut self.refusals);
+            let buf = &mut self.rbuf[..n];
+            let h = match Header::parse(buf) {
+                Ok(h) if h.to == rank => h,
+                _ => {
+                    refusals.strays += 1;
+                    continue;
+                }
+            };
+            let Some(Some(p)) = self.peers.get_mut(h.from as usize) else {
+                refusals.strays += 1;
+                continue;
+            };
+            let want = if p.keys.encrypting() { Kind::Sealed } else { Kind::Plain };
+            if h.kind != want {
+                refusals.forged += 1;
+                continue;
+            }
+            let Ok(range) = p.keys.open(h.pn, buf, HEADER_LEN) else {
+                refusals.forged += 1;
+                continue;
+            };
+            match p.conn.on_datagram(now, h.pn, &buf[range]) {
+                Ok(()) => {}
+                Err(Dropped::Duplicate | Dropped::TooFar) => refusals.duplicates += 1,
+                Err(Dropped::Malformed(_)) => refusals.malformed += 1,
+                Err(Dropped::NoRoom) => refusals.no_room += 1,
+            }
+        }
+        Ok(())
+    }
+
+    fn send_datagram(&mut self, to: SocketAddr, d: &[u8]) -> Result<bool, TransportError> {
+        match self.udp.send_to(d, to) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS) => Ok(false),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Ok(true),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn transmit(&mut self) -> Result<(), TransportError> {
+        let now = Instant::now();
+        if self.stalled_until.is_some_and(|t| now < t) {
+            return Ok(());
+        }
+        self.stalled_until = None;
+        if let Some((to, d)) = self.stalled.take() {
+            if !self.send_datagram(to, &d)? {
+                self.stalled = Some((to, d));
+                self.stalled_until = Some(now + self.opts.overflow_timeout);
+                return Ok(());
+            }
+        }
+        let mut sbuf = std::mem::take(&mut self.sbuf);
+        let result = self.transmit_all(now, &mut sbuf);
+        self.sbuf = sbuf;
+        result
+    }
+
+    fn transmit_all(&mut self, now: Instant, sbuf: &mut Vec<u8>) -> Result<(), TransportError> {
+        for i in 0..self.peers.len() {
+            for _ in 0..SEND_BATCH {
+                let Some(p) = self.peers[i].as_mut() else { break };
+                let pn = p.conn.next_pn();
+                sbuf.clear();
+                let kind = if p.keys.encrypting() { Kind::Sealed } else { Kind::Plain };
+                Header { kind, from: self.rank, to: i as u32, pn }.emit(sbuf);
+                if !p.conn.poll_transmit(now, sbuf) {
+                    break;
+                }
+                p.keys.seal(pn, sbuf, HEADER_LEN);
+                let to = p.addr;
+                if let Some(rng) = &mut self.drops {
+                    if rng.gen::<f64>() < self.opts.drop_rate {
+                        continue;
+                    }
+                }
+                if !self.send_datagram(to, sbuf)? {
+                    self.stalled = Some((to, sbuf.clone()));
+                    self.stalled_until = Some(now + self.opts.overflow_timeout);
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn next_deadline(&mut self, now: Instant) -> Option<Instant> {
+        let mut d = self.stalled_until;
+        for p in self.peers.iter_mut().flatten() {
+            if let Some(t) = p.conn.deadline(now) {
+                d = Some(d.map_or(t, |x| x.min(t)));
+            }
+        }
+        d
+    }
+
+    fn rearm(&mut self) {
+        let now = Instant::now();
+        let d = self.next_deadline(now);
+        self.poller.arm(now, d);
+    }
+
+    fn check_peer(&self, peer: PeerId) -> Result<&Peer, TransportError> {
+        self.peers.get(peer as usize).and_then(|p| p.as_ref()).ok_or(TransportError::NoSuchPeer(peer))
+    }
+}
+
+impl Transport for WampTransport {
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn rank(&self) -> PeerId {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.size
+    }
+
+    fn try_send(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > self.caps.max_frame {
+            return Err(TransportError::FrameTooLarge { len, max: self.caps.max_frame });
+        }
+        if channel >= self.caps.channels {
+            return Err(TransportError::NoSuchChannel { channel, channels: self.caps.channels });
+        }
+        if peer == self.rank {
+            self.local.push_back((channel, parts.concat()));
+            return Ok(SendStatus::Sent);
+        }
+        let p = self.check_peer(peer)?;
+        if let Some(reason) = p.conn.lost() {
+            return Err(TransportError::PeerLost { peer, reason: reason.to_string() });
+        }
+        let p = self.peers[peer as usize].as_mut().expect("checked");
+        if !p.conn.offer(channel, parts) {
+            self.pump()?;
+            return Ok(SendStatus::WouldBlock);
+        }
+        self.transmit()?;
+        self.rearm();
+        Ok(SendStatus::Sent)
+    }
+
+    fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
+        self.pump()?;
+        let mut n = 0;
+        while let Some((channel, bytes)) = self.local.pop_front() {
+            sink(Incoming::Frame { peer: self.rank, channel, bytes: &bytes });
+            n += 1;
+        }
+        for (i, p) in self.peers.iter_mut().enumerate() {
+            let Some(p) = p else { continue };
+            while let Some((channel, bytes)) = p.conn.pop_frame() {
+                sink(Incoming::Frame { peer: i as u32, channel, bytes: &bytes });
+                n += 1;
+            }
+            if let (Some(reason), false) = (p.conn.lost(), p.lost_reported) {
+                p.lost_reported = true;
+                sink(Incoming::PeerLost { peer: i as u32, reason: format!("wamp: {reason}") });
+                n += 1;
+            }
+        }
+        // Delivering may have freed credit worth announcing.
+        self.transmit()?;
+        self.rearm();
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> Result<bool, TransportError> {
+        self.pump()?;
+        Ok(self.stalled.is_some() || self.peers.iter().flatten().any(|p| p.conn.lost().is_none() && p.conn.busy()))
+    }
+
+    fn wait(&mut self, timeout: Duration) -> Result<(), TransportError> {
+        if !self.local.is_empty() {
+            return Ok(());
+        }
+        let now = Instant::now();
+        let t = self.next_deadline(now).map_or(timeout, |d| d.saturating_duration_since(now).min(timeout));
+        self.poller.arm(now, None);
+        self.poller.wait(t)?;
+        Ok(())
+    }
+
+    fn readiness_fd(&self) -> Option<i32> {
+        Some(self.poller.fd())
+    }
+
+    fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
+        crate::setup::shutdown(self, timeout)
+    }
+}
