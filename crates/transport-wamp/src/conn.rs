@@ -27,6 +27,9 @@ use crate::sendbuf::{ChunkRef, SendBuf};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+/// Packets per window of the loss meter.
+const LOSS_WINDOW: u64 = 256;
+
 #[derive(Debug, Clone)]
 pub struct ConnConfig {
     pub mode: Mode,
@@ -135,8 +138,10 @@ pub struct Conn {
     credit_sent: u64,
     fec_send: FecSend,
     fec_recv: FecRecv,
-    /// Loss estimate for FEC: packets declared lost / sent, smoothed.
+    /// Loss estimate for FEC (note_loss).
     loss_rate: f64,
+    win_sent: u64,
+    win_lost: u64,
     last_heard: Instant,
     lost: Option<String>,
     close_queued: bool,
@@ -181,6 +186,8 @@ impl Conn {
             fec_send: FecSend::new(cfg.fec, mss),
             fec_recv: FecRecv::new(),
             loss_rate: 0.0,
+            win_sent: 0,
+            win_lost: 0,
             last_heard: now,
             lost: None,
             close_queued: false,
@@ -319,7 +326,8 @@ impl Conn {
                     }
                 }
                 Chunk::Ack(a) => self.on_ack(now, &a),
-                Chunk::Ping => {}
+                // A ping asks for an answer now (handshake, probes, keepalives).
+                Chunk::Ping => self.recv.request_ack(),
                 Chunk::Close => self.peer_closed = true,
                 Chunk::Repair(r) => self.fec_recv.repair(&r),
             }
@@ -463,12 +471,28 @@ impl Conn {
         }
     }
 
+    /// Loss rate of our packets, for sizing repairs: measured over windows
+    /// of `LOSS_WINDOW` packets, rising at once to a higher window's rate and
+    /// decaying slowly (a quiet spell should not switch repairs off).
     fn note_loss(&mut self, lost: u64) {
-        // Smoothed over roughly the last 500 packets.
-        let sent = self.stats.packets_sent.max(1);
-        let inst = lost as f64 / sent.min(500) as f64;
-        self.loss_rate = (self.loss_rate + inst).min(1.0);
-        self.fec_send.set_loss(self.loss_rate);
+        self.win_lost += lost;
+        let sent = self.win_sent.max(LOSS_WINDOW / 4) as f64;
+        let now_rate = (self.win_lost as f64 / sent).min(1.0);
+        if now_rate > self.loss_rate {
+            self.loss_rate = now_rate;
+            self.fec_send.set_loss(self.loss_rate);
+        }
+    }
+
+    fn count_sent_for_loss(&mut self) {
+        self.win_sent += 1;
+        if self.win_sent >= LOSS_WINDOW {
+            let rate = self.win_lost as f64 / self.win_sent as f64;
+            self.loss_rate = if rate >= self.loss_rate { rate } else { 0.875 * self.loss_rate + 0.125 * rate };
+            self.fec_send.set_loss(self.loss_rate);
+            self.win_sent = 0;
+            self.win_lost = 0;
+        }
     }
 
     fn trim_sent(&mut self) {
@@ -512,7 +536,7 @@ impl Conn {
         take(self.pto_deadline());
         take(self.fec_send.deadline());
         take(self.pacing_deadline(now));
-        if self.lost.is_none() {
+        if self.lost.is_none() && self.established() {
             take(Some(self.last_heard + self.cfg.peer_timeout));
             take(Some(self.last_eliciting_sent.unwrap_or(self.last_heard).max(self.last_heard) + self.cfg.keepalive));
         }
@@ -531,7 +555,8 @@ impl Conn {
             self.on_pto();
         }
         self.fec_send.on_timeout(now);
-        if self.lost.is_none() && now >= self.last_heard + self.cfg.peer_timeout && self.expects_answer() {
+        // Before the handshake completes, setup's own timeout governs.
+        if self.lost.is_none() && self.established() && now >= self.last_heard + self.cfg.peer_timeout && self.expects_answer() {
             self.lost = Some(format!("no answer for {:.1} s", now.saturating_duration_since(self.last_heard).as_secs_f64()));
         }
         let quiet_since = self.last_eliciting_sent.unwrap_or(self.last_heard).max(self.last_heard);
@@ -677,6 +702,7 @@ impl Conn {
             self.in_flight += size as u64;
             self.last_eliciting_sent = Some(now);
             self.pacer.on_send(size as usize);
+            self.count_sent_for_loss();
             self.probes_due = self.probes_due.saturating_sub(1);
         }
         self.fec_send.source(now, self.next_pn, &out[start..], eliciting, self.send.nothing_to_send());
