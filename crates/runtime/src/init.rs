@@ -51,8 +51,9 @@ impl Runtime {
             transport_busy: false,
             fatal: None,
         };
+        let by_default = state.transport.wants_progress_thread();
         let rt = Arc::new(Runtime::assemble(state, opts, kv));
-        if rt.opts.progress_thread {
+        if rt.opts.progress_thread.unwrap_or(by_default) {
             rt.start_progress_thread();
         }
         rt.barrier(COMM_WORLD)?;

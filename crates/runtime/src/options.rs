@@ -7,9 +7,10 @@ use wanmpi_engine::{EngineConfig, ErrorClass, MpiError, MpiResult};
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
     pub engine: EngineConfig,
-    /// WANMPI_PROGRESS_THREAD=1: a thread keeps messages moving while the
-    /// application computes (default off).
-    pub progress_thread: bool,
+    /// WANMPI_PROGRESS_THREAD=1 or 0: a thread keeps messages moving while
+    /// the application computes. Unset (None): the transport's choice
+    /// (`Transport::wants_progress_thread`: wamp with a far peer).
+    pub progress_thread: Option<bool>,
     /// How long the progress thread sleeps on the transport when idle
     /// (WANMPI_PROGRESS_INTERVAL_US, default 1000 µs; arrivals wake it).
     pub progress_interval: Duration,
@@ -44,7 +45,7 @@ impl RuntimeOptions {
                 eager_limit: env_num("WANMPI_EAGER_LIMIT", d.eager_limit as u64)? as usize,
                 recv_credits: std::env::var("WANMPI_RECV_CREDITS").map(|v| v != "0").unwrap_or(d.recv_credits),
             },
-            progress_thread: env_bool("WANMPI_PROGRESS_THREAD"),
+            progress_thread: std::env::var_os("WANMPI_PROGRESS_THREAD").map(|_| env_bool("WANMPI_PROGRESS_THREAD")),
             progress_interval: Duration::from_micros(env_num("WANMPI_PROGRESS_INTERVAL_US", 1000)?),
             spin_rounds: env_num("WANMPI_SPIN_ROUNDS", 2000)? as u32,
             tolerate_rank_failure: env_bool("WANMPI_TOLERATE_RANK_FAILURE"),

@@ -39,7 +39,16 @@ pub struct RecvPns {
 
 impl RecvPns {
     pub fn new(ack_every: u32, ack_delay: Duration) -> RecvPns {
-        RecvPns { cum: 0, bits: VecDeque::new(), unacked: 0, ack_now: false, oldest_unacked: None, dirty: false, ack_every: ack_every.max(1), ack_delay }
+        RecvPns {
+            cum: 0,
+            bits: VecDeque::new(),
+            unacked: 0,
+            ack_now: false,
+            oldest_unacked: None,
+            dirty: false,
+            ack_every: ack_every.max(1),
+            ack_delay,
+        }
     }
 
     fn largest(&self) -> Option<u64> {

@@ -16,7 +16,7 @@
 //! last packet costs about one round trip and a bit, not a retransmission
 //! timeout.
 
-use crate::ackgen::{Refused, RecvPns, MAX_AHEAD};
+use crate::ackgen::{RecvPns, Refused, MAX_AHEAD};
 use crate::fec::{FecRecv, FecSend};
 use crate::options::Fec;
 use crate::packet::{self, parse_payload, Ack, Chunk, DATA_HEADER_LEN, FLOOR_LEN};
@@ -563,7 +563,10 @@ impl Conn {
         if now >= quiet_since + self.cfg.keepalive {
             self.ping_due = true;
         }
-        if self.in_flight == 0 && self.credit_blocked() && now >= self.last_eliciting_sent.unwrap_or(self.last_heard) + self.rtt.pto(self.cfg.ack_delay) {
+        if self.in_flight == 0
+            && self.credit_blocked()
+            && now >= self.last_eliciting_sent.unwrap_or(self.last_heard) + self.rtt.pto(self.cfg.ack_delay)
+        {
             self.ping_due = true;
         }
     }

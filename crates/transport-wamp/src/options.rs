@@ -12,7 +12,10 @@ pub enum Fec {
     /// Repair packets sized from the measured loss rate (none without loss).
     Auto,
     /// `m` repair packets per group of `k` packets, always.
-    Fixed { k: u8, m: u8 },
+    Fixed {
+        k: u8,
+        m: u8,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -243,12 +246,20 @@ mod tests {
 
     #[test]
     fn knobs_parse_and_bad_values_name_the_variable() {
-        let o = with(&[("WANMPI_WAMP_CC", "paper"), ("WANMPI_WAMP_ACK_FREQ", "0.25"), ("WANMPI_WAMP_FEC", "16:2"), ("WANMPI_WAMP_XMT_TIMEOUT", "20")]).unwrap();
+        let o =
+            with(&[("WANMPI_WAMP_CC", "paper"), ("WANMPI_WAMP_ACK_FREQ", "0.25"), ("WANMPI_WAMP_FEC", "16:2"), ("WANMPI_WAMP_XMT_TIMEOUT", "20")])
+                .unwrap();
         assert_eq!(o.cc, Mode::Paper);
         assert_eq!(o.ack_freq, 0.25);
         assert_eq!(o.fec, Fec::Fixed { k: 16, m: 2 });
         assert_eq!(o.xmt_timeout, Duration::from_millis(20));
-        for (k, v) in [("WANMPI_WAMP_CC", "fast"), ("WANMPI_WAMP_ACK_FREQ", "2"), ("WANMPI_WAMP_FEC", "0:3"), ("WANMPI_WAMP_PACKETSIZE", "100"), ("WANMPI_WAMP_CHANNELS", "x")] {
+        for (k, v) in [
+            ("WANMPI_WAMP_CC", "fast"),
+            ("WANMPI_WAMP_ACK_FREQ", "2"),
+            ("WANMPI_WAMP_FEC", "0:3"),
+            ("WANMPI_WAMP_PACKETSIZE", "100"),
+            ("WANMPI_WAMP_CHANNELS", "x"),
+        ] {
             let e = with(&[(k, v)]).unwrap_err().to_string();
             assert!(e.contains(&k["WANMPI_WAMP_".len()..]), "{e}");
         }

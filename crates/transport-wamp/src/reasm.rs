@@ -47,7 +47,14 @@ pub struct Reasm {
 
 impl Reasm {
     pub fn new(channels: u16, max_frame: usize, limit: u64) -> Reasm {
-        Reasm { channels: (0..channels).map(|_| Channel::default()).collect(), max_frame: max_frame as u32, held: 0, limit, delivered: 0, ready: VecDeque::new() }
+        Reasm {
+            channels: (0..channels).map(|_| Channel::default()).collect(),
+            max_frame: max_frame as u32,
+            held: 0,
+            limit,
+            delivered: 0,
+            ready: VecDeque::new(),
+        }
     }
 
     pub fn delivered(&self) -> u64 {

@@ -53,7 +53,16 @@ pub struct SendBuf {
 
 impl SendBuf {
     pub fn new(channels: u16, chunk: u16) -> SendBuf {
-        SendBuf { frames: VecDeque::new(), base: 0, cursor: 0, next_seq: vec![0; channels as usize], resend: VecDeque::new(), unsent: 0, admitted: 0, chunk }
+        SendBuf {
+            frames: VecDeque::new(),
+            base: 0,
+            cursor: 0,
+            next_seq: vec![0; channels as usize],
+            resend: VecDeque::new(),
+            unsent: 0,
+            admitted: 0,
+            chunk,
+        }
     }
 
     pub fn unsent_bytes(&self) -> usize {
@@ -85,7 +94,16 @@ impl SendBuf {
         self.next_seq[channel as usize] = seq.wrapping_add(1);
         let count = chunk_count(len as u32, self.chunk);
         self.unsent += len;
-        self.frames.push_back(OutFrame { channel, seq, bytes, chunk: self.chunk, count, next_new: 0, acked: vec![false; count as usize], unacked: count });
+        self.frames.push_back(OutFrame {
+            channel,
+            seq,
+            bytes,
+            chunk: self.chunk,
+            count,
+            next_new: 0,
+            acked: vec![false; count as usize],
+            unacked: count,
+        });
     }
 
     fn frame(&self, id: u64) -> Option<&OutFrame> {

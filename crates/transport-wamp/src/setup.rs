@@ -175,7 +175,8 @@ pub(crate) fn shutdown(t: &mut WampTransport, timeout: Duration) -> Result<(), T
         t.pump()?;
         t.wait(Duration::from_millis(10))?;
     }
-    let unsettled: Vec<usize> = t.peers.iter().enumerate().filter(|(_, p)| p.as_ref().is_some_and(|p| !p.conn.closed() && p.conn.lost().is_none())).map(|(r, _)| r).collect();
+    let unsettled: Vec<usize> =
+        t.peers.iter().enumerate().filter(|(_, p)| p.as_ref().is_some_and(|p| !p.conn.closed() && p.conn.lost().is_none())).map(|(r, _)| r).collect();
     let linger = Instant::now() + Duration::from_millis(20);
     while Instant::now() < linger {
         t.pump()?;
@@ -185,7 +186,11 @@ pub(crate) fn shutdown(t: &mut WampTransport, timeout: Duration) -> Result<(), T
         eprintln!("{}", crate::stats::report(t));
     }
     if !unsettled.is_empty() {
-        eprintln!("wanmpi wamp rank {}: shutdown timed out after {:.1} s; ranks {unsettled:?} did not confirm the close", t.rank, timeout.as_secs_f64());
+        eprintln!(
+            "wanmpi wamp rank {}: shutdown timed out after {:.1} s; ranks {unsettled:?} did not confirm the close",
+            t.rank,
+            timeout.as_secs_f64()
+        );
     }
     Ok(())
 }

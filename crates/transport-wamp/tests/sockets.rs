@@ -18,7 +18,11 @@ fn opts() -> WampOptions {
     WampOptions { setup_timeout: Duration::from_secs(10), ..WampOptions::default() }
 }
 
-fn connect_all<K: KeyValue + Send + 'static>(kvs: Vec<K>, secret_of: impl Fn(u32) -> [u8; 32], opts: WampOptions) -> Vec<Result<WampTransport, TransportError>> {
+fn connect_all<K: KeyValue + Send + 'static>(
+    kvs: Vec<K>,
+    secret_of: impl Fn(u32) -> [u8; 32],
+    opts: WampOptions,
+) -> Vec<Result<WampTransport, TransportError>> {
     let hs: Vec<_> = kvs
         .into_iter()
         .map(|mut kv| {
@@ -125,7 +129,8 @@ fn hostile_datagrams_are_dropped_and_counted_and_nothing_is_lost() {
     let proxy = UdpSocket::bind("127.0.0.1:0").unwrap();
     proxy.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
     let real = Arc::new(Mutex::new(None));
-    let kvs: Vec<ProxyKv> = local_kv_world(2).into_iter().map(|inner| ProxyKv { inner, proxy: proxy.local_addr().unwrap(), real: real.clone() }).collect();
+    let kvs: Vec<ProxyKv> =
+        local_kv_world(2).into_iter().map(|inner| ProxyKv { inner, proxy: proxy.local_addr().unwrap(), real: real.clone() }).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let (stop2, real2) = (stop.clone(), real.clone());
     // The proxy forwards every datagram, and also: a replay of each, a copy

@@ -129,5 +129,3 @@ fn hostile_payloads_are_refused_and_change_nothing() {
     let got: Vec<&[u8]> = p.received[1].iter().map(|f| &f.1[..]).collect();
     assert_eq!(got, [&b"before"[..], b"after"]);
 }
-
-

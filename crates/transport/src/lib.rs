@@ -102,6 +102,14 @@ pub trait Transport: Send {
         None
     }
 
+    /// Whether the runtime should run its progress thread unless the user
+    /// chose: true for a transport whose protocol (acknowledgements,
+    /// resends) runs only when called, towards peers far enough that a
+    /// rank computing without MPI calls would stall them.
+    fn wants_progress_thread(&self) -> bool {
+        false
+    }
+
     /// Ends every connection gracefully, waiting at most `timeout` for queued
     /// data to leave.
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError>;
