@@ -20,7 +20,7 @@ use crate::ackgen::{RecvPns, Refused, MAX_AHEAD};
 use crate::fec::{FecRecv, FecSend};
 use crate::options::Fec;
 use crate::packet::{self, parse_payload, Ack, Chunk, DATA_HEADER_LEN, FLOOR_LEN};
-use crate::rate::{Mode, Pacer, Rate, Sample};
+use crate::rate::{Acked, Mode, Pacer, Rate, Sample};
 use crate::reasm::{Reasm, Refusal};
 use crate::rtt::Rtt;
 use crate::sendbuf::{ChunkRef, SendBuf};
@@ -387,7 +387,8 @@ impl Conn {
             Some(t) if t > s.rate => Sample { rate: t, app_limited: true },
             _ => s,
         });
-        self.rate.on_ack(now, acked_bytes, rs, self.rtt.min, self.round, new_round, self.in_flight);
+        let acked = Acked { bytes: acked_bytes, sample: rs, min_rtt: self.rtt.min, round: self.round, new_round, inflight: self.in_flight };
+        self.rate.on_ack(now, acked);
         self.detect_lost(now);
         self.trim_sent();
     }

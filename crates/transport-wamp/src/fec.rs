@@ -40,8 +40,8 @@ pub struct Shard {
 }
 
 fn codec(cache: &mut HashMap<(usize, usize), ReedSolomon>, k: usize, m: usize) -> Option<&ReedSolomon> {
-    if !cache.contains_key(&(k, m)) {
-        cache.insert((k, m), ReedSolomon::new(k, m).ok()?);
+    if let std::collections::hash_map::Entry::Vacant(e) = cache.entry((k, m)) {
+        e.insert(ReedSolomon::new(k, m).ok()?);
     }
     cache.get(&(k, m))
 }
@@ -174,6 +174,12 @@ pub struct FecRecv {
     groups: BTreeMap<u64, Group>,
     out: VecDeque<(u64, Vec<u8>)>,
     codecs: HashMap<(usize, usize), ReedSolomon>,
+}
+
+impl Default for FecRecv {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl FecRecv {

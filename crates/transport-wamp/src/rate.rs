@@ -28,6 +28,20 @@ const BW_WINDOW_ROUNDS: u64 = 10;
 /// Fraction of a round's bytes lost that counts as congestion.
 const HEAVY_LOSS: f64 = 0.15;
 
+/// What one ACK delivered, as the rate model needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Acked {
+    /// Bytes newly acknowledged.
+    pub bytes: u64,
+    pub sample: Option<Sample>,
+    pub min_rtt: Duration,
+    /// Round trips counted so far, and whether this ACK began a new one.
+    pub round: u64,
+    pub new_round: bool,
+    /// Bytes still in flight after it.
+    pub inflight: u64,
+}
+
 /// One delivery-rate sample, taken when a packet is acknowledged.
 #[derive(Debug, Clone, Copy)]
 pub struct Sample {
@@ -111,12 +125,12 @@ impl Rate {
         }
     }
 
-    /// A packet was acknowledged; `round` is the current round trip count,
-    /// `new_round` says it just began.
-    pub fn on_ack(&mut self, now: Instant, bytes: u64, sample: Option<Sample>, min_rtt: Duration, round: u64, new_round: bool, inflight: u64) {
+    /// Packets were acknowledged.
+    pub fn on_ack(&mut self, now: Instant, a: Acked) {
         if self.mode == Mode::Paper {
             return;
         }
+        let Acked { bytes, sample, min_rtt, round, new_round, inflight } = a;
         self.min_rtt = min_rtt.max(Duration::from_micros(10));
         self.round_delivered += bytes;
         if let Some(s) = sample {
@@ -170,11 +184,11 @@ impl Rate {
     fn advance_phase(&mut self, now: Instant, inflight: u64) {
         match self.phase {
             Phase::Drain if (inflight as f64) <= self.bdp() => self.phase = Phase::ProbeBw { index: 2, since: now },
-            Phase::ProbeBw { index, since } if now.saturating_duration_since(since) >= self.min_rtt => {
-                // Leave the 0.75 phase early only when the queue is gone.
-                if index != 1 || (inflight as f64) <= self.bdp() {
-                    self.phase = Phase::ProbeBw { index: (index + 1) % CYCLE.len(), since: now };
-                }
+            // The 0.75 phase ends only once the queue it drains is gone.
+            Phase::ProbeBw { index, since }
+                if now.saturating_duration_since(since) >= self.min_rtt && (index != 1 || (inflight as f64) <= self.bdp()) =>
+            {
+                self.phase = Phase::ProbeBw { index: (index + 1) % CYCLE.len(), since: now };
             }
             _ => {}
         }
@@ -200,6 +214,12 @@ impl Rate {
 pub struct Pacer {
     tokens: f64,
     last: Option<Instant>,
+}
+
+impl Default for Pacer {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Pacer {
@@ -250,15 +270,25 @@ mod tests {
         let t = Instant::now();
         let mut r = Rate::new(Mode::Model, 1000, Duration::from_millis(10), 10_000);
         let s = Sample { rate: 10e6, app_limited: false };
-        r.on_ack(t, 100_000, Some(s), Duration::from_millis(10), 1, true, 0);
+        r.on_ack(t, Acked { bytes: 100_000, sample: Some(s), min_rtt: Duration::from_millis(10), round: 1, new_round: true, inflight: 0 });
         assert_eq!(r.bandwidth(), 10e6);
         // 2 % of a round lost: nothing changes.
         r.on_loss(2_000);
-        r.on_ack(t, 98_000, Some(s), Duration::from_millis(10), 2, true, 0);
+        r.on_ack(t, Acked { bytes: 98_000, sample: Some(s), min_rtt: Duration::from_millis(10), round: 2, new_round: true, inflight: 0 });
         assert_eq!(r.bandwidth(), 10e6);
         // 30 % lost: the estimate drops.
         r.on_loss(30_000);
-        r.on_ack(t, 70_000, Some(Sample { rate: 1.0, app_limited: true }), Duration::from_millis(10), 3, true, 0);
+        r.on_ack(
+            t,
+            Acked {
+                bytes: 70_000,
+                sample: Some(Sample { rate: 1.0, app_limited: true }),
+                min_rtt: Duration::from_millis(10),
+                round: 3,
+                new_round: true,
+                inflight: 0,
+            },
+        );
         assert!(r.bandwidth() < 9e6, "{}", r.bandwidth());
     }
 
@@ -267,10 +297,20 @@ mod tests {
         let t = Instant::now();
         let mut r = Rate::new(Mode::Model, 1000, Duration::from_millis(10), 10_000);
         for round in 1..=6 {
-            r.on_ack(t, 1000, Some(Sample { rate: 5e6, app_limited: false }), Duration::from_millis(10), round, true, 1_000_000);
+            r.on_ack(
+                t,
+                Acked {
+                    bytes: 1000,
+                    sample: Some(Sample { rate: 5e6, app_limited: false }),
+                    min_rtt: Duration::from_millis(10),
+                    round,
+                    new_round: true,
+                    inflight: 1_000_000,
+                },
+            );
         }
         assert_eq!(r.phase_name(), "drain");
-        r.on_ack(t, 1000, None, Duration::from_millis(10), 7, false, 0);
+        r.on_ack(t, Acked { bytes: 1000, sample: None, min_rtt: Duration::from_millis(10), round: 7, new_round: false, inflight: 0 });
         assert_eq!(r.phase_name(), "probe_bw");
         assert!(r.cwnd() >= 2 * 50_000 - 1);
     }

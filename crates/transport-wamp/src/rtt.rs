@@ -31,7 +31,7 @@ impl Rtt {
         self.min = self.min.min(rtt);
         // The receiver's hold counts only as far as it cannot hide the path.
         let adjusted = if rtt >= self.min + ack_delay { rtt - ack_delay } else { rtt };
-        let diff = if self.srtt > adjusted { self.srtt - adjusted } else { adjusted - self.srtt };
+        let diff = self.srtt.abs_diff(adjusted);
         self.rttvar = (self.rttvar * 3 + diff) / 4;
         self.srtt = (self.srtt * 7 + adjusted) / 8;
     }

@@ -145,7 +145,7 @@ fn hostile_datagrams_are_dropped_and_counted_and_nothing_is_lost() {
             let d = &buf[..n];
             let _ = proxy.send_to(d, to);
             n_seen += 1;
-            if n_seen % 3 == 0 {
+            if n_seen.is_multiple_of(3) {
                 let _ = proxy.send_to(d, to);
                 let mut t = d.to_vec();
                 let i = (n_seen as usize * 13) % n;
