@@ -280,6 +280,10 @@ impl Conn {
         }
         let malformed = |e: String| Dropped::Malformed(e);
         let (floor, chunks) = parse_payload(payload).map_err(|e| malformed(e.to_string()))?;
+        if floor > pn {
+            self.stats.malformed += 1;
+            return Err(malformed("floor above the packet's own number".into()));
+        }
         let chunks: Vec<Chunk<'_>> = chunks.collect::<Result<_, _>>().map_err(|e| {
             self.stats.malformed += 1;
             malformed(e.to_string())
