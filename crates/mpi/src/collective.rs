@@ -123,7 +123,7 @@ impl Communicator {
         let dt = T::datatype();
         self.length_check(send.len(), recv.len())?;
         let n = self.size() as usize;
-        if send.len() % n != 0 {
+        if !send.len().is_multiple_of(n) {
             return self.check(Err(wanmpi_runtime::MpiError::new(wanmpi_runtime::ErrorClass::Count, "alltoall buffer is not size equal blocks")));
         }
         let b = send.len() / n;

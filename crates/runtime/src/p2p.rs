@@ -68,6 +68,8 @@ pub(crate) fn recv_target(buf: *mut u8, count: usize, dt: &Datatype) -> MpiResul
 ///
 /// # Safety
 /// `buf` must hold `count` elements of `dt` and stay valid until completion.
+// MPI_Isend's arguments plus the locked state and the collective-context flag.
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn isend_locked(
     st: &mut State,
     buf: *const u8,
@@ -136,6 +138,8 @@ pub(crate) fn reap_bsends(st: &mut State) {
 ///
 /// # Safety
 /// `buf` must have room for `count` elements of `dt` and stay valid until completion.
+// MPI_Irecv's arguments plus the locked state and the collective-context flag.
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn irecv_locked(
     st: &mut State,
     buf: *mut u8,
@@ -245,6 +249,8 @@ impl Runtime {
     ///
     /// # Safety
     /// `buf` must hold `count` elements of `dt` and stay valid until the request completes.
+    // Mirrors MPI_Isend's argument list (with the send mode as one more).
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn isend(&self, buf: *const u8, count: usize, dt: &Datatype, dest: i32, tag: i32, comm: CommId, mode: SendMode) -> MpiResult<Req> {
         let mut st = self.lock();
         let e = isend_locked(&mut st, buf, count, dt, dest, tag, comm, mode, false)?;
@@ -452,7 +458,7 @@ fn iprobe_locked(st: &State, source: i32, tag: i32, comm: CommId) -> MpiResult<O
         return Ok(Some(Status::proc_null()));
     }
     let group = c.peer_group();
-    let src = resolve_source(&group, source)?;
+    let src = resolve_source(group, source)?;
     let tag = resolve_tag(tag)?;
     Ok(st.engine.iprobe(src, c.p2p_ctx(), tag).map(|p| Status {
         source: group.rank_of(p.source).map_or(ANY_SOURCE, |r| r as i32),

@@ -11,6 +11,8 @@ use crate::runtime::Runtime;
 
 impl Runtime {
     /// MPI_Send_init (and the Ssend/Rsend/Bsend variants).
+    // Mirrors MPI_Send_init's argument list (with the send mode as one more).
+    #[allow(clippy::too_many_arguments)]
     pub fn send_init(&self, buf: *const u8, count: usize, dt: &Datatype, dest: i32, tag: i32, comm: CommId, mode: SendMode) -> MpiResult<Req> {
         let mut st = self.lock();
         comm_ref(&st, comm)?;

@@ -2,6 +2,10 @@
 
 use wanmpi_engine::{error::err, ErrorClass, MpiResult};
 
+use crate::comm::CommId;
+use crate::p2p::comm_ref;
+use crate::runtime::Runtime;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cart {
     pub dims: Vec<usize>,
@@ -64,7 +68,7 @@ impl Cart {
 /// `nnodes`, as balanced as possible, in non-increasing order.
 pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
     let fixed: usize = dims.iter().filter(|&&d| d > 0).product();
-    if fixed == 0 || nnodes % fixed != 0 {
+    if fixed == 0 || !nnodes.is_multiple_of(fixed) {
         return err(ErrorClass::Dims, format!("{nnodes} processes cannot be split with the fixed dimensions {dims:?}"));
     }
     let free = dims.iter().filter(|&&d| d == 0).count();
@@ -77,7 +81,7 @@ pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
     let mut factors = vec![];
     let mut f = 2;
     while f * f <= rest {
-        while rest % f == 0 {
+        while rest.is_multiple_of(f) {
             factors.push(f);
             rest /= f;
         }
@@ -97,32 +101,6 @@ pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dims_and_coordinates() {
-        let mut d = [0, 0];
-        dims_create(12, &mut d).unwrap();
-        assert_eq!(d, [4, 3]);
-        let mut d = [0, 3, 0];
-        dims_create(24, &mut d).unwrap();
-        assert_eq!(d, [4, 3, 2]);
-        assert!(dims_create(7, &mut [2, 0]).is_err());
-        let c = Cart { dims: vec![2, 3], periods: vec![false, true] };
-        assert_eq!(c.coords(4), vec![1, 1]);
-        assert_eq!(c.rank(&[1, 4]).unwrap(), Some(4));
-        assert_eq!(c.rank(&[2, 0]).unwrap(), None);
-        assert_eq!(c.shift(0, 1, 1).unwrap(), (Some(2), Some(1)));
-        assert_eq!(c.shift(0, 0, 1).unwrap(), (None, Some(3)));
-    }
-}
-
-use crate::comm::CommId;
-use crate::p2p::comm_ref;
-use crate::runtime::Runtime;
 
 impl Runtime {
     /// MPI_Cart_create (no reordering): the first prod(dims) ranks of `comm`
@@ -150,5 +128,27 @@ impl Runtime {
     /// The Cartesian topology of `comm`, if it has one (MPI_Topo_test, MPI_Cart_get).
     pub fn cart_get(&self, comm: CommId) -> MpiResult<Option<Cart>> {
         Ok(comm_ref(&self.lock(), comm)?.cart.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_and_coordinates() {
+        let mut d = [0, 0];
+        dims_create(12, &mut d).unwrap();
+        assert_eq!(d, [4, 3]);
+        let mut d = [0, 3, 0];
+        dims_create(24, &mut d).unwrap();
+        assert_eq!(d, [4, 3, 2]);
+        assert!(dims_create(7, &mut [2, 0]).is_err());
+        let c = Cart { dims: vec![2, 3], periods: vec![false, true] };
+        assert_eq!(c.coords(4), vec![1, 1]);
+        assert_eq!(c.rank(&[1, 4]).unwrap(), Some(4));
+        assert_eq!(c.rank(&[2, 0]).unwrap(), None);
+        assert_eq!(c.shift(0, 1, 1).unwrap(), (Some(2), Some(1)));
+        assert_eq!(c.shift(0, 0, 1).unwrap(), (None, Some(3)));
     }
 }

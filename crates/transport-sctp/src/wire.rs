@@ -57,7 +57,7 @@ mod tests {
             p.extend_from_slice(&[*ty, 0]);
             p.extend_from_slice(&(len as u16).to_be_bytes());
             p.extend_from_slice(body);
-            while p.len() % 4 != 0 {
+            while !p.len().is_multiple_of(4) {
                 p.push(0);
             }
         }

@@ -73,7 +73,7 @@ fn overtakes(order: &[u32]) -> usize {
     order
         .iter()
         .filter(|&&s| {
-            let overtaken = max_seen.map_or(false, |m| s < m);
+            let overtaken = max_seen.is_some_and(|m| s < m);
             max_seen = Some(max_seen.map_or(s, |m| m.max(s)));
             overtaken
         })
@@ -84,7 +84,7 @@ fn assert_order_within_streams(o: &Outcome, streams: u16) {
     let mut last = vec![None::<u32>; streams as usize];
     for (&seq, &ch) in o.order.iter().zip(&o.channels) {
         assert_eq!(seq % streams as u32, ch as u32, "frame on the wrong stream");
-        assert!(last[ch as usize].map_or(true, |l| l < seq), "stream {ch}: {seq} after {:?}", last[ch as usize]);
+        assert!(last[ch as usize].is_none_or(|l| l < seq), "stream {ch}: {seq} after {:?}", last[ch as usize]);
         last[ch as usize] = Some(seq);
     }
     let mut all = o.order.clone();

@@ -35,7 +35,7 @@ fn max_size_frames_on_interleaved_streams_arrive_whole() {
     for g in got {
         let seq = seq_of(&g.bytes);
         assert_eq!(g.bytes, frame(0, g.channel, seq, g.bytes.len()), "frame {seq} corrupted");
-        assert!(last[g.channel as usize].map_or(true, |l| l < seq), "order on stream {}", g.channel);
+        assert!(last[g.channel as usize].is_none_or(|l| l < seq), "order on stream {}", g.channel);
         last[g.channel as usize] = Some(seq);
     }
     assert_eq!(got.iter().filter(|g| g.bytes.len() == max).count(), 8);

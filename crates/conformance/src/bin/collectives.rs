@@ -160,9 +160,9 @@ fn main() -> wanmpi::Result<()> {
     let mut rs_out = vec![0i64; me + 1];
     world.reduce_scatter_into(&rs_in, &mut rs_out, &rs_counts, &Op::Predef(PredefOp::Sum))?;
     let off: usize = rs_counts[..me].iter().sum();
-    for k in 0..me + 1 {
+    for (k, &got) in rs_out.iter().enumerate() {
         let want: i64 = (0..size).map(|r| r as i64 + (off + k) as i64).sum();
-        check!(rank, rs_out[k] == want, "reduce_scatter element {k}: {} != {want}", rs_out[k]);
+        check!(rank, got == want, "reduce_scatter element {k}: {got} != {want}");
     }
 
     // A non-commutative user op (2x2 matrix product) must combine in rank order.

@@ -55,6 +55,8 @@ pub fn run(prog: &str, n: usize, t: &Transport, args: &[&str], env: &[(&str, &st
 }
 
 /// Runs a conformance program and asserts it passed.
+// Shared by both test binaries; robustness.rs does not use this one.
+#[allow(dead_code)]
 pub fn pass(prog: &str, name: &str, ranks: &[usize], env: &[(&str, &str)]) {
     for t in transports() {
         for &n in ranks {

@@ -19,6 +19,10 @@ pub enum SendMode {
     Synchronous,
 }
 
+/// The transport's send call as [`Engine::transmit`] uses it: hands one
+/// frame (as a list of byte slices) to `peer` on `channel`.
+pub type FrameSink<'a> = dyn FnMut(PeerId, u16, &[&[u8]]) -> Result<SendStatus, TransportError> + 'a;
+
 impl Engine {
     /// Starts a send of `data` to world rank `dest` on context `ctx`.
     ///
@@ -104,7 +108,7 @@ impl Engine {
     /// Hands queued frames to `send` (the transport) until it refuses or the
     /// queues are empty. Multi-frame messages take turns, one frame each, so a
     /// short message never waits behind a whole long one.
-    pub fn transmit(&mut self, send: &mut dyn FnMut(PeerId, u16, &[&[u8]]) -> Result<SendStatus, TransportError>) -> Result<(), TransportError> {
+    pub fn transmit(&mut self, send: &mut FrameSink<'_>) -> Result<(), TransportError> {
         for peer in 0..self.size {
             while let Some(item) = self.out[peer as usize].pop_front() {
                 match self.transmit_one(peer, item, send)? {
@@ -121,12 +125,7 @@ impl Engine {
 
     /// Sends one frame of `item`. Returns the item back when the transport
     /// would block; requeues unfinished messages at the tail.
-    fn transmit_one(
-        &mut self,
-        peer: PeerId,
-        item: OutItem,
-        send: &mut dyn FnMut(PeerId, u16, &[&[u8]]) -> Result<SendStatus, TransportError>,
-    ) -> Result<Option<OutItem>, TransportError> {
+    fn transmit_one(&mut self, peer: PeerId, item: OutItem, send: &mut FrameSink<'_>) -> Result<Option<OutItem>, TransportError> {
         let id = match item {
             OutItem::Control { channel, ref bytes } => {
                 return Ok(match send(peer, channel, &[bytes])? {

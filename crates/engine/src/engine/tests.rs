@@ -171,7 +171,7 @@ fn fragments_of_a_long_message_interleave_with_short_ones() {
     // Move frames one transmit round at a time: the short message must be
     // complete long before the 64 frames of the long one.
     let mut rounds = 0;
-    while w.engines[1].is_complete(rs).unwrap() == false {
+    while !w.engines[1].is_complete(rs).unwrap() {
         let (a, b) = w.engines.split_at_mut(1);
         let (ta, tb) = w.nets.split_at_mut(1);
         let mut sent = 0;
