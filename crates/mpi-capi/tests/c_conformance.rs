@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 
-const TRANSPORTS: &[(&str, &str)] = &[("tcp", "10"), ("sctp", "10"), ("sctp", "1"), ("wamp", "10")];
+const TRANSPORTS: &[(&str, &str)] = &[("tcp", "10"), ("sctp", "10"), ("sctp", "1"), ("wamp", "10"), ("adaptive", "10")];
 
 fn suite(name: &str, ranks: &[usize]) {
     let exe = compile(&prefix().join("bin/mpicc"), name, "mpicc");

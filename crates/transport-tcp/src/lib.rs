@@ -25,6 +25,7 @@
 pub mod auth;
 mod handshake;
 mod options;
+mod path;
 mod rx;
 mod setup;
 mod shutdown;

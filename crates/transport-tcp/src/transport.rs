@@ -167,6 +167,13 @@ impl Transport for TcpTransport {
         self.peers.len() as u32
     }
 
+    fn path(&self, peer: PeerId) -> Option<wanmpi_transport::PathStats> {
+        match self.peers.get(peer as usize)? {
+            Slot::Open(c) => crate::path::tcp_path(&c.sock),
+            _ => None,
+        }
+    }
+
     fn try_send(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {
         if channel >= self.caps.channels {
             return Err(TransportError::NoSuchChannel { channel, channels: self.caps.channels });

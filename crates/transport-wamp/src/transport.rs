@@ -294,6 +294,17 @@ impl Transport for WampTransport {
         Some(self.poller.fd())
     }
 
+    fn path(&self, peer: PeerId) -> Option<wanmpi_transport::PathStats> {
+        let c = self.conn(peer)?;
+        Some(wanmpi_transport::PathStats {
+            srtt: c.rtt().srtt,
+            min_rtt: c.rtt().min,
+            loss: c.loss_rate(),
+            sent: c.stats.packets_sent,
+            delivery_rate: c.bandwidth(),
+        })
+    }
+
     /// Our acknowledgements and resends run only when called: a rank that
     /// computes without MPI calls stalls its peers meanwhile. Across a WAN
     /// that costs far more than the thread (the plain-MPI farm at 80 ms / 2 %

@@ -26,6 +26,22 @@ use thiserror::Error;
 /// A process of the job, by its rank in MPI_COMM_WORLD.
 pub type PeerId = u32;
 
+/// What a transport measured of its path to one peer, for choosing between
+/// transports (the adaptive transport) and for stats.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PathStats {
+    /// Smoothed round trip.
+    pub srtt: Duration,
+    /// Smallest round trip seen.
+    pub min_rtt: Duration,
+    /// Fraction of packets (segments) lost, over what was sent so far or recently.
+    pub loss: f64,
+    /// Packets (segments) sent so far: how much `loss` rests on.
+    pub sent: u64,
+    /// Bytes per second last delivered (0 = not known).
+    pub delivery_rate: f64,
+}
+
 /// Outcome of an attempt to send one frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendStatus {
@@ -99,6 +115,11 @@ pub trait Transport: Send {
     /// `None` when the transport has nothing to poll (then callers poll
     /// periodically).
     fn readiness_fd(&self) -> Option<i32> {
+        None
+    }
+
+    /// What the transport measured of its path to `peer`, if it measures.
+    fn path(&self, _peer: PeerId) -> Option<PathStats> {
         None
     }
 

@@ -12,7 +12,8 @@ pub struct Transport {
 }
 
 /// Every transport this build has, in the configurations the suite covers
-/// (SCTP with its default 10 streams and with 1 stream, wamp with its defaults).
+/// (SCTP with its default 10 streams and with 1 stream, wamp and adaptive with
+/// their defaults).
 pub fn transports() -> Vec<Transport> {
     let mut v = vec![Transport { label: "tcp", name: "tcp", env: &[] }];
     if wanmpi_runtime::KNOWN_TRANSPORTS.contains(&"sctp") {
@@ -21,6 +22,9 @@ pub fn transports() -> Vec<Transport> {
     }
     if wanmpi_runtime::KNOWN_TRANSPORTS.contains(&"wamp") {
         v.push(Transport { label: "wamp", name: "wamp", env: &[] });
+    }
+    if wanmpi_runtime::KNOWN_TRANSPORTS.contains(&"adaptive") {
+        v.push(Transport { label: "adaptive", name: "adaptive", env: &[] });
     }
     if let Ok(only) = std::env::var("WANMPI_TEST_TRANSPORTS") {
         let keep: Vec<&str> = only.split(',').collect();

@@ -1,0 +1,296 @@
+//! `Composite`: the `Transport` trait over several connected transports, a
+//! route per peer, and per-(peer, channel) order kept across them.
+
+use crate::route::{Route, EVALUATE_EVERY};
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+use wanmpi_transport::{Caps, Incoming, PathStats, PeerId, SendStatus, Transport, TransportError};
+
+/// Bytes in front of every frame: channel u16, sequence u32 (big-endian).
+pub const PREFIX_LEN: usize = 6;
+
+/// Frames of one (peer, channel) that arrived ahead of their turn.
+#[derive(Default)]
+struct Reorder {
+    next: u32,
+    held: BTreeMap<u32, Vec<u8>>,
+}
+
+struct PeerState {
+    part: usize,
+    decided: Option<Instant>,
+    why: String,
+    /// Frames and bytes sent over each part.
+    sent: Vec<(u64, u64)>,
+    switches: u64,
+    send_seq: Vec<u32>,
+    recv: Vec<Reorder>,
+    lost_reported: bool,
+}
+
+pub struct Composite {
+    parts: Vec<Box<dyn Transport>>,
+    caps: Caps,
+    route: Box<dyn Route>,
+    peers: Vec<PeerState>,
+    epoll: OwnedFd,
+    /// Some part has no readiness fd: `wait` must poll.
+    blind: bool,
+    evaluate_every: Duration,
+    /// Frames with a bad prefix (a part's bug, never a stranger: every part
+    /// authenticates its peers).
+    pub bad_frames: u64,
+}
+
+fn epoll_of(parts: &[Box<dyn Transport>]) -> Result<(OwnedFd, bool), TransportError> {
+    // SAFETY: plain syscalls; the new fd is owned at once.
+    let ep = unsafe {
+        let fd = libc::epoll_create1(libc::EPOLL_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        OwnedFd::from_raw_fd(fd)
+    };
+    let mut blind = false;
+    for p in parts {
+        match p.readiness_fd() {
+            Some(fd) => {
+                let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
+                // SAFETY: adding a live fd of a part we own to our epoll set.
+                if unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
+                    return Err(std::io::Error::last_os_error().into());
+                }
+            }
+            None => blind = true,
+        }
+    }
+    Ok((ep, blind))
+}
+
+impl Composite {
+    /// Joins connected transports of the same job (same rank and size).
+    pub fn new(name: &'static str, parts: Vec<Box<dyn Transport>>, route: Box<dyn Route>) -> Result<Composite, TransportError> {
+        let first = parts.first().ok_or_else(|| TransportError::Setup("a composite transport needs at least one part".into()))?;
+        let (rank, size) = (first.rank(), first.size());
+        if parts.iter().any(|p| p.rank() != rank || p.size() != size) {
+            return Err(TransportError::Setup("the parts of a composite transport disagree on rank or size".into()));
+        }
+        let channels = parts.iter().map(|p| p.caps().channels).max().unwrap_or(1);
+        let max_frame = parts.iter().map(|p| p.caps().max_frame).min().unwrap_or(0).saturating_sub(PREFIX_LEN);
+        let caps = Caps { name, channels, max_frame, eager_limit_hint: first.caps().eager_limit_hint, reliable: true };
+        let peers = (0..size)
+            .map(|_| PeerState {
+                part: 0,
+                decided: None,
+                why: "not decided yet".into(),
+                sent: vec![(0, 0); parts.len()],
+                switches: 0,
+                send_seq: vec![0; channels as usize],
+                recv: (0..channels).map(|_| Reorder::default()).collect(),
+                lost_reported: false,
+            })
+            .collect();
+        let (epoll, blind) = epoll_of(&parts)?;
+        Ok(Composite { parts, caps, route, peers, epoll, blind, evaluate_every: EVALUATE_EVERY, bad_frames: 0 })
+    }
+
+    /// How often the route is asked again per peer (tests switch faster).
+    pub fn set_evaluate_every(&mut self, d: Duration) {
+        self.evaluate_every = d;
+    }
+
+    /// Which part carries frames to `peer` now, and why.
+    pub fn choice(&self, peer: PeerId) -> Option<(usize, &str)> {
+        self.peers.get(peer as usize).map(|p| (p.part, p.why.as_str()))
+    }
+
+    /// Frames and bytes sent to `peer` over each part.
+    pub fn sent(&self, peer: PeerId) -> Option<&[(u64, u64)]> {
+        self.peers.get(peer as usize).map(|p| &p.sent[..])
+    }
+
+    fn pick(&mut self, peer: PeerId) -> usize {
+        let now = Instant::now();
+        let st = &self.peers[peer as usize];
+        if st.decided.is_some_and(|t| now.saturating_duration_since(t) < self.evaluate_every) {
+            return st.part;
+        }
+        let paths: Vec<Option<PathStats>> = self.parts.iter().map(|p| p.path(peer)).collect();
+        let (part, why) = self.route.choose(peer, st.part, &paths);
+        let st = &mut self.peers[peer as usize];
+        let part = part.min(self.parts.len() - 1);
+        if st.decided.is_some() && part != st.part {
+            st.switches += 1;
+        }
+        st.part = part;
+        st.why = why;
+        st.decided = Some(now);
+        part
+    }
+
+    /// Per peer, what went where and why (WANMPI_STATS=1).
+    pub fn report(&self) -> String {
+        let mut s = format!("{} rank {}:", self.caps.name, self.rank());
+        for (peer, st) in self.peers.iter().enumerate() {
+            if peer as u32 == self.rank() {
+                continue;
+            }
+            let per: Vec<String> = self.parts.iter().zip(&st.sent).map(|(p, (f, b))| format!("{} {f} frames / {b} B", p.caps().name)).collect();
+            s += &format!(
+                "\n  to rank {peer}: {}; now {} because {}; {} switches",
+                per.join(", "),
+                self.parts[st.part].caps().name,
+                st.why,
+                st.switches
+            );
+        }
+        s
+    }
+}
+
+fn prefix(channel: u16, seq: u32) -> [u8; PREFIX_LEN] {
+    let mut h = [0u8; PREFIX_LEN];
+    h[..2].copy_from_slice(&channel.to_be_bytes());
+    h[2..].copy_from_slice(&seq.to_be_bytes());
+    h
+}
+
+impl Transport for Composite {
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn rank(&self) -> PeerId {
+        self.parts[0].rank()
+    }
+
+    fn size(&self) -> u32 {
+        self.parts[0].size()
+    }
+
+    fn try_send(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > self.caps.max_frame {
+            return Err(TransportError::FrameTooLarge { len, max: self.caps.max_frame });
+        }
+        if channel >= self.caps.channels {
+            return Err(TransportError::NoSuchChannel { channel, channels: self.caps.channels });
+        }
+        if peer >= self.size() {
+            return Err(TransportError::NoSuchPeer(peer));
+        }
+        let part = self.pick(peer);
+        let st = &mut self.peers[peer as usize];
+        let seq = st.send_seq[channel as usize];
+        let head = prefix(channel, seq);
+        let mut all: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
+        all.push(&head);
+        all.extend_from_slice(parts);
+        let t = &mut self.parts[part];
+        let sub_channel = channel % t.caps().channels;
+        let r = t.try_send(peer, sub_channel, &all)?;
+        if r == SendStatus::Sent {
+            st.send_seq[channel as usize] = seq.wrapping_add(1);
+            st.sent[part].0 += 1;
+            st.sent[part].1 += len as u64;
+        }
+        Ok(r)
+    }
+
+    fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
+        let mut n = 0;
+        let Composite { parts, peers, bad_frames, .. } = self;
+        for part in parts.iter_mut() {
+            part.poll_recv(&mut |ev| match ev {
+                Incoming::Frame { peer, bytes, .. } => {
+                    let Some(st) = peers.get_mut(peer as usize) else { return };
+                    if bytes.len() < PREFIX_LEN {
+                        *bad_frames += 1;
+                        return;
+                    }
+                    let channel = u16::from_be_bytes([bytes[0], bytes[1]]);
+                    let seq = u32::from_be_bytes([bytes[2], bytes[3], bytes[4], bytes[5]]);
+                    let Some(r) = st.recv.get_mut(channel as usize) else {
+                        *bad_frames += 1;
+                        return;
+                    };
+                    let ahead = seq.wrapping_sub(r.next);
+                    if ahead >= u32::MAX / 2 {
+                        *bad_frames += 1; // already delivered: a part delivered twice
+                        return;
+                    }
+                    if ahead > 0 {
+                        r.held.insert(seq, bytes[PREFIX_LEN..].to_vec());
+                        return;
+                    }
+                    sink(Incoming::Frame { peer, channel, bytes: &bytes[PREFIX_LEN..] });
+                    n += 1;
+                    r.next = r.next.wrapping_add(1);
+                    while let Some(b) = r.held.remove(&r.next) {
+                        sink(Incoming::Frame { peer, channel, bytes: &b });
+                        n += 1;
+                        r.next = r.next.wrapping_add(1);
+                    }
+                }
+                Incoming::PeerLost { peer, reason } => {
+                    if let Some(st) = peers.get_mut(peer as usize).filter(|st| !st.lost_reported) {
+                        st.lost_reported = true;
+                        sink(Incoming::PeerLost { peer, reason });
+                        n += 1;
+                    }
+                }
+            })?;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> Result<bool, TransportError> {
+        let mut busy = false;
+        for p in &mut self.parts {
+            busy |= p.flush()?;
+        }
+        Ok(busy)
+    }
+
+    fn wait(&mut self, timeout: Duration) -> Result<(), TransportError> {
+        let t = if self.blind { timeout.min(Duration::from_millis(1)) } else { timeout };
+        let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 4];
+        let ms = t.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: ev is a live array of the length passed.
+        let r = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), ev.as_mut_ptr(), ev.len() as libc::c_int, ms) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e.into());
+            }
+        }
+        Ok(())
+    }
+
+    fn readiness_fd(&self) -> Option<i32> {
+        Some(self.epoll.as_raw_fd())
+    }
+
+    fn path(&self, peer: PeerId) -> Option<PathStats> {
+        let st = self.peers.get(peer as usize)?;
+        self.parts[st.part].path(peer)
+    }
+
+    fn wants_progress_thread(&self) -> bool {
+        self.parts.iter().any(|p| p.wants_progress_thread())
+    }
+
+    fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
+        if std::env::var("WANMPI_STATS").is_ok_and(|v| v.trim() == "1") {
+            eprintln!("{}", self.report());
+        }
+        let mut first_err = None;
+        for p in &mut self.parts {
+            if let Err(e) = p.shutdown(timeout) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}

@@ -1,0 +1,25 @@
+//! A transport made of several transports, for the two places where one
+//! peer may be reached more than one way: the adaptive transport of the
+//! WAMP paper (tcp and wamp to every peer, each frame on whichever the
+//! measured path favours) and, later, a transport per peer (shared memory,
+//! LAN, WAN).
+//!
+//! Every frame gets a 6-byte prefix: its channel and its sequence number on
+//! that (peer, channel). The receiver delivers each channel's frames in
+//! that order whatever transport carried them, so a switch between
+//! transports, at any frame, keeps the order the engine relies on
+//! (`composite.rs`). Which transport carries a frame is a `Route`'s choice,
+//! re-evaluated from the transports' path measurements at most every
+//! `EVALUATE_EVERY` per peer (`route.rs`; the adaptive rule is
+//! `adaptive.rs`).
+//!
+//! What this crate is not: it opens no sockets; its parts are transports
+//! already connected.
+
+mod adaptive;
+mod composite;
+mod route;
+
+pub use adaptive::{decide, AdaptiveRoute, Choice};
+pub use composite::{Composite, PREFIX_LEN};
+pub use route::{FixedRoute, Route, EVALUATE_EVERY};

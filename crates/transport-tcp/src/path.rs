@@ -1,0 +1,27 @@
+//! The kernel's view of a connection's path (TCP_INFO): round trip,
+//! retransmitted share of segments, delivery rate. The adaptive transport
+//! compares it with wamp's own measurements.
+
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+use wanmpi_transport::PathStats;
+
+pub(crate) fn tcp_path(sock: &socket2::Socket) -> Option<PathStats> {
+    // SAFETY: tcp_info is plain old data; zeroed is a valid value.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: getsockopt on our own fd into a live struct of the size passed.
+    let r = unsafe { libc::getsockopt(sock.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut libc::tcp_info).cast(), &mut len) };
+    if r != 0 {
+        return None;
+    }
+    let sent = info.tcpi_segs_out as u64;
+    let loss = if sent == 0 { 0.0 } else { info.tcpi_total_retrans as f64 / sent as f64 };
+    Some(PathStats {
+        srtt: Duration::from_micros(info.tcpi_rtt as u64),
+        min_rtt: Duration::from_micros(info.tcpi_min_rtt as u64),
+        loss,
+        sent,
+        delivery_rate: info.tcpi_delivery_rate as f64,
+    })
+}
