@@ -10,6 +10,11 @@ use wanmpi_transport::{Caps, Incoming, PathStats, PeerId, SendStatus, Transport,
 /// Bytes in front of every frame: channel u16, sequence u32 (big-endian).
 pub const PREFIX_LEN: usize = 6;
 
+/// How long a loss reported by one part waits while another part still
+/// reaches the peer: a peer that finished closes its tcp connection while
+/// its last frames (its goodbye) may still be on their way over wamp.
+const LOSS_GRACE: Duration = Duration::from_secs(2);
+
 /// Frames of one (peer, channel) that arrived ahead of their turn.
 #[derive(Default)]
 struct Reorder {
@@ -26,6 +31,11 @@ struct PeerState {
     switches: u64,
     send_seq: Vec<u32>,
     recv: Vec<Reorder>,
+    /// Parts that reported the peer lost.
+    lost_parts: Vec<bool>,
+    /// The first such report, held for `LOSS_GRACE` (or until every part
+    /// agrees) before the engine hears of it.
+    pending_loss: Option<(Instant, String)>,
     lost_reported: bool,
 }
 
@@ -88,6 +98,8 @@ impl Composite {
                 switches: 0,
                 send_seq: vec![0; channels as usize],
                 recv: (0..channels).map(|_| Reorder::default()).collect(),
+                lost_parts: vec![false; parts.len()],
+                pending_loss: None,
                 lost_reported: false,
             })
             .collect();
@@ -149,6 +161,39 @@ impl Composite {
     }
 }
 
+/// Hands a frame to the engine in its channel's order (holding it if it
+/// came early, releasing those it was holding up); returns frames delivered.
+fn deliver(st: &mut PeerState, peer: PeerId, bytes: &[u8], bad_frames: &mut u64, sink: &mut dyn FnMut(Incoming<'_>)) -> usize {
+    if bytes.len() < PREFIX_LEN {
+        *bad_frames += 1;
+        return 0;
+    }
+    let channel = u16::from_be_bytes([bytes[0], bytes[1]]);
+    let seq = u32::from_be_bytes([bytes[2], bytes[3], bytes[4], bytes[5]]);
+    let Some(r) = st.recv.get_mut(channel as usize) else {
+        *bad_frames += 1;
+        return 0;
+    };
+    let ahead = seq.wrapping_sub(r.next);
+    if ahead >= u32::MAX / 2 {
+        *bad_frames += 1; // already delivered: a part delivered twice
+        return 0;
+    }
+    if ahead > 0 {
+        r.held.insert(seq, bytes[PREFIX_LEN..].to_vec());
+        return 0;
+    }
+    sink(Incoming::Frame { peer, channel, bytes: &bytes[PREFIX_LEN..] });
+    let mut n = 1;
+    r.next = r.next.wrapping_add(1);
+    while let Some(b) = r.held.remove(&r.next) {
+        sink(Incoming::Frame { peer, channel, bytes: &b });
+        n += 1;
+        r.next = r.next.wrapping_add(1);
+    }
+    n
+}
+
 fn prefix(channel: u16, seq: u32) -> [u8; PREFIX_LEN] {
     let mut h = [0u8; PREFIX_LEN];
     h[..2].copy_from_slice(&channel.to_be_bytes());
@@ -201,46 +246,31 @@ impl Transport for Composite {
     fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
         let mut n = 0;
         let Composite { parts, peers, bad_frames, .. } = self;
-        for part in parts.iter_mut() {
+        for (i, part) in parts.iter_mut().enumerate() {
             part.poll_recv(&mut |ev| match ev {
                 Incoming::Frame { peer, bytes, .. } => {
                     let Some(st) = peers.get_mut(peer as usize) else { return };
-                    if bytes.len() < PREFIX_LEN {
-                        *bad_frames += 1;
-                        return;
-                    }
-                    let channel = u16::from_be_bytes([bytes[0], bytes[1]]);
-                    let seq = u32::from_be_bytes([bytes[2], bytes[3], bytes[4], bytes[5]]);
-                    let Some(r) = st.recv.get_mut(channel as usize) else {
-                        *bad_frames += 1;
-                        return;
-                    };
-                    let ahead = seq.wrapping_sub(r.next);
-                    if ahead >= u32::MAX / 2 {
-                        *bad_frames += 1; // already delivered: a part delivered twice
-                        return;
-                    }
-                    if ahead > 0 {
-                        r.held.insert(seq, bytes[PREFIX_LEN..].to_vec());
-                        return;
-                    }
-                    sink(Incoming::Frame { peer, channel, bytes: &bytes[PREFIX_LEN..] });
-                    n += 1;
-                    r.next = r.next.wrapping_add(1);
-                    while let Some(b) = r.held.remove(&r.next) {
-                        sink(Incoming::Frame { peer, channel, bytes: &b });
-                        n += 1;
-                        r.next = r.next.wrapping_add(1);
-                    }
+                    n += deliver(st, peer, bytes, bad_frames, sink);
                 }
                 Incoming::PeerLost { peer, reason } => {
-                    if let Some(st) = peers.get_mut(peer as usize).filter(|st| !st.lost_reported) {
-                        st.lost_reported = true;
-                        sink(Incoming::PeerLost { peer, reason });
-                        n += 1;
+                    if let Some(st) = peers.get_mut(peer as usize) {
+                        st.lost_parts[i] = true;
+                        st.pending_loss.get_or_insert_with(|| (Instant::now(), reason));
                     }
                 }
             })?;
+        }
+        let now = Instant::now();
+        for (peer, st) in self.peers.iter_mut().enumerate() {
+            let Some((since, reason)) = &st.pending_loss else { continue };
+            if st.lost_reported {
+                continue;
+            }
+            if st.lost_parts.iter().all(|&l| l) || now.saturating_duration_since(*since) >= LOSS_GRACE {
+                st.lost_reported = true;
+                sink(Incoming::PeerLost { peer: peer as u32, reason: reason.clone() });
+                n += 1;
+            }
         }
         Ok(n)
     }
@@ -254,7 +284,13 @@ impl Transport for Composite {
     }
 
     fn wait(&mut self, timeout: Duration) -> Result<(), TransportError> {
-        let t = if self.blind { timeout.min(Duration::from_millis(1)) } else { timeout };
+        let mut t = if self.blind { timeout.min(Duration::from_millis(1)) } else { timeout };
+        let now = Instant::now();
+        for st in self.peers.iter().filter(|st| !st.lost_reported) {
+            if let Some((since, _)) = &st.pending_loss {
+                t = t.min((*since + LOSS_GRACE).saturating_duration_since(now));
+            }
+        }
         let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 4];
         let ms = t.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
         // SAFETY: ev is a live array of the length passed.
@@ -281,13 +317,28 @@ impl Transport for Composite {
         self.parts.iter().any(|p| p.wants_progress_thread())
     }
 
+    /// Lets every part's data leave before any part closes: a peer seeing
+    /// one part close must already have what the others carried (see also
+    /// `LOSS_GRACE` on the receiving side). Then the parts close, last first.
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
         if std::env::var("WANMPI_STATS").is_ok_and(|v| v.trim() == "1") {
             eprintln!("{}", self.report());
         }
+        let start = Instant::now();
+        while start.elapsed() < timeout / 2 {
+            let mut busy = false;
+            for p in &mut self.parts {
+                busy |= p.flush()?;
+            }
+            if !busy {
+                break;
+            }
+            self.wait(Duration::from_millis(5))?;
+        }
+        let left = timeout.saturating_sub(start.elapsed());
         let mut first_err = None;
-        for p in &mut self.parts {
-            if let Err(e) = p.shutdown(timeout) {
+        for p in self.parts.iter_mut().rev() {
+            if let Err(e) = p.shutdown(left) {
                 first_err.get_or_insert(e);
             }
         }

@@ -154,7 +154,7 @@ impl Conn {
     pub fn new(cfg: ConnConfig, now: Instant) -> Conn {
         let chunk = cfg.chunk();
         let mss = cfg.max_payload;
-        let rate = Rate::new(cfg.mode, mss, cfg.initial_rtt, cfg.initial_window as u64 * mss as u64);
+        let rate = Rate::new(cfg.mode, mss, cfg.initial_rtt, cfg.initial_window as u64 * mss as u64, cfg.ack_delay);
         let ack_every = if cfg.mode == Mode::Paper { u32::MAX } else { cfg.ack_every };
         Conn {
             send: SendBuf::new(cfg.channels, chunk),

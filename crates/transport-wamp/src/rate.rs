@@ -65,6 +65,7 @@ pub struct Rate {
     bw_rounds: VecDeque<(u64, f64)>,
     btl_bw: f64,
     min_rtt: Duration,
+    ack_delay: Duration,
     full_bw: f64,
     full_bw_rounds: u32,
     round_lost: u64,
@@ -73,7 +74,7 @@ pub struct Rate {
 
 impl Rate {
     /// `initial_window` bytes per `initial_rtt` is the rate before any sample.
-    pub fn new(mode: Mode, mss: usize, initial_rtt: Duration, initial_window: u64) -> Rate {
+    pub fn new(mode: Mode, mss: usize, initial_rtt: Duration, initial_window: u64, ack_delay: Duration) -> Rate {
         let rtt = initial_rtt.max(Duration::from_micros(100));
         Rate {
             mode,
@@ -82,6 +83,7 @@ impl Rate {
             bw_rounds: VecDeque::new(),
             btl_bw: initial_window as f64 / rtt.as_secs_f64(),
             min_rtt: rtt,
+            ack_delay,
             full_bw: 0.0,
             full_bw_rounds: 0,
             round_lost: 0,
@@ -97,8 +99,12 @@ impl Rate {
         self.btl_bw
     }
 
+    /// Bytes the path holds: bandwidth x (min RTT + the receiver's longest
+    /// ACK hold). Without the hold a sub-millisecond path (a LAN, the
+    /// emulator at 0 ms) got a window of a few packets and stalled on every
+    /// delayed ACK.
     fn bdp(&self) -> f64 {
-        self.btl_bw * self.min_rtt.as_secs_f64()
+        self.btl_bw * (self.min_rtt + self.ack_delay).as_secs_f64()
     }
 
     fn gains(&self) -> (f64, f64) {
@@ -260,7 +266,7 @@ mod tests {
 
     #[test]
     fn paper_mode_has_no_window_and_no_pacing() {
-        let r = Rate::new(Mode::Paper, 1400, Duration::from_millis(40), 14_000);
+        let r = Rate::new(Mode::Paper, 1400, Duration::from_millis(40), 14_000, Duration::ZERO);
         assert_eq!(r.cwnd(), u64::MAX);
         assert_eq!(r.pacing_rate(), None);
     }
@@ -268,7 +274,7 @@ mod tests {
     #[test]
     fn random_loss_does_not_cut_the_estimate_but_heavy_loss_does() {
         let t = Instant::now();
-        let mut r = Rate::new(Mode::Model, 1000, Duration::from_millis(10), 10_000);
+        let mut r = Rate::new(Mode::Model, 1000, Duration::from_millis(10), 10_000, Duration::ZERO);
         let s = Sample { rate: 10e6, app_limited: false };
         r.on_ack(t, Acked { bytes: 100_000, sample: Some(s), min_rtt: Duration::from_millis(10), round: 1, new_round: true, inflight: 0 });
         assert_eq!(r.bandwidth(), 10e6);
@@ -295,7 +301,7 @@ mod tests {
     #[test]
     fn startup_ends_when_bandwidth_stops_growing() {
         let t = Instant::now();
-        let mut r = Rate::new(Mode::Model, 1000, Duration::from_millis(10), 10_000);
+        let mut r = Rate::new(Mode::Model, 1000, Duration::from_millis(10), 10_000, Duration::ZERO);
         for round in 1..=6 {
             r.on_ack(
                 t,

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+const PTO_MIN: Duration = Duration::from_millis(5);
+
 #[derive(Debug, Clone)]
 pub struct Rtt {
     pub srtt: Duration,
@@ -36,9 +38,11 @@ impl Rtt {
         self.srtt = (self.srtt * 7 + adjusted) / 8;
     }
 
-    /// Time after which an unacknowledged packet calls for a probe.
+    /// Time after which an unacknowledged packet calls for a probe; at
+    /// least `PTO_MIN`, since a loaded host delays a short path's ACKs by
+    /// scheduling alone and spurious probes back the timer off.
     pub fn pto(&self, max_ack_delay: Duration) -> Duration {
-        self.srtt + (self.rttvar * 4).max(Duration::from_millis(1)) + max_ack_delay
+        (self.srtt + (self.rttvar * 4).max(Duration::from_millis(1)) + max_ack_delay).max(PTO_MIN)
     }
 
     /// How long after a later packet was acknowledged an earlier one is
