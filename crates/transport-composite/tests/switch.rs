@@ -84,7 +84,8 @@ fn order_holds_across_switches_under_loss() {
     }
     let sent = a.sent(1).unwrap();
     assert!(sent[0].0 > N as u64 / 4 && sent[1].0 > N as u64 / 4, "both parts carried frames: {sent:?}");
-    for mut x in t {
-        x.shutdown(Duration::from_secs(5)).unwrap();
+    let hs: Vec<_> = t.into_iter().map(|mut x| std::thread::spawn(move || x.shutdown(Duration::from_secs(5)))).collect();
+    for h in hs {
+        h.join().unwrap().unwrap();
     }
 }
