@@ -210,6 +210,23 @@ impl Conn {
         self.rate.phase_name()
     }
 
+    /// One line of the sender's state, for WANMPI_WAMP_TRACE.
+    pub fn trace_line(&self) -> String {
+        format!(
+            "bw {:.2} MB/s pacing {:.2} MB/s cwnd {} in_flight {} unsent {} credit_left {} srtt {:.1} ms phase {} lost {} loss {:.3}",
+            self.rate.bandwidth() / 1e6,
+            self.rate.pacing_rate().unwrap_or(0.0) / 1e6,
+            self.rate.cwnd(),
+            self.in_flight,
+            self.send.unsent_bytes(),
+            self.peer_credit.saturating_sub(self.send.admitted()),
+            self.rtt.srtt.as_secs_f64() * 1e3,
+            self.rate.phase_name(),
+            self.stats.packets_lost,
+            self.loss_rate
+        )
+    }
+
     pub fn loss_rate(&self) -> f64 {
         self.loss_rate
     }

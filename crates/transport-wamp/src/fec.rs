@@ -21,7 +21,11 @@ const AUTO_K: usize = 16;
 const AUTO_MAX_M: usize = 4;
 /// A group probably lost beyond repair at most this often.
 const TARGET_FAILURE: f64 = 0.005;
-/// An open group closes this long after its first packet at the latest.
+/// An open group closes when no packet joined it for this long (the
+/// sender went quiet without seeing it coming). Measured from the last
+/// packet, not the first: a paced sender adds one every few hundred
+/// microseconds, and closing by age made groups of 2-3 packets, each with
+/// its full set of repairs (more repair than data on a 50 Mbit/s link).
 const GROUP_LINGER: Duration = Duration::from_millis(2);
 /// Source packets a receiver keeps for rebuilding.
 const KEEP_SOURCES: usize = 2048;
@@ -79,6 +83,7 @@ pub struct FecSend {
     max_payload: usize,
     group: Vec<Vec<u8>>,
     first: u64,
+    /// When the open group's last packet joined it.
     opened: Option<Instant>,
     pending: VecDeque<Shard>,
     codecs: HashMap<(usize, usize), ReedSolomon>,
@@ -111,8 +116,8 @@ impl FecSend {
         }
         if self.group.is_empty() {
             self.first = pn;
-            self.opened = Some(now);
         }
+        self.opened = Some(now);
         // Repair packets need room for their own header in one datagram.
         if payload.len() + SHARD_OVERHEAD > self.max_payload {
             self.group.clear();

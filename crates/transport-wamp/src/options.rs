@@ -71,6 +71,8 @@ pub struct WampOptions {
     pub drop_seed: u64,
     /// Print counters at shutdown (WANMPI_WAMP_STATS=1).
     pub print_stats: bool,
+    /// Print each connection's sender state every second (WANMPI_WAMP_TRACE=1).
+    pub trace: bool,
 }
 
 impl Default for WampOptions {
@@ -98,6 +100,7 @@ impl Default for WampOptions {
             drop_rate: 0.0,
             drop_seed: 0,
             print_stats: false,
+            trace: false,
         }
     }
 }
@@ -192,6 +195,9 @@ impl WampOptions {
         }
         if let Some(v) = get("STATS") {
             o.print_stats = v.trim() == "1";
+        }
+        if let Some(v) = get("TRACE") {
+            o.trace = v.trim() == "1";
         }
         o.validate()?;
         Ok(o)

@@ -23,6 +23,8 @@ pub enum Mode {
 }
 
 const STARTUP_GAIN: f64 = 2.885;
+/// Window in probe-bw, in bandwidth-delay products (BBR's 2, see below).
+const PROBE_BW_CWND_GAIN: f64 = 2.5;
 const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 const BW_WINDOW_ROUNDS: u64 = 10;
 /// Fraction of a round's bytes lost that counts as congestion.
@@ -111,7 +113,7 @@ impl Rate {
         match self.phase {
             Phase::Startup => (STARTUP_GAIN, STARTUP_GAIN),
             Phase::Drain => (1.0 / STARTUP_GAIN, STARTUP_GAIN),
-            Phase::ProbeBw { index, .. } => (CYCLE[index], 2.0),
+            Phase::ProbeBw { index, .. } => (CYCLE[index], PROBE_BW_CWND_GAIN),
         }
     }
 

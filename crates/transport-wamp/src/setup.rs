@@ -132,6 +132,7 @@ impl WampTransport {
             stalled_until: None,
             drops,
             refusals: Refusals::default(),
+            next_trace: opts.trace.then(Instant::now),
             opts,
         };
         t.handshake()?;

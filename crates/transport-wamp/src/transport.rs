@@ -57,6 +57,8 @@ pub struct WampTransport {
     pub(crate) stalled_until: Option<Instant>,
     pub(crate) drops: Option<ChaCha8Rng>,
     pub(crate) refusals: Refusals,
+    /// When to print the next trace line (None: tracing off).
+    pub(crate) next_trace: Option<Instant>,
 }
 
 impl WampTransport {
@@ -79,6 +81,7 @@ impl WampTransport {
 
     /// Datagrams in, timers, datagrams out.
     pub(crate) fn pump(&mut self) -> Result<(), TransportError> {
+        self.trace();
         self.receive()?;
         let now = Instant::now();
         for p in self.peers.iter_mut().flatten() {
@@ -87,6 +90,21 @@ impl WampTransport {
         self.transmit()?;
         self.rearm();
         Ok(())
+    }
+
+    /// With WANMPI_WAMP_TRACE=1, each connection's sender state once a second.
+    fn trace(&mut self) {
+        let Some(next) = self.next_trace else { return };
+        let now = Instant::now();
+        if now < next {
+            return;
+        }
+        self.next_trace = Some(now + Duration::from_secs(1));
+        for (r, p) in self.peers.iter().enumerate() {
+            if let Some(p) = p {
+                eprintln!("wamp trace rank {} -> {r}: {}", self.rank, p.conn.trace_line());
+            }
+        }
     }
 
     fn receive(&mut self) -> Result<(), TransportError> {
