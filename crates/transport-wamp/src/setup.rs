@@ -164,8 +164,8 @@ impl WampTransport {
 
 /// Ends every connection: each side's CLOSE goes out once its data is
 /// acknowledged; done when every peer's CLOSE arrived and ours was
-/// acknowledged, or lost, or at `timeout`. Then a short linger answers
-/// retransmissions of the peers' last packets.
+/// acknowledged, or lost, or at `timeout`. Then a linger of three round
+/// trips answers retransmissions of the peers' last packets.
 pub(crate) fn shutdown(t: &mut WampTransport, timeout: Duration) -> Result<(), TransportError> {
     let start = Instant::now();
     for p in t.peers.iter_mut().flatten() {
@@ -178,7 +178,10 @@ pub(crate) fn shutdown(t: &mut WampTransport, timeout: Duration) -> Result<(), T
     }
     let unsettled: Vec<usize> =
         t.peers.iter().enumerate().filter(|(_, p)| p.as_ref().is_some_and(|p| !p.conn.closed() && p.conn.lost().is_none())).map(|(r, _)| r).collect();
-    let linger = Instant::now() + Duration::from_millis(20);
+    // Like TCP's TIME-WAIT: our ACK of a peer's CLOSE may be lost, and the
+    // peer then resends its CLOSE after a probe timeout; stay to answer it.
+    let srtt = t.peers.iter().flatten().map(|p| p.conn.rtt().srtt).max().unwrap_or_default();
+    let linger = Instant::now() + (srtt * 3).clamp(Duration::from_millis(20), timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(20)));
     while Instant::now() < linger {
         t.pump()?;
         t.wait(Duration::from_millis(5))?;
