@@ -1,7 +1,7 @@
 //! `Composite`: the `Transport` trait over several connected transports, a
 //! route per peer, and per-(peer, channel) order kept across them.
 
-use crate::route::{Route, EVALUATE_EVERY};
+use crate::route::{Pick, Route, EVALUATE_EVERY};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
@@ -23,9 +23,8 @@ struct Reorder {
 }
 
 struct PeerState {
-    part: usize,
+    pick: Pick,
     decided: Option<Instant>,
-    why: String,
     /// Frames and bytes sent over each part.
     sent: Vec<(u64, u64)>,
     switches: u64,
@@ -91,9 +90,8 @@ impl Composite {
         let caps = Caps { name, channels, max_frame, eager_limit_hint: first.caps().eager_limit_hint, reliable: true };
         let peers = (0..size)
             .map(|_| PeerState {
-                part: 0,
+                pick: Pick::all(0, "not decided yet"),
                 decided: None,
-                why: "not decided yet".into(),
                 sent: vec![(0, 0); parts.len()],
                 switches: 0,
                 send_seq: vec![0; channels as usize],
@@ -112,9 +110,9 @@ impl Composite {
         self.evaluate_every = d;
     }
 
-    /// Which part carries frames to `peer` now, and why.
-    pub fn choice(&self, peer: PeerId) -> Option<(usize, &str)> {
-        self.peers.get(peer as usize).map(|p| (p.part, p.why.as_str()))
+    /// Which parts carry frames to `peer` now, and why.
+    pub fn choice(&self, peer: PeerId) -> Option<&Pick> {
+        self.peers.get(peer as usize).map(|p| &p.pick)
     }
 
     /// Frames and bytes sent to `peer` over each part.
@@ -122,23 +120,23 @@ impl Composite {
         self.peers.get(peer as usize).map(|p| &p.sent[..])
     }
 
-    fn pick(&mut self, peer: PeerId) -> usize {
+    fn pick(&mut self, peer: PeerId, len: usize) -> usize {
         let now = Instant::now();
         let st = &self.peers[peer as usize];
         if st.decided.is_some_and(|t| now.saturating_duration_since(t) < self.evaluate_every) {
-            return st.part;
+            return st.pick.part_for(len);
         }
         let paths: Vec<Option<PathStats>> = self.parts.iter().map(|p| p.path(peer)).collect();
-        let (part, why) = self.route.choose(peer, st.part, &paths);
+        let mut pick = self.route.choose(peer, &st.pick, &paths);
+        let last = self.parts.len() - 1;
+        (pick.small, pick.large) = (pick.small.min(last), pick.large.min(last));
         let st = &mut self.peers[peer as usize];
-        let part = part.min(self.parts.len() - 1);
-        if st.decided.is_some() && part != st.part {
+        if st.decided.is_some() && (pick.small, pick.large) != (st.pick.small, st.pick.large) {
             st.switches += 1;
         }
-        st.part = part;
-        st.why = why;
+        st.pick = pick;
         st.decided = Some(now);
-        part
+        st.pick.part_for(len)
     }
 
     /// Per peer, what went where and why (WANMPI_STATS=1).
@@ -149,13 +147,13 @@ impl Composite {
                 continue;
             }
             let per: Vec<String> = self.parts.iter().zip(&st.sent).map(|(p, (f, b))| format!("{} {f} frames / {b} B", p.caps().name)).collect();
-            s += &format!(
-                "\n  to rank {peer}: {}; now {} because {}; {} switches",
-                per.join(", "),
-                self.parts[st.part].caps().name,
-                st.why,
-                st.switches
-            );
+            let name = |i: usize| self.parts[i].caps().name;
+            let now = if st.pick.small == st.pick.large {
+                name(st.pick.small).to_string()
+            } else {
+                format!("{} under {} B, {} above", name(st.pick.small), st.pick.large_from, name(st.pick.large))
+            };
+            s += &format!("\n  to rank {peer}: {}; now {now} because {}; {} switches", per.join(", "), st.pick.why, st.switches);
         }
         s
     }
@@ -225,7 +223,7 @@ impl Transport for Composite {
         if peer >= self.size() {
             return Err(TransportError::NoSuchPeer(peer));
         }
-        let part = self.pick(peer);
+        let part = self.pick(peer, len);
         let st = &mut self.peers[peer as usize];
         let seq = st.send_seq[channel as usize];
         let head = prefix(channel, seq);
@@ -310,7 +308,7 @@ impl Transport for Composite {
 
     fn path(&self, peer: PeerId) -> Option<PathStats> {
         let st = self.peers.get(peer as usize)?;
-        self.parts[st.part].path(peer)
+        self.parts[st.pick.large].path(peer)
     }
 
     fn wants_progress_thread(&self) -> bool {

@@ -7,17 +7,44 @@ use wanmpi_transport::{PathStats, PeerId};
 /// transport's path measurements: a system call for tcp).
 pub const EVALUATE_EVERY: Duration = Duration::from_millis(50);
 
+/// Where frames to one peer go until the route is asked again: frames
+/// shorter than `large_from` bytes over part `small`, the others over part
+/// `large` (the same part for both in the common case).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pick {
+    pub small: usize,
+    pub large: usize,
+    pub large_from: usize,
+    pub why: String,
+}
+
+impl Pick {
+    /// Every frame over `part`.
+    pub fn all(part: usize, why: impl Into<String>) -> Pick {
+        Pick { small: part, large: part, large_from: usize::MAX, why: why.into() }
+    }
+
+    pub fn part_for(&self, len: usize) -> usize {
+        if len >= self.large_from {
+            self.large
+        } else {
+            self.small
+        }
+    }
+}
+
 pub trait Route: Send {
-    /// Picks the transport (index into the composite's parts) for frames to
-    /// `peer`, from each part's measurements of its path there, and says why.
-    fn choose(&mut self, peer: PeerId, current: usize, paths: &[Option<PathStats>]) -> (usize, String);
+    /// Picks the transports (indices into the composite's parts) for frames
+    /// to `peer`, from each part's measurements of its path there and the
+    /// current pick, and says why.
+    fn choose(&mut self, peer: PeerId, current: &Pick, paths: &[Option<PathStats>]) -> Pick;
 }
 
 /// Always the same part for every peer (tests; a single transport).
 pub struct FixedRoute(pub usize);
 
 impl Route for FixedRoute {
-    fn choose(&mut self, _peer: PeerId, _current: usize, _paths: &[Option<PathStats>]) -> (usize, String) {
-        (self.0, "fixed".into())
+    fn choose(&mut self, _peer: PeerId, _current: &Pick, _paths: &[Option<PathStats>]) -> Pick {
+        Pick::all(self.0, "fixed")
     }
 }

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::{local_kv_world, KeyValue as _};
 use wanmpi_transport::{Incoming, PathStats, PeerId, SendStatus, Transport};
-use wanmpi_transport_composite::{Composite, Route};
+use wanmpi_transport_composite::{Composite, Pick, Route};
 use wanmpi_transport_tcp::{TcpOptions, TcpTransport};
 use wanmpi_transport_wamp::{WampOptions, WampTransport};
 
@@ -16,8 +16,8 @@ const SECRET: [u8; 32] = [0x21; 32];
 struct Flip;
 
 impl Route for Flip {
-    fn choose(&mut self, _peer: PeerId, current: usize, _paths: &[Option<PathStats>]) -> (usize, String) {
-        (1 - current, "flip".into())
+    fn choose(&mut self, _peer: PeerId, current: &Pick, _paths: &[Option<PathStats>]) -> Pick {
+        Pick::all(1 - current.small, "flip")
     }
 }
 

@@ -41,11 +41,16 @@ impl Poller {
 
     /// Arms the timer to fire at `at` (None disarms). Reading an expired
     /// timer clears its readiness.
+    /// Called on every pump, so it makes no system call when nothing
+    /// changed: the timer is read (cleared) only once it may have fired.
     pub fn arm(&mut self, now: Instant, at: Option<Instant>) {
-        let mut buf = [0u8; 8];
-        // SAFETY: reading our own nonblocking timerfd into 8 bytes.
-        unsafe { libc::read(self.timer.as_raw_fd(), buf.as_mut_ptr().cast(), 8) };
-        if at == self.armed && at.is_some_and(|t| t > now) {
+        let fired = self.armed.is_some_and(|t| t <= now);
+        if fired {
+            let mut buf = [0u8; 8];
+            // SAFETY: reading our own nonblocking timerfd into 8 bytes.
+            unsafe { libc::read(self.timer.as_raw_fd(), buf.as_mut_ptr().cast(), 8) };
+        }
+        if at == self.armed && (!fired || at.is_none()) {
             return;
         }
         let d = at.map_or(Duration::ZERO, |t| t.saturating_duration_since(now).max(Duration::from_micros(1)));
