@@ -213,13 +213,7 @@ impl Transport for Composite {
     }
 
     fn try_send(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {
-        let len: usize = parts.iter().map(|p| p.len()).sum();
-        if len > self.caps.max_frame {
-            return Err(TransportError::FrameTooLarge { len, max: self.caps.max_frame });
-        }
-        if channel >= self.caps.channels {
-            return Err(TransportError::NoSuchChannel { channel, channels: self.caps.channels });
-        }
+        let len = self.caps.check_frame(channel, parts)?;
         if peer >= self.size() {
             return Err(TransportError::NoSuchPeer(peer));
         }

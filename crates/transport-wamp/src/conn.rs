@@ -376,6 +376,7 @@ impl Conn {
         let mut newly_largest = None;
         let mut acked_bytes = 0;
         let mut sample = None;
+        let mut new_round = false;
         let end = largest.saturating_sub(self.sent_base).saturating_add(1).min(self.sent.len() as u64) as usize;
         for i in 0..end {
             let pn = self.sent_base + i as u64;
@@ -391,7 +392,9 @@ impl Conn {
             if s.close {
                 self.close_acked = true;
             }
-            sample = Some(self.on_delivered(now, &s));
+            let (rs, began) = self.on_delivered(now, &s);
+            sample = Some(rs);
+            new_round |= began;
             newly_largest = Some((pn, s.time));
         }
         if self.largest_acked.is_none_or(|l| largest > l) {
@@ -402,9 +405,8 @@ impl Conn {
             self.rtt.sample(now.saturating_duration_since(sent_at), Duration::from_micros(a.delay_us as u64));
         }
         self.pto_count = 0;
-        let new_round = sample.is_some_and(|(_, nr)| nr);
         let train = self.train_sample(now);
-        let rs = sample.map(|(s, _)| s).map(|s| match train {
+        let rs = sample.map(|s| match train {
             Some(t) if t > s.rate => Sample { rate: t, app_limited: true },
             _ => s,
         });

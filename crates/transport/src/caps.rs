@@ -13,3 +13,18 @@ pub struct Caps {
     /// Frames are never lost (true for every transport the engine runs on).
     pub reliable: bool,
 }
+
+impl Caps {
+    /// Checks a frame against these limits before a transport takes it:
+    /// returns its length, or the error `try_send` should give.
+    pub fn check_frame(&self, channel: u16, parts: &[&[u8]]) -> Result<usize, crate::TransportError> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > self.max_frame {
+            return Err(crate::TransportError::FrameTooLarge { len, max: self.max_frame });
+        }
+        if channel >= self.channels {
+            return Err(crate::TransportError::NoSuchChannel { channel, channels: self.channels });
+        }
+        Ok(len)
+    }
+}
