@@ -539,7 +539,10 @@ impl Conn {
             Mode::Paper => return Some(last + self.cfg.xmt_timeout),
             Mode::Model => self.rtt.pto(self.cfg.ack_delay),
         };
-        Some(last + base * 2u32.pow(self.pto_count.min(6)))
+        // Backs off at most 8x: a probe is two packets, cheap for the path,
+        // and with large datagrams (IP fragments) on a lossy path several
+        // probes in a row may be lost; uncapped back-off stalled 30 s.
+        Some(last + base * 2u32.pow(self.pto_count.min(3)))
     }
 
     /// The sender has data but the peer's credit holds it back.

@@ -1,5 +1,5 @@
 //! The protocol between two `Conn`s on a virtual clock: delivery exactly
-//! once and in channel order under loss, what a single loss costs, the
+//! once and in channel order under loss, reordering and duplication, what a single loss costs, the
 //! paper mode, forward error correction, and the rate model on a
 //! bottleneck.
 
@@ -46,6 +46,29 @@ fn warm_up(p: &mut Pair) {
         p.one_way(i % 2, 0, &msg, Duration::from_secs(5)).unwrap();
     }
     p.loss = loss;
+}
+
+#[test]
+fn reordered_and_duplicated_datagrams_deliver_each_frame_once_in_order() {
+    for fec in [Fec::Off, Fec::Auto] {
+        let mut p = Pair::new(config(Mode::Model, fec, 20 * MS), 10 * MS, 0.02, 9);
+        p.jitter = 5 * MS;
+        p.duplicate = 0.05;
+        let mut sent = vec![];
+        for i in 0..200u32 {
+            let ch = (i % 3) as u16;
+            let f = pattern(1 + (i as usize * 7919) % 30_000, i as u8);
+            assert!(p.conns[0].offer(ch, &[&f]));
+            sent.push((ch, f));
+        }
+        assert!(p.run_until(Duration::from_secs(60), |p| p.received[1].len() >= 200), "{fec:?}: {} of 200", p.received[1].len());
+        for ch in 0..3u16 {
+            let want: Vec<_> = sent.iter().filter(|f| f.0 == ch).collect();
+            let got: Vec<_> = p.received[1].iter().filter(|f| f.0 == ch).collect();
+            assert_eq!(got, want, "{fec:?} channel {ch}");
+        }
+        assert!(p.conns[1].stats.duplicates > 0, "duplicates were refused by packet number");
+    }
 }
 
 #[test]

@@ -55,6 +55,10 @@ pub struct Pair {
     pub conns: [Conn; 2],
     pub now: Instant,
     pub delay: Duration,
+    /// Extra random delay per datagram, up to this: reorders them.
+    pub jitter: Duration,
+    /// Fraction of datagrams delivered twice.
+    pub duplicate: f64,
     pub loss: f64,
     /// Bytes per second of the bottleneck, each direction (None = unlimited).
     pub rate: Option<f64>,
@@ -77,6 +81,8 @@ impl Pair {
             conns: [Conn::new(cfg.clone(), now), Conn::new(cfg, now)],
             now,
             delay,
+            jitter: Duration::ZERO,
+            duplicate: 0.0,
             loss,
             rate: None,
             queue_limit: usize::MAX,
@@ -115,7 +121,7 @@ impl Pair {
                     self.dropped += 1;
                     continue;
                 }
-                let mut at = self.now + self.delay;
+                let mut at = self.now + self.delay + self.jitter.mul_f64(self.rng.gen::<f64>());
                 if let Some(rate) = self.rate {
                     let start = self.link_free[from].max(self.now);
                     let backlog = start.saturating_duration_since(self.now).as_secs_f64() * rate;
@@ -126,6 +132,11 @@ impl Pair {
                     let done = start + Duration::from_secs_f64((out.len() + 48) as f64 / rate);
                     self.link_free[from] = done;
                     at = done + self.delay;
+                }
+                if self.duplicate > 0.0 && self.rng.gen::<f64>() < self.duplicate {
+                    self.seq += 1;
+                    let later = at + self.jitter.mul_f64(self.rng.gen::<f64>());
+                    self.wire.push(InFlight { at: later, seq: self.seq, to: 1 - from, pn, payload: out.clone() });
                 }
                 self.seq += 1;
                 self.wire.push(InFlight { at, seq: self.seq, to: 1 - from, pn, payload: out });
