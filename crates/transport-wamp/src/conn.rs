@@ -749,6 +749,11 @@ impl Conn {
         self.stats.bytes_sent += (out.len() - start) as u64;
     }
 
+    /// A buffer `pop_frame` gave out, back for reuse.
+    pub fn recycle(&mut self, b: Vec<u8>) {
+        self.reasm.recycle(b);
+    }
+
     /// The next frame for the engine.
     pub fn pop_frame(&mut self) -> Option<(u16, Vec<u8>)> {
         let f = self.reasm.pop()?;

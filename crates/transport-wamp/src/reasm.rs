@@ -43,6 +43,40 @@ pub struct Reasm {
     /// Bytes handed to the engine so far (credit comes back with them).
     delivered: u64,
     ready: VecDeque<(u16, Vec<u8>)>,
+    /// Buffers of delivered frames, for the next frames: a fresh large
+    /// allocation is a fresh mapping, and its page faults and zeroing cost
+    /// as much as the data's own copy on loopback.
+    spare: Vec<Vec<u8>>,
+}
+
+/// Buffers kept for reuse.
+const SPARE: usize = 8;
+
+/// An empty buffer with room for `len` bytes, from `spare` when one is
+/// large enough.
+pub(crate) fn take_capacity(spare: &mut Vec<Vec<u8>>, len: usize) -> Vec<u8> {
+    match spare.iter().position(|b| b.capacity() >= len) {
+        Some(i) => {
+            let mut b = spare.swap_remove(i);
+            b.clear();
+            b
+        }
+        None => Vec::with_capacity(len),
+    }
+}
+
+/// A buffer of `len` zero bytes, from `spare` when one is large enough.
+fn take_buffer(spare: &mut Vec<Vec<u8>>, len: usize) -> Vec<u8> {
+    let mut b = take_capacity(spare, len);
+    b.resize(len, 0);
+    b
+}
+
+/// Keeps `b` for reuse if it is worth keeping and there is room.
+pub(crate) fn keep_buffer(spare: &mut Vec<Vec<u8>>, b: Vec<u8>) {
+    if b.capacity() >= 4096 && spare.len() < SPARE {
+        spare.push(b);
+    }
 }
 
 impl Reasm {
@@ -54,6 +88,7 @@ impl Reasm {
             limit,
             delivered: 0,
             ready: VecDeque::new(),
+            spare: vec![],
         }
     }
 
@@ -92,10 +127,11 @@ impl Reasm {
         if d.seq.wrapping_sub(ch.next) >= u32::MAX / 2 {
             return;
         }
+        let spare = &mut self.spare;
         let p = ch.frames.entry(d.seq).or_insert_with(|| {
             let n = chunk_count(d.frame_len, d.chunk);
             self.held += d.frame_len as u64;
-            Partial { buf: vec![0; d.frame_len as usize], chunk: d.chunk, got: vec![false; n as usize], missing: n }
+            Partial { buf: take_buffer(spare, d.frame_len as usize), chunk: d.chunk, got: vec![false; n as usize], missing: n }
         });
         let i = d.index as usize;
         if p.got[i] {
@@ -116,6 +152,11 @@ impl Reasm {
     pub fn progress(&self, channel: u16, seq: u32) -> Option<(u32, u32)> {
         let p = self.channels.get(channel as usize)?.frames.get(&seq)?;
         Some((p.got.len() as u32 - p.missing, p.got.len() as u32))
+    }
+
+    /// A delivered frame's buffer, back for reuse.
+    pub fn recycle(&mut self, b: Vec<u8>) {
+        keep_buffer(&mut self.spare, b);
     }
 
     /// The next frame for the engine, in channel order.

@@ -43,6 +43,8 @@ pub struct SendBuf {
     cursor: u64,
     next_seq: Vec<u32>,
     resend: VecDeque<ChunkRef>,
+    /// Buffers of acknowledged frames, for the next offers (reasm.rs says why).
+    spare: Vec<Vec<u8>>,
     /// Bytes offered but never sent once.
     unsent: usize,
     /// Sum of the lengths of frames whose first chunk went out: what the
@@ -59,6 +61,7 @@ impl SendBuf {
             cursor: 0,
             next_seq: vec![0; channels as usize],
             resend: VecDeque::new(),
+            spare: vec![],
             unsent: 0,
             admitted: 0,
             chunk,
@@ -86,7 +89,7 @@ impl SendBuf {
     /// Takes a copy of a frame (the parts concatenated) for `channel`.
     pub fn offer(&mut self, channel: u16, parts: &[&[u8]]) {
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        let mut bytes = Vec::with_capacity(len);
+        let mut bytes = crate::reasm::take_capacity(&mut self.spare, len);
         for p in parts {
             bytes.extend_from_slice(p);
         }
@@ -169,7 +172,8 @@ impl SendBuf {
             f.unacked -= 1;
         }
         while self.frames.front().is_some_and(|f| f.unacked == 0) {
-            self.frames.pop_front();
+            let f = self.frames.pop_front().expect("checked");
+            crate::reasm::keep_buffer(&mut self.spare, f.bytes);
             self.base += 1;
         }
         self.cursor = self.cursor.max(self.base);

@@ -272,6 +272,7 @@ impl Transport for WampTransport {
             let Some(p) = p else { continue };
             while let Some((channel, bytes)) = p.conn.pop_frame() {
                 sink(Incoming::Frame { peer: i as u32, channel, bytes: &bytes });
+                p.conn.recycle(bytes);
                 n += 1;
             }
             if let (Some(reason), false) = (p.conn.lost(), p.lost_reported) {
