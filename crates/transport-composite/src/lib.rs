@@ -20,6 +20,6 @@ mod adaptive;
 mod composite;
 mod route;
 
-pub use adaptive::{decide, AdaptiveRoute, Choice, SPLIT};
+pub use adaptive::{decide, AdaptiveRoute, Choice};
 pub use composite::{Composite, PREFIX_LEN};
 pub use route::{FixedRoute, Pick, Route, EVALUATE_EVERY};
