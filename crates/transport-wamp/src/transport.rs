@@ -155,7 +155,10 @@ impl WampTransport {
         match self.udp.send_to(d, to) {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS) => Ok(false),
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Ok(true),
+            // A refused, unreachable or filtered destination is a lost
+            // datagram: the peer's silence, not this error, decides whether
+            // it is gone (a route may come back).
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNREFUSED | libc::ENETUNREACH | libc::EHOSTUNREACH | libc::EPERM)) => Ok(true),
             Err(e) => Err(e.into()),
         }
     }
