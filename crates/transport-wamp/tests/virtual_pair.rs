@@ -16,23 +16,30 @@ fn pattern(n: usize, seed: u8) -> Vec<u8> {
     (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
 }
 
+/// Offers `n` frames of up to `max_len` bytes from side 0 over `channels`,
+/// runs until side 1 has `n`, and checks each channel got exactly its
+/// frames, in order.
+fn send_and_check_order(p: &mut Pair, n: u32, channels: u16, max_len: usize, what: &str) {
+    let mut sent = vec![];
+    for i in 0..n {
+        let ch = (i % channels as u32) as u16;
+        let f = pattern(1 + (i as usize * 7919) % max_len, i as u8);
+        assert!(p.conns[0].offer(ch, &[&f]));
+        sent.push((ch, f));
+    }
+    assert!(p.run_until(Duration::from_secs(60), |p| p.received[1].len() >= n as usize), "{what}: {} of {n}", p.received[1].len());
+    for ch in 0..channels {
+        let want: Vec<_> = sent.iter().filter(|f| f.0 == ch).collect();
+        let got: Vec<_> = p.received[1].iter().filter(|f| f.0 == ch).collect();
+        assert_eq!(got, want, "{what} channel {ch}");
+    }
+}
+
 #[test]
 fn frames_arrive_exactly_once_in_channel_order_under_loss() {
     for (mode, fec) in [(Mode::Model, Fec::Off), (Mode::Model, Fec::Auto), (Mode::Paper, Fec::Off), (Mode::Model, Fec::Fixed { k: 8, m: 2 })] {
         let mut p = Pair::new(config(mode, fec, 40 * MS), 20 * MS, 0.05, 7);
-        let mut sent = vec![];
-        for i in 0..300u32 {
-            let ch = (i % 5) as u16;
-            let f = pattern(1 + (i as usize * 997) % 20_000, i as u8);
-            assert!(p.conns[0].offer(ch, &[&f]));
-            sent.push((ch, f));
-        }
-        assert!(p.run_until(Duration::from_secs(60), |p| p.received[1].len() >= 300), "{mode:?} {fec:?}: {} of 300", p.received[1].len());
-        for ch in 0..5u16 {
-            let want: Vec<_> = sent.iter().filter(|f| f.0 == ch).collect();
-            let got: Vec<_> = p.received[1].iter().filter(|f| f.0 == ch).collect();
-            assert_eq!(got, want, "{mode:?} {fec:?} channel {ch}");
-        }
+        send_and_check_order(&mut p, 300, 5, 20_000, &format!("{mode:?} {fec:?}"));
         assert!(p.dropped > 0);
         assert!(p.run_until(Duration::from_secs(10), |p| p.conns[0].all_acked()), "everything acknowledged");
     }
@@ -54,19 +61,7 @@ fn reordered_and_duplicated_datagrams_deliver_each_frame_once_in_order() {
         let mut p = Pair::new(config(Mode::Model, fec, 20 * MS), 10 * MS, 0.02, 9);
         p.jitter = 5 * MS;
         p.duplicate = 0.05;
-        let mut sent = vec![];
-        for i in 0..200u32 {
-            let ch = (i % 3) as u16;
-            let f = pattern(1 + (i as usize * 7919) % 30_000, i as u8);
-            assert!(p.conns[0].offer(ch, &[&f]));
-            sent.push((ch, f));
-        }
-        assert!(p.run_until(Duration::from_secs(60), |p| p.received[1].len() >= 200), "{fec:?}: {} of 200", p.received[1].len());
-        for ch in 0..3u16 {
-            let want: Vec<_> = sent.iter().filter(|f| f.0 == ch).collect();
-            let got: Vec<_> = p.received[1].iter().filter(|f| f.0 == ch).collect();
-            assert_eq!(got, want, "{fec:?} channel {ch}");
-        }
+        send_and_check_order(&mut p, 200, 3, 30_000, &format!("{fec:?}"));
         assert!(p.conns[1].stats.duplicates > 0, "duplicates were refused by packet number");
     }
 }
