@@ -23,6 +23,7 @@
 pub mod ackgen;
 pub mod conn;
 pub mod fec;
+mod gso;
 mod options;
 pub mod packet;
 mod poller;

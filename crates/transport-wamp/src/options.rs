@@ -55,6 +55,9 @@ pub struct WampOptions {
     pub encrypt: bool,
     /// Forward error correction (WANMPI_WAMP_FEC: auto (default), off, or K:M).
     pub fec: Fec,
+    /// Send runs of datagrams with one system call through UDP segmentation
+    /// offload where the kernel has it (WANMPI_WAMP_GSO, 1).
+    pub gso: bool,
     /// Socket buffers, bytes (WANMPI_WAMP_UDP_BUF, 4 MiB).
     pub udp_buf: usize,
     /// Setup must finish within this (WANMPI_WAMP_SETUP_TIMEOUT_MS, 60 s).
@@ -93,6 +96,7 @@ impl Default for WampOptions {
             initial_window: 32,
             encrypt: true,
             fec: Fec::Auto,
+            gso: true,
             udp_buf: 4 << 20,
             setup_timeout: Duration::from_secs(60),
             peer_timeout: Duration::from_secs(60),
@@ -174,6 +178,9 @@ impl WampOptions {
         }
         if let Some(v) = get("FEC") {
             o.fec = parse_fec(&v).ok_or_else(|| bad("FEC", &v, "expected auto, off or K:M (e.g. 16:2)"))?;
+        }
+        if let Some(v) = get("GSO") {
+            o.gso = num::<u8>("GSO", &v)? != 0;
         }
         if let Some(v) = get("UDP_BUF") {
             o.udp_buf = num("UDP_BUF", &v)?;

@@ -28,6 +28,24 @@ pub(crate) struct Peer {
     pub lost_reported: bool,
 }
 
+/// Equal-sized datagrams to one address (the last may be shorter), sent by
+/// one `gso::send_segments` call.
+#[derive(Default)]
+pub(crate) struct Batch {
+    to: Option<SocketAddr>,
+    buf: Vec<u8>,
+    seg: usize,
+    n: usize,
+    /// A shorter datagram ended it: nothing may follow.
+    closed: bool,
+}
+
+impl Batch {
+    fn segments(&self) -> impl Iterator<Item = &[u8]> {
+        self.buf.chunks(self.seg.max(1))
+    }
+}
+
 /// Datagrams refused before reaching a connection.
 #[derive(Debug, Default, Clone)]
 pub struct Refusals {
@@ -52,13 +70,30 @@ pub struct WampTransport {
     pub(crate) local: VecDeque<(u16, Vec<u8>)>,
     pub(crate) rbuf: Vec<u8>,
     pub(crate) sbuf: Vec<u8>,
-    /// A datagram the socket refused (buffer full), sent first next time.
-    pub(crate) stalled: Option<(SocketAddr, Vec<u8>)>,
+    /// Datagrams the socket refused (buffer full), sent first next time.
+    pub(crate) stalled: VecDeque<(SocketAddr, Vec<u8>)>,
     pub(crate) stalled_until: Option<Instant>,
+    /// Datagrams to one peer gathered for one segmentation-offload call.
+    pub(crate) batch: Batch,
+    /// The kernel takes UDP_SEGMENT (switched off at its first refusal).
+    pub(crate) gso: bool,
     pub(crate) drops: Option<ChaCha8Rng>,
     pub(crate) refusals: Refusals,
     /// When to print the next trace line (None: tracing off).
     pub(crate) next_trace: Option<Instant>,
+}
+
+/// Sends one datagram; false when the socket's buffer is full.
+fn send_one(udp: &UdpSocket, to: SocketAddr, d: &[u8]) -> Result<bool, TransportError> {
+    match udp.send_to(d, to) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS) => Ok(false),
+        // A refused, unreachable or filtered destination is a lost
+        // datagram: the peer's silence, not this error, decides whether
+        // it is gone (a route may come back).
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNREFUSED | libc::ENETUNREACH | libc::EHOSTUNREACH | libc::EPERM)) => Ok(true),
+        Err(e) => Err(e.into()),
+    }
 }
 
 impl WampTransport {
@@ -151,27 +186,15 @@ impl WampTransport {
         Ok(())
     }
 
-    fn send_datagram(&mut self, to: SocketAddr, d: &[u8]) -> Result<bool, TransportError> {
-        match self.udp.send_to(d, to) {
-            Ok(_) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS) => Ok(false),
-            // A refused, unreachable or filtered destination is a lost
-            // datagram: the peer's silence, not this error, decides whether
-            // it is gone (a route may come back).
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNREFUSED | libc::ENETUNREACH | libc::EHOSTUNREACH | libc::EPERM)) => Ok(true),
-            Err(e) => Err(e.into()),
-        }
-    }
-
     fn transmit(&mut self) -> Result<(), TransportError> {
         let now = Instant::now();
         if self.stalled_until.is_some_and(|t| now < t) {
             return Ok(());
         }
         self.stalled_until = None;
-        if let Some((to, d)) = self.stalled.take() {
-            if !self.send_datagram(to, &d)? {
-                self.stalled = Some((to, d));
+        while let Some((to, d)) = self.stalled.pop_front() {
+            if !send_one(&self.udp, to, &d)? {
+                self.stalled.push_front((to, d));
                 self.stalled_until = Some(now + self.opts.overflow_timeout);
                 return Ok(());
             }
@@ -200,14 +223,82 @@ impl WampTransport {
                         continue;
                     }
                 }
-                if !self.send_datagram(to, sbuf)? {
-                    self.stalled = Some((to, sbuf.clone()));
-                    self.stalled_until = Some(now + self.opts.overflow_timeout);
+                if !self.queue_out(now, to, sbuf)? {
                     return Ok(());
                 }
             }
+            if !self.flush_batch(now)? {
+                return Ok(());
+            }
         }
         Ok(())
+    }
+
+    /// Sends a datagram, or gathers it into the batch; false once the
+    /// socket refused something (sending stops until `stalled_until`).
+    fn queue_out(&mut self, now: Instant, to: SocketAddr, d: &[u8]) -> Result<bool, TransportError> {
+        if !self.gso {
+            if send_one(&self.udp, to, d)? {
+                return Ok(true);
+            }
+            self.stalled.push_back((to, d.to_vec()));
+            self.stalled_until = Some(now + self.opts.overflow_timeout);
+            return Ok(false);
+        }
+        let b = &self.batch;
+        let fits = b.n == 0
+            || (b.to == Some(to)
+                && !b.closed
+                && d.len() <= b.seg
+                && b.n < crate::gso::MAX_SEGMENTS
+                && b.buf.len() + d.len() <= crate::gso::MAX_BYTES);
+        if !fits && !self.flush_batch(now)? {
+            // The refused batch waits in `stalled`; this one follows it.
+            self.stalled.push_back((to, d.to_vec()));
+            return Ok(false);
+        }
+        let b = &mut self.batch;
+        if b.n == 0 {
+            b.to = Some(to);
+            b.seg = d.len();
+        }
+        b.buf.extend_from_slice(d);
+        b.n += 1;
+        b.closed = d.len() < b.seg;
+        Ok(true)
+    }
+
+    /// Sends the gathered batch; false when the socket refused it (its
+    /// datagrams then wait in `stalled`).
+    fn flush_batch(&mut self, now: Instant) -> Result<bool, TransportError> {
+        let Some(to) = self.batch.to else { return Ok(true) };
+        let sent = if self.batch.n == 1 {
+            send_one(&self.udp, to, &self.batch.buf)?
+        } else {
+            match crate::gso::send_segments(&self.udp, to, &self.batch.buf, self.batch.seg as u16) {
+                Ok(_) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS) => false,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNREFUSED | libc::ENETUNREACH | libc::EHOSTUNREACH | libc::EPERM)) => true,
+                // EIO, EINVAL, EOPNOTSUPP: no offload on this path or kernel;
+                // one datagram per call from now on.
+                Err(_) => {
+                    self.gso = false;
+                    false
+                }
+            }
+        };
+        if !sent {
+            let segs: Vec<Vec<u8>> = self.batch.segments().map(|s| s.to_vec()).collect();
+            self.stalled.extend(segs.into_iter().map(|s| (to, s)));
+            if self.gso {
+                self.stalled_until = Some(now + self.opts.overflow_timeout);
+            }
+        }
+        self.batch.buf.clear();
+        self.batch.n = 0;
+        self.batch.to = None;
+        self.batch.closed = false;
+        Ok(sent)
     }
 
     fn next_deadline(&mut self, now: Instant) -> Option<Instant> {
@@ -292,7 +383,7 @@ impl Transport for WampTransport {
 
     fn flush(&mut self) -> Result<bool, TransportError> {
         self.pump()?;
-        Ok(self.stalled.is_some() || self.peers.iter().flatten().any(|p| p.conn.lost().is_none() && p.conn.busy()))
+        Ok(!self.stalled.is_empty() || self.peers.iter().flatten().any(|p| p.conn.lost().is_none() && p.conn.busy()))
     }
 
     fn wait(&mut self, timeout: Duration) -> Result<(), TransportError> {
