@@ -110,11 +110,6 @@ impl Composite {
         self.evaluate_every = d;
     }
 
-    /// Which parts carry frames to `peer` now, and why.
-    pub fn choice(&self, peer: PeerId) -> Option<&Pick> {
-        self.peers.get(peer as usize).map(|p| &p.pick)
-    }
-
     /// Frames and bytes sent to `peer` over each part.
     pub fn sent(&self, peer: PeerId) -> Option<&[(u64, u64)]> {
         self.peers.get(peer as usize).map(|p| &p.sent[..])

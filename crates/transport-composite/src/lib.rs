@@ -22,4 +22,4 @@ mod route;
 
 pub use adaptive::{decide, AdaptiveRoute, Choice};
 pub use composite::{Composite, PREFIX_LEN};
-pub use route::{FixedRoute, Pick, Route, EVALUATE_EVERY};
+pub use route::{Pick, Route, EVALUATE_EVERY};

@@ -39,12 +39,3 @@ pub trait Route: Send {
     /// current pick, and says why.
     fn choose(&mut self, peer: PeerId, current: &Pick, paths: &[Option<PathStats>]) -> Pick;
 }
-
-/// Always the same part for every peer (tests; a single transport).
-pub struct FixedRoute(pub usize);
-
-impl Route for FixedRoute {
-    fn choose(&mut self, _peer: PeerId, _current: &Pick, _paths: &[Option<PathStats>]) -> Pick {
-        Pick::all(self.0, "fixed")
-    }
-}

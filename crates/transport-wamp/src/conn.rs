@@ -98,6 +98,7 @@ pub struct ConnStats {
     pub chunks_resent: u64,
     pub packets_lost: u64,
     pub probes: u64,
+    /// Packets refused by number: seen before, below the floor, or too far ahead.
     pub duplicates: u64,
     pub refused_no_room: u64,
     pub malformed: u64,
@@ -292,7 +293,10 @@ impl Conn {
                 self.stats.duplicates += 1;
                 return Err(Dropped::Duplicate);
             }
-            Err(Refused::TooFar) => return Err(Dropped::TooFar),
+            Err(Refused::TooFar) => {
+                self.stats.duplicates += 1;
+                return Err(Dropped::TooFar);
+            }
             Ok(()) => {}
         }
         let malformed = |e: String| Dropped::Malformed(e);

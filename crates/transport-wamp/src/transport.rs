@@ -2,7 +2,7 @@
 //! trait on them. Each call pumps: datagrams in (opened, handed to their
 //! peer's `Conn`), timers, datagrams out. Setup is in setup.rs.
 
-use crate::conn::{Conn, Dropped};
+use crate::conn::Conn;
 use crate::options::WampOptions;
 use crate::packet::{Header, Kind, HEADER_LEN};
 use crate::poller::Poller;
@@ -105,8 +105,17 @@ impl WampTransport {
         self.udp.local_addr()
     }
 
-    pub fn refusals(&self) -> &Refusals {
-        &self.refusals
+    /// Datagrams refused so far: strays and forgeries here, the rest as
+    /// each connection counted them.
+    pub fn refusals(&self) -> Refusals {
+        let mut r = self.refusals.clone();
+        for p in self.peers.iter().flatten() {
+            let st = &p.conn.stats;
+            r.duplicates += st.duplicates;
+            r.malformed += st.malformed;
+            r.no_room += st.refused_no_room;
+        }
+        r
     }
 
     /// The connection to `peer` (tests and stats).
@@ -116,14 +125,20 @@ impl WampTransport {
 
     /// Datagrams in, timers, datagrams out.
     pub(crate) fn pump(&mut self) -> Result<(), TransportError> {
+        self.take_input()?;
+        self.transmit()?;
+        self.rearm();
+        Ok(())
+    }
+
+    /// Datagrams in and timers, without sending.
+    fn take_input(&mut self) -> Result<(), TransportError> {
         self.trace();
         self.receive()?;
         let now = Instant::now();
         for p in self.peers.iter_mut().flatten() {
             p.conn.on_timeout(now);
         }
-        self.transmit()?;
-        self.rearm();
         Ok(())
     }
 
@@ -176,12 +191,8 @@ impl WampTransport {
                 refusals.forged += 1;
                 continue;
             };
-            match p.conn.on_datagram(now, h.pn, &buf[range]) {
-                Ok(()) => {}
-                Err(Dropped::Duplicate | Dropped::TooFar) => refusals.duplicates += 1,
-                Err(Dropped::Malformed(_)) => refusals.malformed += 1,
-                Err(Dropped::NoRoom) => refusals.no_room += 1,
-            }
+            // A refused datagram is counted by its connection (refusals()).
+            let _ = p.conn.on_datagram(now, h.pn, &buf[range]);
         }
         Ok(())
     }
@@ -356,7 +367,7 @@ impl Transport for WampTransport {
     }
 
     fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
-        self.pump()?;
+        self.take_input()?;
         let mut n = 0;
         while let Some((channel, bytes)) = self.local.pop_front() {
             sink(Incoming::Frame { peer: self.rank, channel, bytes: &bytes });
@@ -375,7 +386,7 @@ impl Transport for WampTransport {
                 n += 1;
             }
         }
-        // Delivering may have freed credit worth announcing.
+        // Sent after delivering: that may have freed credit worth announcing.
         self.transmit()?;
         self.rearm();
         Ok(n)

@@ -168,7 +168,7 @@ fn hostile_datagrams_are_dropped_and_counted_and_nothing_is_lost() {
     stop.store(true, Ordering::Relaxed);
     mitm.join().unwrap();
     check_order(&got, 200, 3);
-    let r = b[0].refusals().clone();
+    let r = b[0].refusals();
     println!("{r:?}");
     assert!(r.duplicates > 0, "replays refused: {r:?}");
     assert!(r.forged > 0, "tampered and truncated copies refused: {r:?}");
