@@ -14,9 +14,14 @@ pub fn serve(stream: Stream, shared: Arc<Shared>) {
     let peer = stream.peer();
     let rank = match handshake(&stream, &shared) {
         Ok(rank) => rank,
-        Err(reason) => {
+        Err(Refusal { reason, tell_peer }) => {
+            // Reported before the peer hears it: the peer may end the job at
+            // once, and mpirun must still have seen the refusal.
+            (shared.sink)(ServerEvent::Refused { peer, reason: reason.clone() });
+            if tell_peer {
+                let _ = send(&stream, &format!("err {reason}"));
+            }
             let _ = stream.shutdown();
-            (shared.sink)(ServerEvent::Refused { peer, reason });
             return;
         }
     };
@@ -30,7 +35,19 @@ fn send(mut w: &Stream, line: &str) -> std::io::Result<()> {
     w.write_all(format!("{line}\n").as_bytes())
 }
 
-fn handshake(stream: &Stream, shared: &Shared) -> Result<u32, String> {
+/// Why a handshake failed, and whether the peer is owed an `err` line.
+struct Refusal {
+    reason: String,
+    tell_peer: bool,
+}
+
+impl From<String> for Refusal {
+    fn from(reason: String) -> Self {
+        Refusal { reason, tell_peer: false }
+    }
+}
+
+fn handshake(stream: &Stream, shared: &Shared) -> Result<u32, Refusal> {
     let cfg = &shared.config;
     stream.set_read_timeout(Some(cfg.hello_timeout)).map_err(|e| e.to_string())?;
     stream.set_write_timeout(Some(cfg.hello_timeout)).map_err(|e| e.to_string())?;
@@ -39,16 +56,13 @@ fn handshake(stream: &Stream, shared: &Shared) -> Result<u32, String> {
     let mut reader = BufReader::new(stream);
     let line = match proto::read_line(&mut reader) {
         Ok(Some(l)) => l,
-        Ok(None) => return Err("closed before hello".into()),
+        Ok(None) => return Err("closed before hello".to_string().into()),
         Err(BootstrapError::Io(e)) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-            return Err(format!("no hello within {:?}", cfg.hello_timeout))
+            return Err(format!("no hello within {:?}", cfg.hello_timeout).into())
         }
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.to_string().into()),
     };
-    let refuse = |why: &str| {
-        let _ = send(stream, &format!("err {why}"));
-        Err(why.to_string())
-    };
+    let refuse = |why: &str| Err(Refusal { reason: why.to_string(), tell_peer: true });
     let Ok(Request::Hello { rank, nonce: client_nonce, proof }) = Request::parse(&line) else {
         return refuse("expected hello");
     };
