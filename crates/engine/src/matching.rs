@@ -46,6 +46,8 @@ pub struct Unexp {
     /// Rendezvous (only the envelope came) or eager (data is buffered).
     pub rendezvous: bool,
     pub sync: bool,
+    /// Sent against our WAN window: its length goes back once matched.
+    pub windowed: bool,
 }
 
 /// Which sequence numbers of one (source, context) have arrived.

@@ -1,6 +1,7 @@
 //! Protocol selection: a pure function of the message length, the configured
-//! eager limit and whether the receiver has announced a posted receive that
-//! can take the message (a receive credit). Tested as a table below.
+//! eager limit, whether the receiver has announced a posted receive that can
+//! take the message (a receive credit) and what is left of the WAN window
+//! the receiver granted. Tested as a table below.
 //!
 //! - `Eager`: envelope and data go at once (in several frames when the
 //!   message is larger than a frame). The receiver buffers it if no receive is
@@ -9,22 +10,28 @@
 //!   a matching receive and told us so (`RecvCredit`). It travels like an
 //!   eager message, without the request-to-send round trip. This is the WAMP
 //!   paper's observation applied to MPI: the receive buffer already exists.
+//! - `Windowed`: a long message to a far peer that granted us a WAN window
+//!   (`engine/window.rs`) with room for it: sent eagerly, buffered by the
+//!   receiver if no receive is posted, its bytes given back once matched.
 //! - `Rendezvous`: request-to-send, clear-to-send once matched, then data.
-//!   The fallback for long messages with no credit.
+//!   The fallback for long messages with neither credit nor window.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
     Eager,
     Credited,
+    Windowed,
     Rendezvous,
 }
 
 /// Chooses the protocol for a message of `len` bytes.
-pub fn select(len: usize, eager_limit: usize, credit_capacity: Option<u64>) -> Protocol {
+pub fn select(len: usize, eager_limit: usize, credit_capacity: Option<u64>, window: u64) -> Protocol {
     if len <= eager_limit {
         Protocol::Eager
     } else if credit_capacity.is_some_and(|c| c >= len as u64) {
         Protocol::Credited
+    } else if window >= len as u64 {
+        Protocol::Windowed
     } else {
         Protocol::Rendezvous
     }
@@ -37,18 +44,25 @@ mod tests {
     #[test]
     fn selection_table() {
         let limit = 64 * 1024;
-        let rows: &[(usize, Option<u64>, Protocol)] = &[
-            (0, None, Protocol::Eager),
-            (limit - 1, None, Protocol::Eager),
-            (limit, None, Protocol::Eager),
-            (limit + 1, None, Protocol::Rendezvous),
-            (limit + 1, Some(limit as u64 + 1), Protocol::Credited),
-            (limit + 1, Some(limit as u64), Protocol::Rendezvous),
-            (64 << 20, Some(1 << 30), Protocol::Credited),
-            (10, Some(1 << 30), Protocol::Eager),
+        let big = limit as u64 + 1;
+        let rows: &[(usize, Option<u64>, u64, Protocol)] = &[
+            (0, None, 0, Protocol::Eager),
+            (limit - 1, None, 0, Protocol::Eager),
+            (limit, None, 0, Protocol::Eager),
+            (limit, None, 1 << 30, Protocol::Eager),
+            (limit + 1, None, 0, Protocol::Rendezvous),
+            (limit + 1, Some(big), 0, Protocol::Credited),
+            (limit + 1, Some(limit as u64), 0, Protocol::Rendezvous),
+            (64 << 20, Some(1 << 30), 0, Protocol::Credited),
+            (10, Some(1 << 30), 0, Protocol::Eager),
+            // the window: used when no credit fits, only if the whole message fits it
+            (limit + 1, None, big, Protocol::Windowed),
+            (limit + 1, None, big - 1, Protocol::Rendezvous),
+            (limit + 1, Some(big), big, Protocol::Credited),
+            (limit + 1, Some(limit as u64), big, Protocol::Windowed),
         ];
-        for &(len, credit, want) in rows {
-            assert_eq!(select(len, limit, credit), want, "len {len} credit {credit:?}");
+        for &(len, credit, window, want) in rows {
+            assert_eq!(select(len, limit, credit, window), want, "len {len} credit {credit:?} window {window}");
         }
     }
 }

@@ -36,6 +36,7 @@ impl Runtime {
         let rank = transport.rank();
         let size = transport.size();
         let engine = Engine::new(rank, size, transport.caps().clone(), opts.engine.clone());
+        let grant = crate::wan::grant_per_peer(opts.wan_window, opts.wan_buffer, size, opts.engine.eager_limit);
         let mut comms = CommTable::default();
         let world = Group::new((0..size).collect());
         comms.insert(Comm::new(Arc::new(world), None, rank as usize, WORLD_PAIR, "MPI_COMM_WORLD".into()));
@@ -50,6 +51,7 @@ impl Runtime {
             messages: Default::default(),
             transport_busy: false,
             fatal: None,
+            wan: crate::wan::WanPlan::new(rank, size, grant),
         };
         let by_default = state.transport.wants_progress_thread();
         let rt = Arc::new(Runtime::assemble(state, opts, kv));

@@ -25,6 +25,7 @@ mod runtime;
 mod staged;
 mod topo;
 mod transports;
+mod wan;
 
 pub use attr::{CopyFn, DeleteFn, FIRST_USER_KEYVAL};
 pub use bsend::BSEND_OVERHEAD;

@@ -24,6 +24,13 @@ pub struct RuntimeOptions {
     pub tolerate_rank_failure: bool,
     /// WANMPI_STATS=1: print the engine's and transport's counters at finalize.
     pub print_stats: bool,
+    /// WANMPI_WAN_WINDOW: receive buffer granted to each far peer for long
+    /// messages sent before their receive is posted (`wan.rs`; default
+    /// 4 MiB, 0 turns the window off: rendezvous as to a near peer).
+    pub wan_window: u64,
+    /// WANMPI_WAN_BUFFER: all far peers' windows together at most (default
+    /// 64 MiB): with many ranks each gets a smaller share.
+    pub wan_buffer: u64,
 }
 
 fn env_num(name: &str, default: u64) -> MpiResult<u64> {
@@ -50,6 +57,8 @@ impl RuntimeOptions {
             spin_rounds: env_num("WANMPI_SPIN_ROUNDS", 2000)? as u32,
             tolerate_rank_failure: env_bool("WANMPI_TOLERATE_RANK_FAILURE"),
             print_stats: env_bool("WANMPI_STATS"),
+            wan_window: env_num("WANMPI_WAN_WINDOW", 4 << 20)?,
+            wan_buffer: env_num("WANMPI_WAN_BUFFER", 64 << 20)?,
         })
     }
 }

@@ -34,6 +34,8 @@ pub struct State {
     /// A fatal error seen during progress (a lost peer without
     /// --tolerate-rank-failure); reported by the next call.
     pub fatal: Option<MpiError>,
+    /// Which peers are far, and their WAN windows.
+    pub wan: crate::wan::WanPlan,
 }
 
 pub struct Runtime {
@@ -91,9 +93,10 @@ impl Runtime {
 
     /// One progress step under the lock: drain arrivals, send what can go.
     pub(crate) fn progress(&self, st: &mut State) -> MpiResult<()> {
-        let State { engine, transport, transport_busy, .. } = st;
+        let State { engine, transport, transport_busy, wan, .. } = st;
         let io = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("transport: {e}"));
         transport.poll_recv(&mut |ev| engine.handle_incoming(ev)).map_err(io)?;
+        wan.refresh(engine, transport.as_ref());
         let mut sent = false;
         engine
             .transmit(&mut |p, c, parts| {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use wanmpi_transport::{PathStats, PeerId};
 
 /// Round trip from which a peer counts as far.
-pub const FAR: Duration = Duration::from_millis(2);
+pub use wanmpi_transport::FAR_RTT as FAR;
 /// Packets a loss figure must rest on before it is shown.
 const MIN_SAMPLE: u64 = 100;
 /// Hysteresis: leaving the current choice needs the round trip this far

@@ -19,7 +19,8 @@ pub(crate) fn tcp_path(sock: &socket2::Socket) -> Option<PathStats> {
     let loss = if sent == 0 { 0.0 } else { info.tcpi_total_retrans as f64 / sent as f64 };
     Some(PathStats {
         srtt: Duration::from_micros(info.tcpi_rtt as u64),
-        min_rtt: Duration::from_micros(info.tcpi_min_rtt as u64),
+        // ~0 until the first sample: "not known", like zero elsewhere.
+        min_rtt: if info.tcpi_min_rtt == u32::MAX { Duration::ZERO } else { Duration::from_micros(info.tcpi_min_rtt as u64) },
         loss,
         sent,
         delivery_rate: info.tcpi_delivery_rate as f64,

@@ -12,14 +12,12 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
-use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError};
+use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError, FAR_RTT};
 
 /// Datagrams read per pump at most, so sending is not starved.
 const RECV_BATCH: usize = 512;
 /// Datagrams sent to one peer per pump at most.
 const SEND_BATCH: usize = 256;
-/// A peer this far (handshake round trip) is across a WAN.
-const FAR_RTT: Duration = Duration::from_millis(2);
 
 pub(crate) struct Peer {
     pub addr: SocketAddr,

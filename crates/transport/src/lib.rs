@@ -42,6 +42,25 @@ pub struct PathStats {
     pub delivery_rate: f64,
 }
 
+/// Round trip from which a peer counts as far: across a WAN rather than in
+/// one machine room. The adaptive transport, wamp's wish for a progress
+/// thread and the runtime's WAN window all draw the line here (the grids
+/// behind it: docs/benchmarks.md sections 11 and 13).
+pub const FAR_RTT: Duration = Duration::from_millis(2);
+
+impl PathStats {
+    /// The round trip to judge the path by: the smallest seen, else the
+    /// smoothed one; `None` before the first sample.
+    pub fn known_rtt(&self) -> Option<Duration> {
+        [self.min_rtt, self.srtt].into_iter().find(|d| !d.is_zero())
+    }
+
+    /// Whether the peer is far (`FAR_RTT`); `None` before any sample.
+    pub fn is_far(&self) -> Option<bool> {
+        self.known_rtt().map(|r| r >= FAR_RTT)
+    }
+}
+
 /// Outcome of an attempt to send one frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendStatus {

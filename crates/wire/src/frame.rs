@@ -32,6 +32,10 @@ pub enum Kind {
     /// The sender is finalizing: it sends nothing more, and its connection
     /// closing from now on is expected, not a failure.
     Bye = 7,
+    /// The receiver lets the sender have `bytes` more of its WAN window:
+    /// room for long messages that arrive before their receive is posted.
+    /// Sent once to open the window, then as matched messages free it.
+    Grant = 8,
 }
 
 impl Kind {
@@ -44,6 +48,7 @@ impl Kind {
             5 => Kind::SyncAck,
             6 => Kind::RecvCredit,
             7 => Kind::Bye,
+            8 => Kind::Grant,
             _ => return None,
         })
     }
@@ -51,7 +56,7 @@ impl Kind {
     /// Flags a frame of this kind may carry.
     const fn allowed_flags(self) -> u16 {
         match self {
-            Kind::Eager => flags::SYNC | flags::PUSH,
+            Kind::Eager => flags::SYNC | flags::PUSH | flags::WINDOW,
             Kind::Rts => flags::SYNC,
             _ => 0,
         }
@@ -67,6 +72,7 @@ impl Kind {
                 Kind::SyncAck => 8,
                 Kind::RecvCredit => 16,
                 Kind::Bye => 0,
+                Kind::Grant => 8,
             }
     }
 }
@@ -78,8 +84,12 @@ pub mod flags {
     /// Eager frame of a long message pushed against a receive credit: more
     /// `Data` frames with the same message id follow.
     pub const PUSH: u16 = 1 << 1;
+    /// A long eager message sent against the receiver's WAN window (`Grant`)
+    /// rather than a posted receive: the receiver may buffer it and gives
+    /// its length back once it is matched.
+    pub const WINDOW: u16 = 1 << 2;
     /// All flags a valid frame may carry.
-    pub const KNOWN: u16 = SYNC | PUSH;
+    pub const KNOWN: u16 = SYNC | PUSH | WINDOW;
 }
 
 /// Envelope fields shared by `Eager` and `Rts` (after the common header).
@@ -114,6 +124,7 @@ pub enum Frame<'a> {
     SyncAck { msg_id: u64 },
     RecvCredit { ctx: u32, tag: i32, capacity: u64 },
     Bye,
+    Grant { bytes: u64 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -193,6 +204,7 @@ impl<'a> Frame<'a> {
             Kind::SyncAck => no_payload(Frame::SyncAck { msg_id: u64_at(b, o) }),
             Kind::RecvCredit => no_payload(Frame::RecvCredit { ctx: u32_at(b, o), tag: u32_at(b, o + 4) as i32, capacity: u64_at(b, o + 8) }),
             Kind::Bye => no_payload(Frame::Bye),
+            Kind::Grant => no_payload(Frame::Grant { bytes: u64_at(b, o) }),
         }
     }
 
@@ -205,6 +217,7 @@ impl<'a> Frame<'a> {
             Frame::SyncAck { .. } => Kind::SyncAck,
             Frame::RecvCredit { .. } => Kind::RecvCredit,
             Frame::Bye => Kind::Bye,
+            Frame::Grant { .. } => Kind::Grant,
         }
     }
 
@@ -257,6 +270,7 @@ impl<'a> Frame<'a> {
                 put(8, &capacity.to_le_bytes());
             }
             Frame::Bye => {}
+            Frame::Grant { bytes } => put(0, &bytes.to_le_bytes()),
         }
     }
 

@@ -28,6 +28,8 @@ fn every_kind_round_trips() {
         Frame::SyncAck { msg_id: u64::MAX },
         Frame::RecvCredit { ctx: 1, tag: ANY_TAG, capacity: 1 << 20 },
         Frame::Bye,
+        Frame::Grant { bytes: 4 << 20 },
+        Frame::Eager { env: env(), flags: flags::WINDOW | flags::PUSH | flags::SYNC, payload: b"w" },
         Frame::Eager { env: Envelope { tag: -5, ..env() }, flags: flags::PUSH, payload: &[] },
     ];
     for f in frames {

@@ -26,6 +26,9 @@ fn seeds() -> Vec<Vec<u8>> {
         Frame::SyncAck { msg_id: 1 }.to_vec(),
         Frame::RecvCredit { ctx: 0, tag: 1, capacity: 1 << 40 }.to_vec(),
         Frame::Bye.to_vec(),
+        Frame::Eager { env: Envelope { msg_id: 6, seq: 1, ..env }, flags: wanmpi_wire::flags::PUSH | wanmpi_wire::flags::WINDOW, payload: &[8; 100] }
+            .to_vec(),
+        Frame::Grant { bytes: u64::MAX }.to_vec(),
     ]
 }
 
@@ -34,10 +37,11 @@ proptest! {
 
     #[test]
     fn hostile_frames_never_break_the_engine(
-        picks in prop::collection::vec((0usize..8, prop::collection::vec((0usize..64, any::<u8>()), 0..4), 0usize..80), 0..30),
+        picks in prop::collection::vec((0usize..10, prop::collection::vec((0usize..64, any::<u8>()), 0..4), 0usize..80), 0..30),
         garbage in prop::collection::vec(any::<u8>(), 0..64),
     ) {
         let mut e = engine();
+        e.grant_window(1, 8000);
         let mut small = vec![0u8; 10];
         let mut big = vec![0u8; 3000];
         let mut good = vec![0u8; 4];
@@ -62,6 +66,9 @@ proptest! {
         e.handle_frame(2, &honest);
         let _ = e.transmit(&mut |_, _, _| Ok(wanmpi_transport::SendStatus::Sent));
         let st = e.test(r_good).unwrap().expect("the honest message completes");
+        if let Some(w) = e.stats().windows.get(&1) {
+            prop_assert!(w.peak_held <= 8000, "held {} beyond the grant", w.peak_held);
+        }
         prop_assert_eq!(&good, b"okay");
         prop_assert_eq!(st.bytes, 4);
         for r in [r_small, r_big] {

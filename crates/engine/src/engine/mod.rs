@@ -11,6 +11,7 @@ mod complete;
 mod recv;
 mod send;
 mod stats;
+mod window;
 
 use std::collections::{HashMap, VecDeque};
 
@@ -22,7 +23,7 @@ use crate::request::{RequestId, Requests};
 
 pub use recv::MatchedMessage;
 pub use send::SendMode;
-pub use stats::{Arrivals, EngineStats};
+pub use stats::{Arrivals, EngineStats, WindowUse};
 
 /// A frame waiting to go to one peer.
 enum OutItem {
@@ -76,6 +77,8 @@ pub struct Engine {
     /// message longer than both this and the eager limit is a protocol
     /// violation (and must not make us allocate its claimed size).
     announced_max: Vec<u64>,
+    /// The WAN window, both directions.
+    window: window::Windows,
     /// Peers known to be gone, with the reason.
     lost: HashMap<PeerId, String>,
     /// Peers that said goodbye (finalized): their leaving is no failure.
@@ -98,6 +101,7 @@ impl Engine {
             unexpected_data: HashMap::new(),
             credits: (0..size).map(|_| VecDeque::new()).collect(),
             announced_max: vec![0; size as usize],
+            window: window::Windows::new(size),
             lost: HashMap::new(),
             departed: Default::default(),
             stats: EngineStats::default(),

@@ -31,6 +31,14 @@ impl MatchedMessage {
     }
 }
 
+/// How an envelope came: which protocol its sender chose.
+#[derive(Debug, Clone, Copy)]
+struct Arrive {
+    rendezvous: bool,
+    sync: bool,
+    windowed: bool,
+}
+
 /// What a probe reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProbeInfo {
@@ -117,8 +125,11 @@ impl Engine {
             Err(e) => return self.bad_frame(peer, &e.to_string()),
         };
         match frame {
-            Frame::Eager { env, flags: f, payload } => self.arrive(peer, env, false, f & flags::SYNC != 0, payload),
-            Frame::Rts { env, .. } => self.arrive(peer, env, true, false, &[]),
+            Frame::Eager { env, flags: f, payload } => {
+                let how = Arrive { rendezvous: false, sync: f & flags::SYNC != 0, windowed: f & flags::WINDOW != 0 };
+                self.arrive(peer, env, how, payload)
+            }
+            Frame::Rts { env, .. } => self.arrive(peer, env, Arrive { rendezvous: true, sync: false, windowed: false }, &[]),
             Frame::Data { msg_id, offset, payload } => self.handle_data(peer, msg_id, offset, payload),
             Frame::Cts { msg_id, accept_len } => self.handle_cts(peer, msg_id, accept_len),
             Frame::SyncAck { msg_id } => self.handle_sync_ack(peer, msg_id),
@@ -126,6 +137,7 @@ impl Engine {
             Frame::Bye => {
                 self.departed.insert(peer);
             }
+            Frame::Grant { bytes } => self.handle_grant(peer, bytes),
         }
     }
 
@@ -139,16 +151,26 @@ impl Engine {
     }
 
     /// An envelope arrived (eager first frame or RTS).
-    fn arrive(&mut self, peer: PeerId, env: Envelope, rendezvous: bool, sync: bool, payload: &[u8]) {
+    fn arrive(&mut self, peer: PeerId, env: Envelope, how: Arrive, payload: &[u8]) {
+        let Arrive { rendezvous, sync, windowed } = how;
         let allowed = (self.cfg.eager_limit as u64).max(self.announced_max[peer as usize]);
-        if !rendezvous && env.total_len > allowed {
+        if windowed {
+            if !self.admit_windowed(peer, env.total_len) {
+                return self.bad_frame(peer, "windowed message beyond the window granted");
+            }
+        } else if !rendezvous && env.total_len > allowed {
             return self.bad_frame(peer, "eager message longer than the eager limit and any credit given");
         }
         self.stats.msgs_received += 1;
-        let unexp = Unexp { peer, env, rendezvous, sync };
+        let unexp = Unexp { peer, env, rendezvous, sync, windowed };
         let channel = self.channel_for(env.ctx, env.tag);
         match self.matcher.arrive(peer, &env) {
-            Arrival::Duplicate => return self.bad_frame(peer, "repeated sequence number"),
+            Arrival::Duplicate => {
+                if windowed {
+                    self.window.release(peer, env.total_len);
+                }
+                return self.bad_frame(peer, "repeated sequence number");
+            }
             Arrival::Matched(id) => {
                 self.stats.count_arrival(peer, channel, env.total_len, true);
                 self.start_delivery(unexp, id, payload);
@@ -190,6 +212,9 @@ impl Engine {
     fn start_delivery(&mut self, u: Unexp, id: RequestId, have: &[u8]) {
         let total = u.env.total_len as usize;
         let channel = self.channel_for(u.env.ctx, u.env.tag);
+        if u.windowed {
+            self.return_window(u.peer, u.env.total_len);
+        }
         let Some(Request { kind: ReqKind::Recv(r), .. }) = self.reqs.get_mut(id) else { return };
         let cap = r.buf.cap;
         r.status = Status {

@@ -41,10 +41,14 @@ impl Engine {
         *seq_slot += 1;
         let len = data.len();
         let credit = self.take_credit(dest, ctx, tag, len);
-        let proto = protocol::select(len, self.cfg.eager_limit, credit);
+        let proto = protocol::select(len, self.cfg.eager_limit, credit, self.window.available(dest));
         match proto {
             Protocol::Eager => self.stats.eager_sends += 1,
             Protocol::Credited => self.stats.credited_sends += 1,
+            Protocol::Windowed => {
+                self.window.spend(dest, len as u64);
+                self.stats.windowed_sends += 1;
+            }
             Protocol::Rendezvous => self.stats.rendezvous_sends += 1,
         }
         self.stats.msgs_sent += 1;
@@ -141,7 +145,7 @@ impl Engine {
         };
         let len = s.data.len();
         let env = Envelope { ctx: s.ctx, tag: s.tag, seq: s.seq, msg_id: id.to_u64(), total_len: len as u64 };
-        let sync = if s.sync { flags::SYNC } else { 0 };
+        let sync = if s.sync { flags::SYNC } else { 0 } | if s.proto == Protocol::Windowed { flags::WINDOW } else { 0 };
         let mut header = HeaderBuf::new();
         // What this frame covers of the data, and the phase after it.
         let (from, to, next_phase) = match (s.phase, s.proto) {

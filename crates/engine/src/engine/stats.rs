@@ -16,6 +16,14 @@ pub struct Arrivals {
     pub bytes: u64,
 }
 
+/// The WAN window this process granted one peer.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct WindowUse {
+    pub granted: u64,
+    /// The most bytes of that peer's windowed messages held at once.
+    pub peak_held: u64,
+}
+
 /// Counters for what the engine did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct EngineStats {
@@ -30,11 +38,15 @@ pub struct EngineStats {
     pub eager_sends: u64,
     pub credited_sends: u64,
     pub rendezvous_sends: u64,
+    /// Long messages sent against a peer's WAN window.
+    pub windowed_sends: u64,
     pub credits_announced: u64,
     /// Frames from peers that broke the protocol (dropped).
     pub bad_frames: u64,
     /// The arrivals split by (source peer, channel).
     pub arrivals: BTreeMap<(PeerId, u16), Arrivals>,
+    /// WAN windows granted, by peer.
+    pub windows: BTreeMap<PeerId, WindowUse>,
 }
 
 impl EngineStats {
@@ -55,11 +67,12 @@ impl fmt::Display for EngineStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "sent {} messages ({} B: {} eager, {} credited, {} rendezvous), received {} ({} B: {} expected, {} unexpected), {} credits announced, {} bad frames",
+            "sent {} messages ({} B: {} eager, {} credited, {} windowed, {} rendezvous), received {} ({} B: {} expected, {} unexpected), {} credits announced, {} bad frames",
             self.msgs_sent,
             self.bytes_sent,
             self.eager_sends,
             self.credited_sends,
+            self.windowed_sends,
             self.rendezvous_sends,
             self.msgs_received,
             self.bytes_received,
@@ -70,6 +83,9 @@ impl fmt::Display for EngineStats {
         )?;
         for ((peer, channel), a) in &self.arrivals {
             writeln!(f, "  from rank {peer} channel {channel}: {} expected, {} unexpected, {} B", a.expected, a.unexpected, a.bytes)?;
+        }
+        for (peer, w) in &self.windows {
+            writeln!(f, "  WAN window to rank {peer}: {} B granted, at most {} B held", w.granted, w.peak_held)?;
         }
         Ok(())
     }
@@ -90,5 +106,7 @@ mod tests {
         let text = s.to_string();
         assert!(text.contains("from rank 1 channel 3: 1 expected, 1 unexpected, 150 B"), "{text}");
         assert!(text.contains("from rank 2 channel 0: 0 expected, 1 unexpected, 7 B"), "{text}");
+        s.windows.insert(4, WindowUse { granted: 1 << 20, peak_held: 300 });
+        assert!(s.to_string().contains("WAN window to rank 4: 1048576 B granted, at most 300 B held"));
     }
 }

@@ -295,7 +295,7 @@ fn protocol_choice_is_visible_in_the_stats() {
     w.send(0, 1, 1, vec![0; 100 * 1024], SendMode::Standard);
     assert_eq!(w.engines[0].stats().eager_sends, 1);
     assert_eq!(w.engines[0].stats().rendezvous_sends, 1);
-    assert_eq!(crate::protocol::select(10, 64, None), Protocol::Eager);
+    assert_eq!(crate::protocol::select(10, 64, None, 0), Protocol::Eager);
 }
 
 #[test]
@@ -317,4 +317,100 @@ fn a_lost_peers_unfinished_messages_cannot_trap_a_receive() {
     w.pump();
     let st = w.done(0, r);
     assert_eq!((st.source, st.bytes), (2, 10));
+}
+
+/// Rank 1 grants rank 0 a WAN window of `bytes` and the grant arrives.
+fn windowed_pair(bytes: u64) -> World {
+    let mut w = World::pair();
+    w.engines[1].grant_window(0, bytes);
+    w.pump();
+    assert_eq!(w.engines[0].window_available(1), bytes);
+    w
+}
+
+#[test]
+fn a_granted_window_carries_an_unexpected_long_message_without_a_rendezvous() {
+    let mut w = windowed_pair(1 << 20);
+    let len = 200 * 1024;
+    let data = pattern(len, 11);
+    let s = w.send(0, 1, 3, data.clone(), SendMode::Standard);
+    w.pump();
+    // The send completed with no receive posted: the data is at rank 1.
+    assert!(w.engines[0].test(s).unwrap().is_some());
+    assert_eq!((w.engines[0].stats().windowed_sends, w.engines[0].stats().rendezvous_sends), (1, 0));
+    assert_eq!(w.engines[0].window_available(1), (1 << 20) - len as u64);
+    let mut buf = vec![0u8; len];
+    let r = w.recv(1, Some(0), Some(3), &mut buf);
+    w.pump();
+    assert_eq!(w.done(1, r).bytes, len);
+    assert_eq!(buf, data);
+    // Matched: the bytes went back to the sender.
+    assert_eq!(w.engines[0].window_available(1), 1 << 20);
+    assert_eq!(w.engines[1].stats().windows[&0], crate::WindowUse { granted: 1 << 20, peak_held: len as u64 });
+}
+
+#[test]
+fn a_flood_of_unexpected_long_messages_never_exceeds_the_window() {
+    let window = 1 << 20;
+    let mut w = windowed_pair(window);
+    let len = 300 * 1024;
+    let sends: Vec<_> = (0..10).map(|i| w.send(0, 1, 7, pattern(len, i), SendMode::Standard)).collect();
+    w.pump();
+    // Three fit the window; the rest fall back to the rendezvous and wait.
+    let st = w.engines[0].stats().clone();
+    assert_eq!((st.windowed_sends, st.rendezvous_sends), (3, 7));
+    assert!(w.engines[1].stats().windows[&0].peak_held <= window);
+    for (i, s) in sends.iter().enumerate() {
+        assert_eq!(w.engines[0].test(*s).unwrap().is_some(), i < 3, "send {i}");
+    }
+    // Every message arrives, in order, as the receives are posted one by one.
+    for i in 0..10u8 {
+        let mut buf = vec![0u8; len];
+        let r = w.recv(1, Some(0), Some(7), &mut buf);
+        w.pump();
+        assert_eq!(w.done(1, r).bytes, len);
+        assert_eq!(buf, pattern(len, i), "message {i}");
+    }
+    assert!(w.engines[1].stats().windows[&0].peak_held <= window);
+    assert_eq!(w.engines[0].window_available(1), window);
+}
+
+#[test]
+fn a_windowed_synchronous_send_waits_for_the_match() {
+    let mut w = windowed_pair(1 << 20);
+    let len = 100 * 1024;
+    let s = w.send(0, 1, 2, pattern(len, 1), SendMode::Synchronous);
+    w.pump();
+    assert_eq!(w.engines[0].stats().windowed_sends, 1);
+    assert!(w.engines[0].test(s).unwrap().is_none(), "ssend done before the match");
+    let mut buf = vec![0u8; len];
+    let r = w.recv(1, Some(0), Some(2), &mut buf);
+    w.pump();
+    assert_eq!(w.done(1, r).bytes, len);
+    assert!(w.engines[0].test(s).unwrap().is_some());
+}
+
+#[test]
+fn a_windowed_message_too_long_for_its_receive_is_truncated_and_its_window_returned() {
+    let mut w = windowed_pair(1 << 20);
+    let s = w.send(0, 1, 2, pattern(100 * 1024, 1), SendMode::Standard);
+    w.pump();
+    assert!(w.engines[0].test(s).unwrap().is_some());
+    let mut buf = vec![0u8; 1000];
+    let r = w.recv(1, Some(0), Some(2), &mut buf);
+    w.pump();
+    let st = w.done(1, r);
+    assert_eq!(st.error.map(|e| e.class), Some(ErrorClass::Truncate));
+    assert_eq!(buf[..], pattern(100 * 1024, 1)[..1000]);
+    assert_eq!(w.engines[0].window_available(1), 1 << 20);
+}
+
+#[test]
+fn a_message_claiming_a_window_never_granted_is_dropped() {
+    let mut w = World::pair();
+    let env = wanmpi_wire::Envelope { ctx: 0, tag: 1, seq: 0, msg_id: 77, total_len: 200 * 1024 };
+    let forged = wanmpi_wire::Frame::Eager { env, flags: wanmpi_wire::flags::WINDOW | wanmpi_wire::flags::PUSH, payload: &[0; 100] };
+    w.engines[1].handle_frame(0, &forged.to_vec());
+    assert_eq!(w.engines[1].stats().bad_frames, 1);
+    assert!(w.engines[1].iprobe(Some(0), 0, None).is_none(), "nothing was buffered");
 }

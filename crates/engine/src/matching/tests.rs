@@ -11,7 +11,7 @@ fn posted(id: u64, src: Option<PeerId>, tag: Option<i32>) -> Posted {
     Posted { id: rid(id), src, ctx: 0, tag }
 }
 fn unexp(peer: PeerId, e: Envelope) -> Unexp {
-    Unexp { peer, env: e, rendezvous: false, sync: false }
+    Unexp { peer, env: e, rendezvous: false, sync: false, windowed: false }
 }
 /// Delivers an envelope; queues it as unexpected if nothing matched.
 fn deliver(m: &mut Matcher, peer: PeerId, e: Envelope) -> Arrival {
