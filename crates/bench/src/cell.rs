@@ -126,7 +126,7 @@ fn run_wanmpi(ctx: &Context, transport: &str, args: Vec<String>) -> Ran {
     spec.hosts = ctx
         .hosts
         .iter()
-        .map(|h| wanmpi_launcher::HostEntry { name: h.netns.clone(), slots: 1, addr: h.addrs.first().map(|a| a.to_string()) })
+        .map(|h| wanmpi_launcher::HostEntry { name: h.netns.clone(), slots: 1, addr: h.addrs.first().map(|a| a.to_string()), site: None })
         .collect();
     spec.np = Some(ctx.hosts.len() as u32);
     spec.launch_agent = emulate::NETNS_AGENT.into();

@@ -15,6 +15,18 @@
 //! at 2s down 0 <-> 1            # link failure 2 s after start
 //! at 3500ms up 0 <-> 1
 //! ```
+//!
+//! Sites: hosts grouped into sites joined by the WAN, with a LAN inside
+//! each site. A link between two hosts of one site has the `lan` profile
+//! (on its own, not on top of the default); every other link the default.
+//! Overrides still apply on top of either.
+//!
+//! ```text
+//! sites 3x3                     # 3 sites of 3 hosts: hosts 0-2, 3-5, 6-8 (sets hosts 9)
+//! sites 0 0 1 1 1               # or the site of each host, in host order
+//! lan delay=100us               # links inside a site
+//! default delay=40ms            # links between sites
+//! ```
 
 use crate::error::{EmuError, Result};
 use crate::profile::LinkProfile;
@@ -85,18 +97,52 @@ pub struct Topology {
     pub default: LinkProfile,
     pub overrides: Vec<Override>,
     pub schedule: Vec<LinkEvent>,
+    /// Site of each host (empty: no sites, every link has the default).
+    pub sites: Vec<usize>,
+    /// Profile of links inside a site.
+    pub lan: LinkProfile,
 }
 
 impl Topology {
     /// `hosts` hosts, one path, every link with `profile`.
     pub fn uniform(hosts: usize, profile: LinkProfile) -> Self {
-        Topology { hosts, paths: 1, seed: 1, default: profile, overrides: Vec::new(), schedule: Vec::new() }
+        Topology {
+            hosts,
+            paths: 1,
+            seed: 1,
+            default: profile,
+            overrides: Vec::new(),
+            schedule: Vec::new(),
+            sites: Vec::new(),
+            lan: LinkProfile::default(),
+        }
+    }
+
+    /// `sites` sites of `per_site` hosts each (hosts in site order), LAN
+    /// links inside a site and `wan` between sites.
+    pub fn sites(sites: usize, per_site: usize, lan: LinkProfile, wan: LinkProfile) -> Self {
+        let mut t = Topology::uniform(sites * per_site, wan);
+        t.sites = (0..sites * per_site).map(|h| h / per_site.max(1)).collect();
+        t.lan = lan;
+        t
+    }
+
+    /// The site of `host` (every host is its own site when none are given).
+    pub fn site_of(&self, host: usize) -> usize {
+        if self.sites.is_empty() {
+            host
+        } else {
+            self.sites.get(host).copied().unwrap_or(host)
+        }
     }
 
     /// Check the numbers that the rest of the crate relies on.
     pub fn validate(&self) -> Result<()> {
         if self.hosts < 1 || self.hosts > MAX_HOSTS {
             return Err(EmuError::Parse(format!("hosts must be 1..={MAX_HOSTS}, got {}", self.hosts)));
+        }
+        if !self.sites.is_empty() && self.sites.len() != self.hosts {
+            return Err(EmuError::Parse(format!("sites name {} hosts, but there are {}", self.sites.len(), self.hosts)));
         }
         if self.paths != 1 && self.paths != 2 {
             return Err(EmuError::Parse(format!("paths must be 1 or 2, got {}", self.paths)));
@@ -141,7 +187,8 @@ impl Topology {
     /// The profile in force on `src -> dst` over `path`: the default with every
     /// matching override applied in file order.
     pub fn profile_for(&self, src: usize, dst: usize, path: u8) -> Result<LinkProfile> {
-        let mut p = self.default;
+        let same_site = !self.sites.is_empty() && self.site_of(src) == self.site_of(dst);
+        let mut p = if same_site { self.lan } else { self.default };
         for o in self.overrides.iter().filter(|o| o.sel.matches(src, dst, path)) {
             p.apply(&o.profile)?;
         }
@@ -166,6 +213,10 @@ impl Topology {
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "hosts {}\npaths {}\nseed {}\ndefault {}", self.hosts, self.paths, self.seed, self.default);
+        if !self.sites.is_empty() {
+            let list: Vec<String> = self.sites.iter().map(|x| x.to_string()).collect();
+            let _ = writeln!(s, "sites {}\nlan {}", list.join(" "), self.lan);
+        }
         for o in &self.overrides {
             o.sel.fmt_into(&mut s);
             let _ = writeln!(s, " {}", o.profile);
@@ -189,6 +240,11 @@ fn parse_line(t: &mut Topology, line: &str) -> Result<()> {
         "paths" => t.paths = num(words.get(1), "paths")?.min(255) as u8,
         "seed" => t.seed = num(words.get(1), "seed")?,
         "default" => t.default = LinkProfile::parse(&words[1..].join(","))?,
+        "lan" => t.lan = LinkProfile::parse(&words[1..].join(","))?,
+        "sites" => {
+            t.sites = parse_sites(&words[1..])?;
+            t.hosts = t.sites.len();
+        }
         "at" => {
             let at = words.get(1).ok_or_else(|| EmuError::Parse("`at` needs a time".into()))?;
             let up = match words.get(2).copied() {
@@ -210,6 +266,25 @@ fn parse_line(t: &mut Topology, line: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `SxH` (S sites of H hosts) or one site index per host.
+fn parse_sites(words: &[&str]) -> Result<Vec<usize>> {
+    let bad = || EmuError::Parse("`sites` needs SxH (e.g. 3x3) or a site index per host".into());
+    if let [one] = words {
+        if let Some((a, b)) = one.split_once('x') {
+            let (n, per) = (a.parse::<usize>().map_err(|_| bad())?, b.parse::<usize>().map_err(|_| bad())?);
+            if n == 0 || per == 0 || n * per > MAX_HOSTS {
+                return Err(EmuError::Parse(format!("`sites {one}`: need 1..={MAX_HOSTS} hosts in all")));
+            }
+            return Ok((0..n * per).map(|h| h / per).collect());
+        }
+    }
+    let list: Vec<usize> = words.iter().map(|w| w.parse().map_err(|_| bad())).collect::<Result<_>>()?;
+    if list.is_empty() {
+        return Err(bad());
+    }
+    Ok(list)
 }
 
 /// `A -> B [path=P]` or `A <-> B [path=P]`; returns the words left over.
@@ -281,6 +356,27 @@ mod tests {
                     assert_eq!(t.link_of_index(i), (s, d, path));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn sites_give_lan_links_inside_and_the_default_between() {
+        let t = Topology::parse("sites 3x2\nlan delay=100us\ndefault delay=40ms,loss=1%\n2 <-> 3 delay=50ms\n").unwrap();
+        assert_eq!(t.hosts, 6);
+        assert_eq!(t.sites, [0, 0, 1, 1, 2, 2]);
+        let inside = t.profile_for(2, 3, 0).unwrap();
+        assert_eq!((inside.delay_ns, inside.loss), (50_000_000, 0.0), "override on top of the LAN profile");
+        let lan = t.profile_for(4, 5, 0).unwrap();
+        assert_eq!((lan.delay_ns, lan.loss), (100_000, 0.0));
+        let wan = t.profile_for(1, 4, 0).unwrap();
+        assert_eq!(wan.delay_ns, 40_000_000);
+        assert!((wan.loss - 0.01).abs() < 1e-12);
+        assert_eq!(Topology::parse(&t.to_text()).unwrap(), t);
+        let listed = Topology::parse("sites 0 0 1\n").unwrap();
+        assert_eq!((listed.hosts, listed.site_of(2)), (3, 1));
+        assert_eq!(Topology::sites(2, 2, LinkProfile::default(), LinkProfile::default()).sites, [0, 0, 1, 1]);
+        for bad in ["sites", "sites 0x3", "sites 3xq", "sites a b", "sites 0 1\nhosts 3"] {
+            assert!(Topology::parse(bad).is_err(), "{bad:?}");
         }
     }
 

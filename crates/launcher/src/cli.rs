@@ -71,6 +71,15 @@ pub struct Args {
     /// 1500 for a real WAN's packet size (loss is drawn per packet).
     #[arg(long, value_name = "BYTES", requires = "emulate")]
     pub emulate_mtu: Option<u32>,
+    /// Emulate sites: S sites of H hosts with R ranks on each host
+    /// (`SxH` or `SxHxR`, e.g. 3x3). `--emulate` is then the profile of the
+    /// links between sites, `--emulate-lan` that of links inside a site;
+    /// ranks learn their sites (site-aware collectives, the WAN window).
+    #[arg(long, value_name = "SxH[xR]", requires = "emulate")]
+    pub emulate_sites: Option<String>,
+    /// Profile of the links inside an emulated site.
+    #[arg(long, value_name = "PROFILE", requires = "emulate_sites", default_value = "delay=100us")]
+    pub emulate_lan: String,
     /// A failing rank does not end the job: the others go on (their
     /// operations with it fail with MPIX_ERR_PROC_FAILED); the exit code
     /// comes from the survivors (WANMPI_TOLERATE_RANK_FAILURE=1).
@@ -102,6 +111,8 @@ const TAKES_VALUE: &[&str] = &[
     "--emulate",
     "--emulate-cc",
     "--emulate-mtu",
+    "--emulate-sites",
+    "--emulate-lan",
 ];
 
 /// Rewrites the traditional `-np N` to `-n N`, only before the program.
@@ -206,14 +217,36 @@ impl Args {
 /// emulation is a local value: it is torn down on every way out of here.
 fn launch(args: &Args, mut spec: JobSpec) -> Result<crate::JobOutcome, LaunchError> {
     let Some(profile) = &args.emulate else { return crate::run(&spec) };
-    let np = args.np.ok_or_else(|| LaunchError::Usage("--emulate needs -n N (one emulated host per rank)".into()))? as usize;
-    let topo = crate::emulate::topology(profile, np)?;
+    let layout = args.emulate_sites.as_deref().map(crate::emulate::SiteLayout::parse).transpose()?;
+    let np = match (args.np, layout) {
+        (Some(n), _) => n as usize,
+        (None, Some(l)) => l.ranks(),
+        (None, None) => return Err(LaunchError::Usage("--emulate needs -n N (one emulated host per rank)".into())),
+    };
+    let per_host = layout.map_or(1, |l| l.ranks_per_host);
+    let topo = match layout {
+        Some(l) if np > l.ranks() => {
+            return Err(LaunchError::Usage(format!(
+                "-n {np}: --emulate-sites {} holds {} ranks",
+                args.emulate_sites.as_deref().unwrap_or(""),
+                l.ranks()
+            )))
+        }
+        Some(l) => crate::emulate::site_topology(l, profile, &args.emulate_lan)?,
+        None => crate::emulate::topology(profile, np)?,
+    };
     let emu = crate::emulate::bring_up(&topo, args.emulate_cc.as_deref(), args.emulate_mtu)?;
     let cc = crate::emulate::congestion_control(&emu, 0).unwrap_or_else(|e| format!("unknown ({e})"));
     let origin = if args.emulate_cc.is_some() { "set by --emulate-cc" } else { "the kernel's default" };
     let mtu = args.emulate_mtu.unwrap_or(wanmpi_emulator::TUN_MTU);
-    eprintln!("mpirun: emulation {} up: {np} hosts, links {profile}, MTU {mtu}; TCP congestion control {cc} ({origin})", emu.id());
-    crate::emulate::place_on(&mut spec, &emu, np);
+    let shape = match layout {
+        Some(l) => {
+            format!("{} sites x {} hosts x {} ranks, links {profile} between sites, {} inside", l.sites, l.hosts_per_site, per_host, args.emulate_lan)
+        }
+        None => format!("{np} hosts, links {profile}"),
+    };
+    eprintln!("mpirun: emulation {} up: {shape}, MTU {mtu}; TCP congestion control {cc} ({origin})", emu.id());
+    crate::emulate::place_on(&mut spec, &emu, np, per_host);
     let outcome = crate::run(&spec);
     match emu.down() {
         Ok(_) => {}

@@ -14,6 +14,50 @@ pub const NETNS_AGENT: &str = "ip netns exec {host}";
 
 const CC_KEY: &str = "net.ipv4.tcp_congestion_control";
 
+/// Emulated sites (`--emulate-sites SxH[xR]`): S sites of H hosts, R ranks
+/// on each host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SiteLayout {
+    pub sites: usize,
+    pub hosts_per_site: usize,
+    pub ranks_per_host: usize,
+}
+
+impl SiteLayout {
+    pub fn parse(s: &str) -> Result<SiteLayout, LaunchError> {
+        let bad = || LaunchError::Usage(format!("--emulate-sites {s:?}: expected SxH or SxHxR (sites x hosts per site x ranks per host), e.g. 3x3"));
+        let n: Vec<usize> = s.split('x').map(|w| w.trim().parse::<usize>().map_err(|_| bad())).collect::<Result<_, _>>()?;
+        let l = match n[..] {
+            [a, b] => SiteLayout { sites: a, hosts_per_site: b, ranks_per_host: 1 },
+            [a, b, c] => SiteLayout { sites: a, hosts_per_site: b, ranks_per_host: c },
+            _ => return Err(bad()),
+        };
+        if l.sites == 0 || l.hosts_per_site == 0 || l.ranks_per_host == 0 {
+            return Err(bad());
+        }
+        Ok(l)
+    }
+
+    pub fn hosts(&self) -> usize {
+        self.sites * self.hosts_per_site
+    }
+
+    pub fn ranks(&self) -> usize {
+        self.hosts() * self.ranks_per_host
+    }
+}
+
+/// The topology of a job of `ranks` ranks over emulated sites: `wan` between
+/// sites, `lan` inside each.
+pub fn site_topology(layout: SiteLayout, wan: &str, lan: &str) -> Result<Topology, LaunchError> {
+    let bad = |what: &str, e: wanmpi_emulator::EmuError| LaunchError::Usage(format!("{what}: {e}"));
+    let wan = LinkProfile::parse(wan).map_err(|e| bad("--emulate", e))?;
+    let lan = LinkProfile::parse(lan).map_err(|e| bad("--emulate-lan", e))?;
+    let topo = Topology::sites(layout.sites, layout.hosts_per_site, lan, wan);
+    topo.validate().map_err(|e| bad("--emulate-sites", e))?;
+    Ok(topo)
+}
+
 /// The topology for `hosts` ranks: PROFILE is a topology file when such a
 /// file exists, else a link profile (`delay=20ms,loss=1%`) for every link.
 /// A file with fewer hosts than ranks gets more (on its default profile);
@@ -52,15 +96,24 @@ pub fn congestion_control(emu: &Emulation, index: usize) -> Result<String, Launc
     Ok(read?.trim().to_string())
 }
 
-/// One host entry (one slot) per emulated host, addressed on its first path.
-pub fn hosts_of(emu: &Emulation, count: usize) -> Vec<HostEntry> {
-    emu.hosts().into_iter().take(count).map(|h| HostEntry { name: h.netns, slots: 1, addr: h.addrs.first().map(|a| a.to_string()) }).collect()
+/// One host entry per emulated host with `slots` slots, addressed on its
+/// first path, in its site when the topology has sites.
+pub fn hosts_of(emu: &Emulation, count: usize, slots: u32) -> Vec<HostEntry> {
+    let topo = emu.topology();
+    let site = |i: usize| (!topo.sites.is_empty()).then(|| format!("site{}", topo.site_of(i)));
+    emu.hosts()
+        .into_iter()
+        .take(count)
+        .enumerate()
+        .map(|(i, h)| HostEntry { name: h.netns, slots, addr: h.addrs.first().map(|a| a.to_string()), site: site(i) })
+        .collect()
 }
 
-/// Place the job's `np` ranks one per emulated host. The key/value service
-/// stays on a Unix socket: the namespaces share this machine's filesystem.
-pub fn place_on(spec: &mut JobSpec, emu: &Emulation, np: usize) {
-    spec.hosts = hosts_of(emu, np);
+/// Place the job's `np` ranks on the emulated hosts, `per_host` on each, in
+/// order. The key/value service stays on a Unix socket: the namespaces
+/// share this machine's filesystem.
+pub fn place_on(spec: &mut JobSpec, emu: &Emulation, np: usize, per_host: usize) {
+    spec.hosts = hosts_of(emu, np.div_ceil(per_host.max(1)), per_host.max(1) as u32);
     spec.np = Some(np as u32);
     spec.oversubscribe = false;
     spec.launch_agent = NETNS_AGENT.to_string();
@@ -99,6 +152,20 @@ mod tests {
     fn second_path_network_for_sctp() {
         assert_eq!(sctp_path_nets(1), None);
         assert_eq!(sctp_path_nets(2).as_deref(), Some("198.19.0.0/24"));
+    }
+
+    #[test]
+    fn site_layouts() {
+        let l = SiteLayout::parse("3x2x2").unwrap();
+        assert_eq!((l.hosts(), l.ranks()), (6, 12));
+        assert_eq!(SiteLayout::parse("3x3").unwrap().ranks_per_host, 1);
+        for bad in ["3", "0x3", "3x", "axb", "1x2x3x4"] {
+            assert!(SiteLayout::parse(bad).is_err(), "{bad}");
+        }
+        let t = site_topology(SiteLayout::parse("2x2").unwrap(), "delay=40ms", "delay=100us").unwrap();
+        assert_eq!(t.sites, [0, 0, 1, 1]);
+        assert_eq!(t.profile_for(0, 1, 0).unwrap().delay_ns, 100_000);
+        assert_eq!(t.profile_for(1, 2, 0).unwrap().delay_ns, 40_000_000);
     }
 
     #[test]

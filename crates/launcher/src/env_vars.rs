@@ -7,6 +7,11 @@ use wanmpi_bootstrap::{ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET
 pub const ENV_EAGER_LIMIT: &str = "WANMPI_EAGER_LIMIT";
 pub const ENV_PROGRESS_THREAD: &str = "WANMPI_PROGRESS_THREAD";
 pub const ENV_TOLERATE: &str = "WANMPI_TOLERATE_RANK_FAILURE";
+/// Host index of every rank, comma-separated in rank order.
+pub const ENV_HOST_MAP: &str = "WANMPI_HOST_MAP";
+/// Site index of every rank, when sites are known (hostfile `site=`,
+/// emulated sites); else the ranks measure them.
+pub const ENV_SITE_MAP: &str = "WANMPI_SITE_MAP";
 
 /// An ordered list of variables where a later `set` replaces an earlier one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -11,12 +11,15 @@ pub struct HostEntry {
     /// The address ranks on this host publish (`WANMPI_ADDR`). Defaults to
     /// the host name when that is an IP address.
     pub addr: Option<String>,
+    /// The site the host belongs to (`site=NAME` in a hostfile): hosts of
+    /// one site are near each other, sites are joined by the WAN.
+    pub site: Option<String>,
 }
 
 impl HostEntry {
     pub fn new(name: &str, slots: u32) -> HostEntry {
         let addr = name.parse::<IpAddr>().ok().map(|_| name.to_string());
-        HostEntry { name: name.to_string(), slots, addr }
+        HostEntry { name: name.to_string(), slots, addr, site: None }
     }
 }
 
@@ -49,8 +52,8 @@ pub fn parse_host_list(s: &str) -> Result<Vec<HostEntry>, LaunchError> {
     s.split(',').map(|h| host_and_slots(h.trim()).map_err(|e| LaunchError::Usage(format!("--host: {e}")))).collect()
 }
 
-/// Hostfile lines: `host`, `host:N`, or `host slots=N [max_slots=M] [addr=A]`;
-/// `#` starts a comment.
+/// Hostfile lines: `host`, `host:N`, or `host slots=N [max_slots=M] [addr=A]
+/// [site=NAME]`; `#` starts a comment.
 pub fn parse_hostfile(file: &str, text: &str) -> Result<Vec<HostEntry>, LaunchError> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -69,7 +72,8 @@ pub fn parse_hostfile(file: &str, text: &str) -> Result<Vec<HostEntry>, LaunchEr
                     slots(n).map_err(err)?;
                 }
                 Some(("addr", a)) if !a.is_empty() => entry.addr = Some(a.to_string()),
-                _ => return Err(err(format!("unknown field {w:?} (expected slots=N, max_slots=N or addr=ADDRESS)"))),
+                Some(("site", n)) if !n.is_empty() => entry.site = Some(n.to_string()),
+                _ => return Err(err(format!("unknown field {w:?} (expected slots=N, max_slots=N, addr=ADDRESS or site=NAME)"))),
             }
         }
         out.push(entry);
@@ -85,6 +89,7 @@ pub fn parse_hostfile(file: &str, text: &str) -> Result<Vec<HostEntry>, LaunchEr
 pub struct Placement {
     pub host: String,
     pub addr: Option<String>,
+    pub site: Option<String>,
 }
 
 /// Fills hosts' slots in order. With no hosts every rank is local and `np`
@@ -92,7 +97,7 @@ pub struct Placement {
 pub fn place(hosts: &[HostEntry], np: Option<u32>, oversubscribe: bool) -> Result<Vec<Placement>, LaunchError> {
     if hosts.is_empty() {
         let n = np.ok_or_else(|| LaunchError::Usage("give the number of ranks with -n N (or hosts with --host/--hostfile)".into()))?;
-        return Ok((0..n).map(|_| Placement { host: "localhost".into(), addr: None }).collect());
+        return Ok((0..n).map(|_| Placement { host: "localhost".into(), addr: None, site: None }).collect());
     }
     let total: u64 = hosts.iter().map(|h| u64::from(h.slots)).sum();
     let n = u64::from(np.unwrap_or(total.min(u64::from(u32::MAX)) as u32));
@@ -100,7 +105,38 @@ pub fn place(hosts: &[HostEntry], np: Option<u32>, oversubscribe: bool) -> Resul
         return Err(LaunchError::Usage(format!("{n} ranks but only {total} slots on the given hosts (add --oversubscribe to wrap around)")));
     }
     let slots: Vec<&HostEntry> = hosts.iter().flat_map(|h| (0..h.slots).map(move |_| h)).collect();
-    Ok((0..n as usize).map(|i| slots[i % slots.len()]).map(|h| Placement { host: h.name.clone(), addr: h.addr.clone() }).collect())
+    Ok((0..n as usize)
+        .map(|i| slots[i % slots.len()])
+        .map(|h| Placement { host: h.name.clone(), addr: h.addr.clone(), site: h.site.clone() })
+        .collect())
+}
+
+/// Index of each rank's host and site (in order of first appearance), as
+/// the comma lists ranks read (`WANMPI_HOST_MAP`, `WANMPI_SITE_MAP`). A
+/// local host name is one host whatever it is called. The site map is
+/// `None` unless some host named its site; a host without one is a site of
+/// its own.
+pub fn rank_maps(placements: &[Placement]) -> (String, Option<String>) {
+    fn index_of(seen: &mut Vec<String>, key: String) -> usize {
+        match seen.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                seen.push(key);
+                seen.len() - 1
+            }
+        }
+    }
+    let host_key = |p: &Placement| if is_local(&p.host) { "localhost".to_string() } else { p.host.clone() };
+    let (mut hosts, mut sites) = (Vec::new(), Vec::new());
+    let mut host_map = Vec::new();
+    let mut site_map = Vec::new();
+    for p in placements {
+        host_map.push(index_of(&mut hosts, host_key(p)).to_string());
+        let site = p.site.clone().map_or_else(|| format!("host:{}", host_key(p)), |s| format!("site:{s}"));
+        site_map.push(index_of(&mut sites, site).to_string());
+    }
+    let any_site = placements.iter().any(|p| p.site.is_some());
+    (host_map.join(","), any_site.then(|| site_map.join(",")))
 }
 
 /// This machine's host name.
@@ -128,9 +164,9 @@ mod tests {
     #[test]
     fn host_lists() {
         let h = parse_host_list("a:2,b, 198.18.0.2:3").unwrap();
-        assert_eq!(h[0], HostEntry { name: "a".into(), slots: 2, addr: None });
-        assert_eq!(h[1], HostEntry { name: "b".into(), slots: 1, addr: None });
-        assert_eq!(h[2], HostEntry { name: "198.18.0.2".into(), slots: 3, addr: Some("198.18.0.2".into()) });
+        assert_eq!(h[0], HostEntry::new("a", 2));
+        assert_eq!(h[1], HostEntry::new("b", 1));
+        assert_eq!(h[2], HostEntry { name: "198.18.0.2".into(), slots: 3, addr: Some("198.18.0.2".into()), site: None });
         for bad in ["", "a:0", "a:x", ":2", "a,,b"] {
             assert!(parse_host_list(bad).is_err(), "{bad:?}");
         }
@@ -138,15 +174,15 @@ mod tests {
 
     #[test]
     fn hostfiles() {
-        let text = "# emulated hosts\n\nh1 slots=2\nh2:3   # three\n198.18.0.9\nns4 slots=1 max_slots=4 addr=198.18.1.4\n";
+        let text = "# emulated hosts\n\nh1 slots=2\nh2:3   # three\n198.18.0.9\nns4 slots=1 max_slots=4 addr=198.18.1.4 site=east\n";
         let h = parse_hostfile("hf", text).unwrap();
         assert_eq!(
             h,
             vec![
-                HostEntry { name: "h1".into(), slots: 2, addr: None },
-                HostEntry { name: "h2".into(), slots: 3, addr: None },
-                HostEntry { name: "198.18.0.9".into(), slots: 1, addr: Some("198.18.0.9".into()) },
-                HostEntry { name: "ns4".into(), slots: 1, addr: Some("198.18.1.4".into()) },
+                HostEntry::new("h1", 2),
+                HostEntry::new("h2", 3),
+                HostEntry::new("198.18.0.9", 1),
+                HostEntry { name: "ns4".into(), slots: 1, addr: Some("198.18.1.4".into()), site: Some("east".into()) },
             ]
         );
         let e = parse_hostfile("hf", "a\nb slots=zero\n").unwrap_err().to_string();
@@ -165,6 +201,17 @@ mod tests {
         assert_eq!(names(place(&hosts, Some(4), true).unwrap()), ["a", "a", "b", "a"]);
         assert_eq!(names(place(&[], Some(2), false).unwrap()), ["localhost", "localhost"]);
         assert!(place(&[], None, false).is_err());
+    }
+
+    #[test]
+    fn host_and_site_maps_number_in_order_of_appearance() {
+        let hf = "b slots=2 site=west\na slots=1 site=east\nc slots=2 site=west\nd\n";
+        let p = place(&parse_hostfile("hf", hf).unwrap(), None, false).unwrap();
+        let (hosts, sites) = rank_maps(&p);
+        assert_eq!(hosts, "0,0,1,2,2,3");
+        assert_eq!(sites.as_deref(), Some("0,0,1,0,0,2"), "d names no site: a site of its own");
+        let (hosts, sites) = rank_maps(&place(&[], Some(3), false).unwrap());
+        assert_eq!((hosts.as_str(), sites), ("0,0,0", None));
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::group::Group;
 use crate::options::RuntimeOptions;
 use crate::reqtable::ReqTable;
 use crate::runtime::{Runtime, State};
+use crate::sites::SiteMap;
 
 impl Runtime {
     /// Starts this process's part of the job (MPI_Init). A process started
@@ -59,7 +60,33 @@ impl Runtime {
             rt.start_progress_thread();
         }
         rt.barrier(COMM_WORLD)?;
+        let sites = match SiteMap::from_env(size)? {
+            Some(m) => m,
+            None => rt.measure_sites()?,
+        };
+        let _ = rt.sites.set(sites);
         Ok(rt)
+    }
+
+    /// Sites from what the transport measured: every rank shares its near
+    /// set (one allgather over the flat algorithm) and all take the same
+    /// clusters. A transport that measures nothing gives one site.
+    fn measure_sites(&self) -> MpiResult<SiteMap> {
+        let size = self.size;
+        // The exchange moves size² bytes: past this, one site (the flat
+        // algorithms) unless the launcher gives the map.
+        if size == 1 || size > crate::sites::MAX_MEASURED {
+            return Ok(SiteMap::single(size));
+        }
+        let mine = {
+            let st = self.lock();
+            crate::sites::near_bytes(self.rank, size, st.transport.as_ref())
+        };
+        let mut all = vec![0u8; (size as usize) * (size as usize)];
+        wanmpi_engine::coll::allgather(&mut self.adapter(COMM_WORLD)?, Some(&mine), &mut all, size as usize)
+            .map_err(crate::coll_adapter::coll_error)?;
+        let near: Vec<Vec<bool>> = all.chunks(size as usize).map(|c| c.iter().map(|b| *b != 0).collect()).collect();
+        Ok(SiteMap::from_near_sets(&near))
     }
 
     /// MPI_Finalize: waits for every peer, lets queued data leave, closes
@@ -82,6 +109,9 @@ impl Runtime {
         let mut st = self.lock();
         if self.opts.print_stats {
             eprint!("wanmpi: rank {} engine: {}", self.rank, st.engine.stats());
+            if let Some(m) = self.sites.get().filter(|m| m.count() > 1) {
+                eprintln!("wanmpi: rank {} sites: {} ({} sites)", self.rank, m.to_text(), m.count());
+            }
         }
         st.transport.shutdown(Duration::from_secs(10)).map_err(|e| MpiError::new(ErrorClass::Other, format!("transport shutdown: {e}")))?;
         drop(st);

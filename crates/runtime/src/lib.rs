@@ -22,6 +22,7 @@ mod p2p;
 mod persistent;
 mod reqtable;
 mod runtime;
+mod sites;
 mod staged;
 mod topo;
 mod transports;

@@ -50,6 +50,8 @@ pub struct Runtime {
     stop: Arc<AtomicBool>,
     pub(crate) progress_thread: Mutex<Option<JoinHandle<()>>>,
     pub(crate) finalized: AtomicBool,
+    /// Every rank's site, settled at init (`sites.rs`); until then one site.
+    pub(crate) sites: std::sync::OnceLock<crate::sites::SiteMap>,
 }
 
 impl Runtime {
@@ -68,6 +70,7 @@ impl Runtime {
             stop: Arc::new(AtomicBool::new(false)),
             progress_thread: Mutex::new(None),
             finalized: AtomicBool::new(false),
+            sites: std::sync::OnceLock::new(),
         }
     }
 
@@ -80,6 +83,11 @@ impl Runtime {
     pub fn options(&self) -> &RuntimeOptions {
         &self.opts
     }
+    /// The site of world rank `r` (0 for every rank until init settled the map).
+    pub fn site_of(&self, r: u32) -> usize {
+        self.sites.get().map_or(0, |m| m.site_of(r))
+    }
+
     /// Seconds since the runtime started (MPI_Wtime).
     pub fn wtime(&self) -> f64 {
         self.started.elapsed().as_secs_f64()

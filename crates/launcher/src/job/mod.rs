@@ -48,7 +48,12 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
         }),
     )?;
     let own_env: Vec<(String, String)> = std::env::vars().collect();
-    let common = env_vars::common(spec, &own_env);
+    let mut common = env_vars::common(spec, &own_env);
+    let (host_map, site_map) = hosts::rank_maps(&placements);
+    common.set(env_vars::ENV_HOST_MAP, &host_map);
+    if let Some(sites) = site_map {
+        common.set(env_vars::ENV_SITE_MAP, &sites);
+    }
     let sink = Sink { mode: spec.output, tag: spec.tag_output, captured: Arc::default() };
     let secret_hex = JobEnv::secret_hex(&secret);
     let mut ranks: Vec<Rank> = Vec::with_capacity(placements.len());
