@@ -28,6 +28,8 @@ pub struct Programs {
 pub struct Context<'a> {
     /// The emulated hosts, one rank each.
     pub hosts: &'a [Host],
+    /// Site of each host (empty: no sites).
+    pub sites: &'a [usize],
     /// The remote-exec agent script (see `netns_files`).
     pub agent: &'a Path,
     pub programs: &'a Programs,
@@ -126,7 +128,13 @@ fn run_wanmpi(ctx: &Context, transport: &str, args: Vec<String>) -> Ran {
     spec.hosts = ctx
         .hosts
         .iter()
-        .map(|h| wanmpi_launcher::HostEntry { name: h.netns.clone(), slots: 1, addr: h.addrs.first().map(|a| a.to_string()), site: None })
+        .enumerate()
+        .map(|(i, h)| wanmpi_launcher::HostEntry {
+            name: h.netns.clone(),
+            slots: 1,
+            addr: h.addrs.first().map(|a| a.to_string()),
+            site: ctx.sites.get(i).map(|s| format!("site{s}")),
+        })
         .collect();
     spec.np = Some(ctx.hosts.len() as u32);
     spec.launch_agent = emulate::NETNS_AGENT.into();

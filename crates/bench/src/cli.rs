@@ -64,6 +64,14 @@ pub struct Args {
     /// Ranks per run, one per emulated host.
     #[arg(long, default_value_t = 2)]
     pub np: usize,
+    /// Emulated sites: S sites of H hosts (`SxH`, one rank per host; sets
+    /// --np to S*H). --latency and --loss are then the links between
+    /// sites; --lan the links inside a site.
+    #[arg(long, value_name = "SxH")]
+    pub sites: Option<String>,
+    /// Profile of the links inside a site (with --sites).
+    #[arg(long, value_name = "PROFILE", default_value = "delay=100us", requires = "sites")]
+    pub lan: String,
     /// Seed of the emulator's loss draws.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -161,6 +169,10 @@ fn run_in(args: &Args, grid: Grid, limit: Duration, work_dir: &Path, cancel: Opt
             _ => programs.mpich = bin,
         }
     }
+    let sites = match args.sites.as_deref().map(wanmpi_launcher::emulate::SiteLayout::parse).transpose() {
+        Ok(l) => l.map(|l| (l.sites, l.hosts_per_site)),
+        Err(e) => return Err(BenchError::Usage(e.to_string())),
+    };
     let opts = RunOptions {
         grid,
         programs,
@@ -169,7 +181,9 @@ fn run_in(args: &Args, grid: Grid, limit: Duration, work_dir: &Path, cancel: Opt
         mtu: args.mtu,
         csv: args.out.clone(),
         resume: args.resume,
-        np: args.np,
+        np: sites.map_or(args.np, |(s, h)| s * h),
+        sites,
+        lan: args.lan.clone(),
         seed: args.seed,
         work_dir: work_dir.to_path_buf(),
         cancel,

@@ -30,6 +30,10 @@ pub struct RunOptions {
     pub resume: bool,
     /// Ranks (= emulated hosts) per run.
     pub np: usize,
+    /// Emulated sites (sites, hosts per site): the grid's networks are then
+    /// the links between sites, `lan` the links inside one.
+    pub sites: Option<(usize, usize)>,
+    pub lan: String,
     /// Seed of the emulator's loss draws.
     pub seed: u64,
     /// Where compiled programs and the agent script live during the run.
@@ -72,14 +76,26 @@ pub fn run_grid(opts: &RunOptions) -> Result<Vec<Row>, BenchError> {
             break;
         }
         bar.set_message(format!("bringing up {}", net.profile()));
-        let mut topo = Topology::uniform(opts.np, LinkProfile::parse(&net.profile())?);
+        let wan = LinkProfile::parse(&net.profile())?;
+        let mut topo = match opts.sites {
+            Some((s, h)) => Topology::sites(s, h, LinkProfile::parse(&opts.lan)?, wan),
+            None => Topology::uniform(opts.np, wan),
+        };
         topo.seed = opts.seed;
         let emu = Emulation::up(&topo, &UpOptions { congestion_control: opts.cc.clone(), mtu: opts.mtu, ..UpOptions::default() })?;
         let cc = wanmpi_launcher::emulate::congestion_control(&emu, 0).unwrap_or_else(|e| format!("unknown: {e}"));
         let hosts = emu.hosts();
         let setup = if needs_foreign { Some(ForeignSetup::create(&hosts, &opts.work_dir)?) } else { None };
         let agent = setup.as_ref().map(|s| s.agent.clone()).unwrap_or_default();
-        let ctx = Context { hosts: &hosts, agent: &agent, programs: &opts.programs, limit: opts.limit, cc: &cc, cancel: opts.cancel.clone() };
+        let ctx = Context {
+            hosts: &hosts,
+            sites: &topo.sites,
+            agent: &agent,
+            programs: &opts.programs,
+            limit: opts.limit,
+            cc: &cc,
+            cancel: opts.cancel.clone(),
+        };
         for cell in &cells {
             if cancelled(&opts.cancel) {
                 break;
