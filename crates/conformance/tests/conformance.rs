@@ -80,3 +80,26 @@ fn communicators_split_dup_create_inter() {
 fn error_classes_for_bad_arguments() {
     pass(env!("CARGO_BIN_EXE_errors"), "errors", &[2], &[]);
 }
+
+/// The WAN window forced on every peer (near ones too), with a small window
+/// so that long messages also overflow it: the rules hold whichever of
+/// eager, credited, windowed and rendezvous a message takes.
+const WAN_WINDOW_ON: &[(&str, &str)] = &[("WANMPI_WAN_PEERS", "all"), ("WANMPI_WAN_WINDOW", "400000")];
+
+#[test]
+fn wan_window_keeps_order_matching_and_sizes() {
+    for (prog, name) in [
+        (env!("CARGO_BIN_EXE_order"), "order"),
+        (env!("CARGO_BIN_EXE_unexpected"), "unexpected"),
+        (env!("CARGO_BIN_EXE_sizes"), "sizes"),
+        (env!("CARGO_BIN_EXE_probe"), "probe"),
+    ] {
+        pass(prog, name, &[2, 3], WAN_WINDOW_ON);
+    }
+}
+
+#[test]
+fn wan_window_keeps_synchronous_sends_and_truncation() {
+    pass(env!("CARGO_BIN_EXE_ssend"), "ssend", &[2], WAN_WINDOW_ON);
+    pass(env!("CARGO_BIN_EXE_truncate"), "truncate", &[2], WAN_WINDOW_ON);
+}

@@ -52,7 +52,7 @@ impl Runtime {
             messages: Default::default(),
             transport_busy: false,
             fatal: None,
-            wan: crate::wan::WanPlan::new(rank, size, grant),
+            wan: crate::wan::WanPlan::new(rank, size, grant, opts.wan_peers),
         };
         let by_default = state.transport.wants_progress_thread();
         let rt = Arc::new(Runtime::assemble(state, opts, kv));

@@ -31,6 +31,28 @@ pub struct RuntimeOptions {
     /// WANMPI_WAN_BUFFER: all far peers' windows together at most (default
     /// 64 MiB): with many ranks each gets a smaller share.
     pub wan_buffer: u64,
+    /// WANMPI_WAN_PEERS: which peers get a WAN window: `far` (default: those
+    /// measured at least `FAR_RTT` away), `all` (also near ones, and peers a
+    /// transport cannot measure, e.g. sctp), `none`.
+    pub wan_peers: WanPeers,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WanPeers {
+    Far,
+    All,
+    None,
+}
+
+impl WanPeers {
+    fn from_env() -> MpiResult<WanPeers> {
+        match std::env::var("WANMPI_WAN_PEERS").as_deref().map(str::trim) {
+            Err(_) | Ok("far") => Ok(WanPeers::Far),
+            Ok("all") => Ok(WanPeers::All),
+            Ok("none") => Ok(WanPeers::None),
+            Ok(v) => Err(MpiError::new(ErrorClass::Arg, format!("WANMPI_WAN_PEERS={v:?}: expected far, all or none"))),
+        }
+    }
 }
 
 fn env_num(name: &str, default: u64) -> MpiResult<u64> {
@@ -59,6 +81,7 @@ impl RuntimeOptions {
             print_stats: env_bool("WANMPI_STATS"),
             wan_window: env_num("WANMPI_WAN_WINDOW", 4 << 20)?,
             wan_buffer: env_num("WANMPI_WAN_BUFFER", 64 << 20)?,
+            wan_peers: WanPeers::from_env()?,
         })
     }
 }

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 use wanmpi_engine::Engine;
 use wanmpi_transport::{PeerId, Transport};
 
+use crate::options::WanPeers;
+
 /// How often peers whose path is not measured yet are looked at again.
 const RECHECK: Duration = Duration::from_millis(100);
 
@@ -26,6 +28,8 @@ pub struct WanPlan {
     next_check: Instant,
     /// Set once every peer is decided: nothing left to look at.
     settled: bool,
+    /// Every peer gets the window, near or far (`WANMPI_WAN_PEERS=all`).
+    all: bool,
 }
 
 /// The window per far peer: the per-peer ceiling, within the total budget
@@ -42,9 +46,10 @@ pub fn grant_per_peer(window: u64, budget: u64, size: u32, eager_limit: usize) -
 }
 
 impl WanPlan {
-    pub fn new(rank: PeerId, size: u32, grant: u64) -> WanPlan {
+    pub fn new(rank: PeerId, size: u32, grant: u64, peers: WanPeers) -> WanPlan {
+        let grant = if peers == WanPeers::None { 0 } else { grant };
         let decided = (0..size).map(|p| p == rank || grant == 0).collect();
-        WanPlan { decided, grant, next_check: Instant::now(), settled: grant == 0 || size < 2 }
+        WanPlan { decided, grant, next_check: Instant::now(), settled: grant == 0 || size < 2, all: peers == WanPeers::All }
     }
 
     /// Looks at the peers not decided yet (at most every `RECHECK`) and
@@ -63,7 +68,8 @@ impl WanPlan {
                 continue;
             }
             let peer = peer as PeerId;
-            match transport.path(peer).and_then(|p| p.is_far()) {
+            let far = if self.all { Some(true) } else { transport.path(peer).and_then(|p| p.is_far()) };
+            match far {
                 Some(true) => {
                     engine.grant_window(peer, self.grant);
                     *decided = true;
