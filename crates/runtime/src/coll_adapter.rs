@@ -32,6 +32,10 @@ impl CollComm for CollAdapter<'_> {
         self.size
     }
 
+    fn site_of(&self, rank: usize) -> usize {
+        self.group.world(rank).map_or(0, |w| self.rt.site_of(w))
+    }
+
     fn exchange(&mut self, sends: &[SendItem<'_>], recvs: &mut [RecvItem<'_>]) -> Result<(), CollError> {
         let comm_err = |e: MpiError| CollError::Comm(e.to_string());
         let world =

@@ -2,13 +2,21 @@
 
 use super::args::{check_len, mul, split_disjoint, Blocks};
 use super::comm::{CollComm, CollError};
+use super::sites::Layout;
 use super::TAG_ALLGATHER;
 
 /// Every rank gets every rank's `block` bytes, rank i's at `i * block`.
 /// `send == None` is MPI_IN_PLACE: each rank's block is already in `recv`.
 pub fn allgather(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], block: usize) -> Result<(), CollError> {
-    let size = comm.size();
+    let (rank, size) = (comm.rank(), comm.size());
     check_len("allgather receive buffer", recv.len(), mul("allgather", block, size)?)?;
+    if let Some(l) = Layout::of(comm) {
+        if let Some(s) = send {
+            check_len("allgather send buffer", s.len(), block)?;
+            recv[rank * block..(rank + 1) * block].copy_from_slice(s);
+        }
+        return super::sites::allgather(comm, &l, recv, block);
+    }
     let counts = vec![block; size];
     let displs: Vec<usize> = (0..size).map(|i| i * block).collect();
     allgatherv(comm, send, recv, Blocks::new(&counts, &displs))

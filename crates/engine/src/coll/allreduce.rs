@@ -2,6 +2,7 @@
 
 use super::args::{check_len, reduction_bytes};
 use super::comm::{CollComm, CollError};
+use super::sites::Layout;
 use super::TAG_ALLREDUCE;
 use crate::datatype::BasicType;
 use crate::op::Op;
@@ -23,6 +24,11 @@ pub fn allreduce(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], 
     if let Some(s) = send {
         check_len("allreduce send buffer", s.len(), n)?;
         recv.copy_from_slice(s);
+    }
+    if let Some(l) = Layout::of(comm) {
+        if super::sites::allreduce(comm, &l, recv, count, ty, op)? {
+            return Ok(());
+        }
     }
     let pof2 = if size.is_power_of_two() { size } else { size.next_power_of_two() / 2 };
     let rem = size - pof2;

@@ -2,6 +2,7 @@
 
 use super::args::check_root;
 use super::comm::{post, CollComm, CollError, SendItem};
+use super::sites::Layout;
 use super::tree::Binomial;
 use super::TAG_BCAST;
 
@@ -10,6 +11,9 @@ use super::TAG_BCAST;
 pub fn bcast(comm: &mut dyn CollComm, buf: &mut [u8], root: usize) -> Result<(), CollError> {
     let (rank, size) = (comm.rank(), comm.size());
     check_root(root, size)?;
+    if let Some(l) = Layout::of(comm) {
+        return super::sites::bcast(comm, &l, buf, root);
+    }
     let tree = Binomial::new(size, rank, root);
     if let Some(parent) = tree.parent() {
         comm.recv(buf, Binomial::real(size, parent, root), TAG_BCAST)?;

@@ -34,6 +34,13 @@ pub trait CollComm {
     /// `CollError::LengthMismatch`).
     fn exchange(&mut self, sends: &[SendItem<'_>], recvs: &mut [RecvItem<'_>]) -> Result<(), CollError>;
 
+    /// The site of `rank` (sites are joined by slow links; `sites.rs`).
+    /// Every rank of the communicator must give the same answers. One site
+    /// for all (the default) means the flat algorithms.
+    fn site_of(&self, _rank: usize) -> usize {
+        0
+    }
+
     fn send(&mut self, buf: &[u8], peer: usize, tag: i32) -> Result<(), CollError> {
         self.exchange(&[SendItem { buf, peer, tag }], &mut [])
     }

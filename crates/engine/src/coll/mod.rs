@@ -26,12 +26,14 @@
 //! | reduce_scatter(_block) | reduce to rank 0 (order-preserving tree), then rank 0 posts every block at once | <= ceil(log2 p) + 1 |
 //! | scan, exscan | recursive doubling over aligned blocks; order-preserving | ceil(log2 p) |
 //!
+//! When a communicator spans sites (`CollComm::site_of`), barrier, bcast,
+//! allreduce and allgather cross the slow links once instead (`sites.rs`,
+//! with its own table).
+//!
 //! Trade-offs left for later: for long messages a scatter + allgather
 //! bcast and a reduce-scatter + allgather allreduce move less data through
 //! any one rank; on a WAN a flat (linear) gather or scatter takes one hop
-//! instead of log2 p, at the cost of the root's bandwidth; and hierarchy-
-//! aware trees (one WAN crossing per site, as in MagPIe) need topology
-//! information the engine does not have yet.
+//! instead of log2 p, at the cost of the root's bandwidth.
 //!
 //! # Tags
 //!
@@ -57,6 +59,8 @@
 //! | 11 | reduce_scatter (scatter phase) |
 //! | 12 | scan |
 //! | 13 | exscan |
+//! | 1000 + t, 2000 + t | family t's first and second phase inside a site (site-aware algorithms) |
+//! | 3000 | site leaders' exchange |
 //!
 //! # MPI_IN_PLACE
 //!
@@ -76,6 +80,7 @@ mod reduce;
 mod reduce_scatter;
 mod scan;
 mod scatter;
+mod sites;
 #[cfg(test)]
 mod testing;
 #[cfg(test)]

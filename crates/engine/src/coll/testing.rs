@@ -27,6 +27,11 @@ pub(crate) struct ThreadComm {
     unexpected: HashMap<(usize, i32), VecDeque<Vec<u8>>>,
     /// Number of `exchange` calls, i.e. sequential steps of the algorithm.
     pub exchanges: usize,
+    /// Site of every rank (empty: one site).
+    sites: Vec<usize>,
+    /// Exchanges that received from another site: WAN crossings on this
+    /// rank's path.
+    pub wan_exchanges: usize,
 }
 
 impl ThreadComm {
@@ -67,8 +72,15 @@ impl CollComm for ThreadComm {
         self.size
     }
 
+    fn site_of(&self, rank: usize) -> usize {
+        self.sites.get(rank).copied().unwrap_or(0)
+    }
+
     fn exchange(&mut self, sends: &[SendItem<'_>], recvs: &mut [RecvItem<'_>]) -> Result<(), CollError> {
         self.exchanges += 1;
+        if recvs.iter().any(|r| self.site_of(r.peer) != self.site_of(self.rank)) {
+            self.wan_exchanges += 1;
+        }
         for s in sends {
             let peer = self.peers.get(s.peer).ok_or_else(|| CollError::Comm(format!("no rank {}", s.peer)))?;
             peer.send(Msg { from: self.rank, tag: s.tag, data: s.buf.to_vec() }).map_err(|_| CollError::Comm(format!("rank {} is gone", s.peer)))?;
@@ -91,9 +103,16 @@ impl CollComm for ThreadComm {
 /// result with its exchange count. Fails the test if any message was sent
 /// and never received: an algorithm must consume exactly what it sends.
 pub(crate) fn run<T: Send>(size: usize, f: impl Fn(&mut ThreadComm) -> T + Sync) -> Vec<(T, usize)> {
+    run_on_sites(&vec![0; size], f).into_iter().map(|(t, ex, _)| (t, ex)).collect()
+}
+
+/// `run` with rank r in site `sites[r]`; also returns each rank's WAN
+/// crossings (exchanges that received from another site).
+pub(crate) fn run_on_sites<T: Send>(sites: &[usize], f: impl Fn(&mut ThreadComm) -> T + Sync) -> Vec<(T, usize, usize)> {
+    let size = sites.len();
     let (senders, inboxes): (Vec<_>, Vec<_>) = (0..size).map(|_| channel::<Msg>()).unzip();
     let f = &f;
-    type Outcome<T> = (T, usize, Vec<(usize, i32, usize)>);
+    type Outcome<T> = (T, (usize, usize), Vec<(usize, i32, usize)>);
     let outcomes: Vec<Outcome<T>> = thread::scope(|s| {
         let handles: Vec<_> = inboxes
             .into_iter()
@@ -101,9 +120,10 @@ pub(crate) fn run<T: Send>(size: usize, f: impl Fn(&mut ThreadComm) -> T + Sync)
             .map(|(rank, inbox)| {
                 let peers = senders.clone();
                 s.spawn(move || {
-                    let mut comm = ThreadComm { rank, size, peers, inbox, unexpected: HashMap::new(), exchanges: 0 };
+                    let mut comm =
+                        ThreadComm { rank, size, peers, inbox, unexpected: HashMap::new(), exchanges: 0, sites: sites.to_vec(), wan_exchanges: 0 };
                     let out = f(&mut comm);
-                    let exchanges = comm.exchanges;
+                    let exchanges = (comm.exchanges, comm.wan_exchanges);
                     (out, exchanges, comm)
                 })
             })
@@ -117,7 +137,7 @@ pub(crate) fn run<T: Send>(size: usize, f: impl Fn(&mut ThreadComm) -> T + Sync)
         .enumerate()
         .map(|(rank, (out, ex, left))| {
             assert!(left.is_empty(), "rank {rank} never received (source, tag, bytes): {left:?}");
-            (out, ex)
+            (out, ex.0, ex.1)
         })
         .collect()
 }

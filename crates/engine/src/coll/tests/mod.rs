@@ -12,6 +12,7 @@ mod reduce_scatter;
 mod scan;
 mod scatter;
 mod sequence;
+mod sites;
 
 use std::sync::Arc;
 
