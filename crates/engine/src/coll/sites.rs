@@ -7,7 +7,7 @@
 //!
 //! | collective | across sites | hops on the critical path |
 //! | --- | --- | --- |
-//! | barrier | site barrier, leaders signal every other leader, site barrier | 1 WAN + 2 x site |
+//! | barrier | fan-in to the site's leader, leaders signal every other leader, fan-out | 1 WAN + 2 site hops |
 //! | bcast | the root sends to every other site's leader at once, then each site's binomial bcast | 1 WAN + site |
 //! | allreduce | site reduce to the leader, leaders swap partials all to all and combine them in site order, site bcast | 1 WAN + 2 x site |
 //! | allgather | site gather to the leader, leaders swap their sites' blocks all to all, site bcast | 1 WAN + 2 x site |
@@ -23,8 +23,8 @@ use crate::op::Op;
 
 /// Tag offsets of the phases inside a site, and the tag of the leaders'
 /// exchange, so no phase matches another's messages.
-const FIRST_PHASE: i32 = 1000;
-const SECOND_PHASE: i32 = 2000;
+pub(super) const FIRST_PHASE: i32 = 1000;
+pub(super) const SECOND_PHASE: i32 = 2000;
 pub(super) const TAG_LEADERS: i32 = 3000;
 
 /// The sites of a communicator: each site's ranks in ascending order,
@@ -58,7 +58,7 @@ impl Layout {
         Some(Layout { sites, mine })
     }
 
-    fn my_site(&self) -> &[usize] {
+    pub fn my_site(&self) -> &[usize] {
         &self.sites[self.mine]
     }
 
@@ -70,7 +70,7 @@ impl Layout {
 
 /// One site's ranks as a communicator of their own, with phase tags kept
 /// apart; its ranks are indices into `members`.
-struct Site<'a> {
+pub(super) struct Site<'a> {
     comm: &'a mut dyn CollComm,
     members: &'a [usize],
     rank: usize,
@@ -78,7 +78,7 @@ struct Site<'a> {
 }
 
 impl<'a> Site<'a> {
-    fn new(comm: &'a mut dyn CollComm, members: &'a [usize], tag_base: i32) -> Site<'a> {
+    pub fn new(comm: &'a mut dyn CollComm, members: &'a [usize], tag_base: i32) -> Site<'a> {
         let me = comm.rank();
         let rank = members.iter().position(|&r| r == me).unwrap_or(0);
         Site { comm, members, rank, tag_base }
@@ -104,16 +104,27 @@ impl CollComm for Site<'_> {
     }
 }
 
+/// Fan-in to the site's leader, leaders signal each other, fan-out: one
+/// hop each inside the site (a site's ranks are few and near), one across.
 pub(super) fn barrier(comm: &mut dyn CollComm, l: &Layout) -> Result<(), CollError> {
-    let members = l.my_site().to_vec();
-    super::barrier::barrier(&mut Site::new(comm, &members, FIRST_PHASE))?;
-    if comm.rank() == members[0] {
-        let others: Vec<usize> = l.sites.iter().enumerate().filter(|(i, _)| *i != l.mine).map(|(_, s)| s[0]).collect();
-        let sends: Vec<SendItem<'_>> = others.iter().map(|&p| SendItem { buf: &[], peer: p, tag: TAG_LEADERS }).collect();
-        let mut recvs: Vec<RecvItem<'_>> = others.iter().map(|&p| RecvItem { buf: &mut [], peer: p, tag: TAG_LEADERS }).collect();
-        comm.exchange(&sends, &mut recvs)?;
+    let members = l.my_site();
+    let (leader, rank) = (members[0], comm.rank());
+    let signal = |peers: &[usize], tag: i32| -> (Vec<SendItem<'static>>, Vec<RecvItem<'static>>) {
+        let sends = peers.iter().map(|&p| SendItem { buf: &[], peer: p, tag }).collect();
+        let recvs = peers.iter().map(|&p| RecvItem { buf: &mut [], peer: p, tag }).collect();
+        (sends, recvs)
+    };
+    if rank != leader {
+        comm.send(&[], leader, FIRST_PHASE + super::TAG_BARRIER)?;
+        return comm.recv(&mut [], leader, SECOND_PHASE + super::TAG_BARRIER);
     }
-    super::barrier::barrier(&mut Site::new(comm, &members, SECOND_PHASE))
+    let (_, mut arrivals) = signal(&members[1..], FIRST_PHASE + super::TAG_BARRIER);
+    post(comm, &[], &mut arrivals)?;
+    let others: Vec<usize> = l.sites.iter().enumerate().filter(|(i, _)| *i != l.mine).map(|(_, s)| s[0]).collect();
+    let (sends, mut recvs) = signal(&others, TAG_LEADERS);
+    comm.exchange(&sends, &mut recvs)?;
+    let (release, _) = signal(&members[1..], SECOND_PHASE + super::TAG_BARRIER);
+    post(comm, &release, &mut [])
 }
 
 pub(super) fn bcast(comm: &mut dyn CollComm, l: &Layout, buf: &mut [u8], root: usize) -> Result<(), CollError> {
