@@ -1,0 +1,367 @@
+//! A single-producer/single-consumer ring of whole frames on raw memory.
+//!
+//! Layout: `cap` data bytes (a power of two) and two counters that only grow,
+//! `tail` (bytes ever written, stored by the producer) and `head` (bytes ever
+//! consumed, stored by the consumer). A byte position `p` lives at offset
+//! `p & (cap - 1)`. Every record starts at an 8-aligned offset with an 8-byte
+//! header word, `len` (bits 0..32) | `channel` (32..48) | `kind` (48..64),
+//! followed by `len` bytes padded to 8. A record never wraps: when one would
+//! not fit before the end of the data area, the producer first writes a
+//! `PAD` record covering the rest, so a frame's bytes are contiguous and can
+//! be handed out in place.
+//!
+//! Memory ordering: the producer writes the bytes and the header word, then
+//! stores `tail` with Release; the consumer loads `tail` with Acquire before
+//! reading anything below it. The consumer stores `head` with Release after
+//! it is done with a record; the producer loads `head` with Acquire before
+//! reusing that space. Each side keeps its own counter locally and only
+//! publishes it, so a peer scribbling on the shared counters cannot make
+//! this side read or write outside the data area: every value read from
+//! shared memory (the other side's counter, a header word) is read once,
+//! then checked against the ring before use.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use thiserror::Error;
+
+/// Bytes of the header word in front of every record.
+pub(crate) const REC_HDR: usize = 8;
+const KIND_FRAME: u64 = 1;
+const KIND_PAD: u64 = 2;
+
+/// Rounds up to the record alignment.
+pub(crate) const fn align8(n: usize) -> usize {
+    (n + 7) & !7
+}
+
+fn word(len: usize, channel: u16, kind: u64) -> u64 {
+    len as u64 | (channel as u64) << 32 | kind << 48
+}
+
+/// What a ring's content or counters broke; the peer that wrote it is
+/// treated as lost.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RingError {
+    #[error("ring counters out of range (head {head}, tail {tail}, capacity {cap})")]
+    BadCounters { head: u64, tail: u64, cap: usize },
+    #[error("bad record at offset {off} (header {word:#018x}): {why}")]
+    BadRecord { off: usize, word: u64, why: &'static str },
+}
+
+/// Where one ring lives: its two counters and its data area.
+#[derive(Clone, Copy)]
+pub(crate) struct RingMem {
+    head: *const AtomicU64,
+    tail: *const AtomicU64,
+    data: *mut u8,
+    cap: usize,
+}
+
+// SAFETY: RingMem is only addresses; the memory is shared by design and
+// every access goes through atomics or the SPSC protocol above.
+unsafe impl Send for RingMem {}
+
+impl RingMem {
+    /// # Safety
+    /// `head` and `tail` must point to live `AtomicU64`s and `data` to `cap`
+    /// writable, 8-aligned bytes, all valid for as long as any `Producer` or
+    /// `Consumer` built from this lives. `cap` must be a power of two of at
+    /// least 64.
+    pub(crate) unsafe fn new(head: *const AtomicU64, tail: *const AtomicU64, data: *mut u8, cap: usize) -> RingMem {
+        debug_assert!(cap.is_power_of_two() && cap >= 64 && data as usize % 8 == 0);
+        RingMem { head, tail, data, cap }
+    }
+    fn head(&self) -> &AtomicU64 {
+        // SAFETY: valid per `new`'s contract.
+        unsafe { &*self.head }
+    }
+    fn tail(&self) -> &AtomicU64 {
+        // SAFETY: valid per `new`'s contract.
+        unsafe { &*self.tail }
+    }
+    /// The header word at an 8-aligned offset below `cap`.
+    fn word_at(&self, off: usize) -> &AtomicU64 {
+        debug_assert!(off % 8 == 0 && off + REC_HDR <= self.cap);
+        // SAFETY: in bounds and aligned (offsets are multiples of 8 below cap).
+        unsafe { &*(self.data.add(off) as *const AtomicU64) }
+    }
+    /// Checks a (head, tail) pair: at most `cap` bytes apart, 8-aligned.
+    fn check(&self, head: u64, tail: u64) -> Result<u64, RingError> {
+        let used = tail.wrapping_sub(head);
+        if used > self.cap as u64 || head % 8 != 0 || tail % 8 != 0 {
+            return Err(RingError::BadCounters { head, tail, cap: self.cap });
+        }
+        Ok(used)
+    }
+}
+
+/// The writing end of a ring.
+pub(crate) struct Producer {
+    mem: RingMem,
+    tail: u64,
+    head_seen: u64,
+}
+
+impl Producer {
+    pub(crate) fn new(mem: RingMem) -> Producer {
+        let tail = mem.tail().load(Ordering::Relaxed);
+        Producer { mem, tail, head_seen: mem.head().load(Ordering::Acquire) }
+    }
+
+    /// Bytes a frame of `len` takes if written now: padding to the end of
+    /// the data area when it would not fit before it, then the record.
+    fn need(&self, len: usize) -> (usize, usize) {
+        let off = (self.tail as usize) & (self.mem.cap - 1);
+        let rec = REC_HDR + align8(len);
+        let pad = if off + rec > self.mem.cap { self.mem.cap - off } else { 0 };
+        (pad, rec)
+    }
+
+    /// Re-reads the consumer's counter; returns the bytes free.
+    fn refresh(&mut self) -> Result<usize, RingError> {
+        let head = self.mem.head().load(Ordering::Acquire);
+        let used = self.mem.check(head, self.tail)?;
+        self.head_seen = head;
+        Ok(self.mem.cap - used as usize)
+    }
+
+    /// Appends one frame made of `parts` (`len` bytes in all), all or
+    /// nothing. Ok(false): not enough room now. The caller keeps `len` at
+    /// most a quarter of the ring so a frame always fits once it drains.
+    pub(crate) fn try_push(&mut self, channel: u16, parts: &[&[u8]], len: usize) -> Result<bool, RingError> {
+        let cap = self.mem.cap;
+        let (pad, rec) = self.need(len);
+        if len > u32::MAX as usize || rec > cap {
+            return Err(RingError::BadRecord { off: 0, word: len as u64, why: "frame larger than the ring" });
+        }
+        let free = cap - self.tail.wrapping_sub(self.head_seen) as usize;
+        if free < pad + rec && self.refresh()? < pad + rec {
+            return Ok(false);
+        }
+        let mut off = (self.tail as usize) & (cap - 1);
+        if pad > 0 {
+            self.mem.word_at(off).store(word(pad - REC_HDR, 0, KIND_PAD), Ordering::Relaxed);
+            off = 0;
+        }
+        let mut at = off + REC_HDR;
+        for p in parts {
+            // SAFETY: at + p.len() <= off + rec <= cap (need() placed the
+            // record wholly inside the data area), and the consumer does not
+            // read this range until tail is published below.
+            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), self.mem.data.add(at), p.len()) };
+            at += p.len();
+        }
+        self.mem.word_at(off).store(word(len, channel, KIND_FRAME), Ordering::Relaxed);
+        self.tail = self.tail.wrapping_add((pad + rec) as u64);
+        self.mem.tail().store(self.tail, Ordering::Release);
+        Ok(true)
+    }
+
+    /// Whether the consumer has taken everything written.
+    pub(crate) fn is_drained(&mut self) -> Result<bool, RingError> {
+        Ok(self.refresh()? == self.mem.cap)
+    }
+}
+
+/// The reading end of a ring.
+pub(crate) struct Consumer {
+    mem: RingMem,
+    head: u64,
+    tail_seen: u64,
+    max_frame: usize,
+    channels: u16,
+}
+
+impl Consumer {
+    /// A consumer that accepts frames of at most `max_frame` bytes on
+    /// channels below `channels`; anything else is a corrupt ring.
+    pub(crate) fn new(mem: RingMem, max_frame: usize, channels: u16) -> Consumer {
+        let head = mem.head().load(Ordering::Relaxed);
+        Consumer { mem, head, tail_seen: head, max_frame, channels }
+    }
+
+    /// Whether a record is waiting (reads the producer's counter).
+    pub(crate) fn has_data(&mut self) -> Result<bool, RingError> {
+        if self.head == self.tail_seen {
+            let tail = self.mem.tail().load(Ordering::Acquire);
+            self.mem.check(self.head, tail)?;
+            self.tail_seen = tail;
+        }
+        Ok(self.head != self.tail_seen)
+    }
+
+    /// Takes one frame if there is one: calls `f(channel, bytes)` with the
+    /// bytes in place, then releases their space. Ok(false): ring empty.
+    pub(crate) fn pop(&mut self, f: impl FnOnce(u16, &[u8])) -> Result<bool, RingError> {
+        let cap = self.mem.cap;
+        loop {
+            if !self.has_data()? {
+                return Ok(false);
+            }
+            let avail = self.tail_seen.wrapping_sub(self.head) as usize;
+            let off = (self.head as usize) & (cap - 1);
+            // Read the word once: the producer could change it under us.
+            let w = self.mem.word_at(off).load(Ordering::Relaxed);
+            let (len, channel, kind) = ((w & 0xffff_ffff) as usize, (w >> 32) as u16, w >> 48);
+            let bad = |why| Err(RingError::BadRecord { off, word: w, why });
+            match kind {
+                KIND_PAD => {
+                    if off + REC_HDR + len != cap {
+                        return bad("padding does not end at the end of the ring");
+                    }
+                    if cap - off > avail {
+                        return bad("padding beyond what was written");
+                    }
+                    self.advance(cap - off);
+                }
+                KIND_FRAME => {
+                    let rec = REC_HDR + align8(len);
+                    if len > self.max_frame {
+                        return bad("frame longer than the largest frame");
+                    }
+                    if off + rec > cap {
+                        return bad("frame runs past the end of the ring");
+                    }
+                    if rec > avail {
+                        return bad("frame beyond what was written");
+                    }
+                    if channel >= self.channels {
+                        return bad("channel out of range");
+                    }
+                    // SAFETY: off + REC_HDR + len <= cap was checked above;
+                    // the producer does not reuse the range before `head`
+                    // passes it, which happens after `f` returns.
+                    let bytes = unsafe { std::slice::from_raw_parts(self.mem.data.add(off + REC_HDR), len) };
+                    f(channel, bytes);
+                    self.advance(rec);
+                    return Ok(true);
+                }
+                _ => return bad("unknown record kind"),
+            }
+        }
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.head = self.head.wrapping_add(n as u64);
+        self.mem.head().store(self.head, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ring on the heap: counters and data in one `u64` buffer (aligned).
+    struct HeapRing {
+        buf: Vec<AtomicU64>,
+        cap: usize,
+    }
+
+    impl HeapRing {
+        fn new(cap: usize) -> HeapRing {
+            HeapRing { buf: (0..2 + cap / 8).map(|_| AtomicU64::new(0)).collect(), cap }
+        }
+        fn mem(&self) -> RingMem {
+            let data = self.buf[2..].as_ptr() as *mut u8;
+            // SAFETY: the buffer outlives every producer/consumer in these tests.
+            unsafe { RingMem::new(&self.buf[0], &self.buf[1], data, self.cap) }
+        }
+        /// Overwrites the word at data offset `off` (a hostile producer).
+        fn poke_word(&self, off: usize, w: u64) {
+            self.buf[2 + off / 8].store(w, Ordering::Relaxed);
+        }
+        fn set_counters(&self, head: u64, tail: u64) {
+            self.buf[0].store(head, Ordering::Relaxed);
+            self.buf[1].store(tail, Ordering::Relaxed);
+        }
+    }
+
+    fn pop_vec(c: &mut Consumer) -> Option<(u16, Vec<u8>)> {
+        let mut out = None;
+        c.pop(|ch, b| out = Some((ch, b.to_vec()))).unwrap();
+        out
+    }
+
+    #[test]
+    fn frames_of_many_sizes_arrive_whole_and_in_order_across_wraparound() {
+        let ring = HeapRing::new(4096);
+        let (mut p, mut c) = (Producer::new(ring.mem()), Consumer::new(ring.mem(), 1024, 8));
+        let mut sent = std::collections::VecDeque::new();
+        // Sizes that do not divide the ring, so records land on every offset.
+        for seq in 0..2000u32 {
+            let len = (seq as usize * 37) % 1025;
+            let whole: Vec<u8> = (0..len).map(|i| (i as u32 ^ seq) as u8).collect();
+            let ch = (seq % 8) as u16;
+            let cut = len / 3;
+            while !p.try_push(ch, &[&whole[..cut], &whole[cut..]], len).unwrap() {
+                let got = pop_vec(&mut c).expect("a full ring has data");
+                assert_eq!(got, sent.pop_front().unwrap());
+            }
+            sent.push_back((ch, whole));
+        }
+        while let Some(got) = pop_vec(&mut c) {
+            assert_eq!(got, sent.pop_front().unwrap());
+        }
+        assert!(sent.is_empty());
+        assert!(p.is_drained().unwrap());
+    }
+
+    #[test]
+    fn full_ring_refuses_until_drained_and_pads_at_the_end() {
+        let ring = HeapRing::new(256);
+        let (mut p, mut c) = (Producer::new(ring.mem()), Consumer::new(ring.mem(), 64, 1));
+        let f = [7u8; 56]; // 64-byte records: four fill the ring
+        for _ in 0..4 {
+            assert!(p.try_push(0, &[&f], 56).unwrap());
+        }
+        assert!(!p.try_push(0, &[b"x"], 1).unwrap());
+        assert!(!p.is_drained().unwrap());
+        assert_eq!(pop_vec(&mut c).unwrap().1, f.to_vec());
+        // One record free: a 40-byte frame (48-byte record) fits at offset 0.
+        assert!(p.try_push(0, &[&[1u8; 40]], 40).unwrap());
+        for _ in 0..3 {
+            assert_eq!(pop_vec(&mut c).unwrap().1.len(), 56);
+        }
+        assert_eq!(pop_vec(&mut c).unwrap().1, vec![1u8; 40]);
+        assert!(p.try_push(0, &[&[2u8; 48]], 48).unwrap()); // 48..104
+        assert!(pop_vec(&mut c).is_some());
+        assert!(p.try_push(0, &[&[3u8; 64]], 64).unwrap()); // 104..176
+        assert!(p.try_push(0, &[&[4u8; 64]], 64).unwrap()); // 176..248
+        assert!(p.try_push(0, &[&[5u8; 64]], 64).unwrap()); // padding 248..256, then 0..72
+        for b in [3u8, 4, 5] {
+            assert_eq!(pop_vec(&mut c).unwrap().1, vec![b; 64]);
+        }
+        assert!(pop_vec(&mut c).is_none());
+        assert!(p.is_drained().unwrap());
+    }
+
+    #[test]
+    fn corrupt_lengths_and_counters_are_errors_not_reads() {
+        let ring = HeapRing::new(256);
+        let mut p = Producer::new(ring.mem());
+        assert!(p.try_push(0, &[b"hello"], 5).unwrap());
+        let cases = [
+            (word(1 << 30, 0, KIND_FRAME), "longer"),
+            (word(60, 0, KIND_FRAME), "beyond"),
+            (word(5, 9, KIND_FRAME), "channel"),
+            (word(5, 0, 7), "kind"),
+            (word(8, 0, KIND_PAD), "padding"),
+        ];
+        for (w, what) in cases {
+            ring.poke_word(0, w);
+            let mut c = Consumer::new(ring.mem(), 128, 1);
+            let e = c.pop(|_, _| panic!("delivered a corrupt frame")).unwrap_err();
+            assert!(e.to_string().contains(what), "{what}: {e}");
+        }
+        // A frame header near the end claiming bytes past it.
+        ring.set_counters(248, 256);
+        ring.poke_word(248, word(100, 0, KIND_FRAME));
+        let mut c = Consumer::new(ring.mem(), 128, 1);
+        assert!(c.pop(|_, _| {}).unwrap_err().to_string().contains("past the end"));
+        // Counters further apart than the ring, seen by either end.
+        ring.set_counters(0, 1 << 40);
+        let mut c = Consumer::new(ring.mem(), 128, 1);
+        assert!(matches!(c.pop(|_, _| {}), Err(RingError::BadCounters { .. })));
+        let mut p = Producer::new(ring.mem());
+        assert!(matches!(p.is_drained(), Err(RingError::BadCounters { .. })));
+    }
+}

@@ -1,0 +1,436 @@
+//! `ShmTransport`: the rings of every local peer behind the `Transport` trait.
+//!
+//! Wake-up protocol (no lost wake-ups, no syscalls while both sides are busy):
+//! - A reader that may sleep *arms*: sets `armed` in each incoming ring,
+//!   fences (SeqCst), then re-checks every ring; data found means it rings
+//!   its own doorbell instead of sleeping on it. `poll_recv` arms whenever it
+//!   returns with the rings empty, because the runtime polls the readiness fd
+//!   directly, without telling us it is about to sleep.
+//! - A writer publishes `tail`, fences (SeqCst), and if `armed` is set swaps
+//!   it to 0 and rings the reader's doorbell. Either the writer sees the flag
+//!   or the reader's re-check sees the data (the two fences order them).
+//! - A writer that found a ring full sets `space_wanted`, fences, retries;
+//!   the reader, after freeing space, fences and rings the writer if it is set.
+//! - Every ring is counted (`pokes`, `space_pokes`), so a rank reads its FIFO
+//!   only when the counts moved, keeping it readable exactly while due.
+//!
+//! Liveness: every `liveness_interval`, `poll_recv` checks each peer's closed
+//! flags and process (`liveness.rs`); `wait` also sleeps on the pidfds. A
+//! peer found gone is reported once as `PeerLost`, after its ring is drained
+//! (frames it sent before leaving still count).
+
+use crate::liveness::Watch;
+use crate::options::ShmOptions;
+use crate::ring::{Consumer, Producer};
+use crate::segment::Segment;
+use crate::wake::{Bell, Doorbell};
+use std::collections::VecDeque;
+use std::sync::atomic::{fence, Ordering};
+use std::time::{Duration, Instant};
+use wanmpi_transport::{Caps, Incoming, PathStats, PeerId, SendStatus, Transport, TransportError};
+
+/// What the engine gets from `path`: one host, so a round trip of about a
+/// microsecond and memory bandwidth. Measuring would only add noise; the
+/// runtime needs just "near" (below `FAR_RTT`) to keep these peers out of
+/// its WAN window and in this host's site.
+const PATH_RTT: Duration = Duration::from_micros(1);
+const PATH_RATE: f64 = 10e9;
+
+enum State {
+    Up,
+    /// Gone (closed, exited, broke the protocol): report once the ring is drained.
+    Leaving(String),
+    /// Reported.
+    Lost(String),
+}
+
+/// One local peer: our ring to it, its ring to us, its doorbell.
+pub(crate) struct Link {
+    peer: PeerId,
+    tx: Producer,
+    rx: Consumer,
+    // The rings point into these mappings: keep them after tx/rx.
+    out: Segment,
+    inn: Segment,
+    bell: Bell,
+    watch: Watch,
+    state: State,
+    sent: u64,
+}
+
+impl Link {
+    pub(crate) fn new(peer: PeerId, out: Segment, inn: Segment, bell: Bell, pid: u32, opts: &ShmOptions) -> Link {
+        let tx = Producer::new(out.ring());
+        let rx = Consumer::new(inn.ring(), opts.max_frame(), opts.channels);
+        Link { peer, tx, rx, out, inn, bell, watch: Watch::new(pid), state: State::Up, sent: 0 }
+    }
+
+    /// Rings the reader if it armed (after we published).
+    fn wake_reader(&self) {
+        fence(Ordering::SeqCst);
+        let armed = &self.out.header().reader.armed;
+        if armed.load(Ordering::Relaxed) != 0 && armed.swap(0, Ordering::AcqRel) != 0 && self.bell.ring() {
+            self.out.header().writer.pokes.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// Rings the writer if it waits for the space we just freed.
+    fn wake_writer(&self) {
+        fence(Ordering::SeqCst);
+        let wanted = &self.inn.header().writer.space_wanted;
+        if wanted.load(Ordering::Relaxed) != 0 && wanted.swap(0, Ordering::AcqRel) != 0 && self.bell.ring() {
+            self.inn.header().reader.space_pokes.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// Rings this link's peer has given us so far (data and space).
+    fn rings_in(&self) -> u64 {
+        let data = self.inn.header().writer.pokes.load(Ordering::Acquire);
+        data.wrapping_add(self.out.header().reader.space_pokes.load(Ordering::Acquire))
+    }
+
+    /// Marks the peer gone if it closed or its process exited.
+    fn check_alive(&mut self) {
+        if !matches!(self.state, State::Up) {
+            return;
+        }
+        let closed = self.inn.header().meta.writer_closed.load(Ordering::Acquire) != 0
+            || self.out.header().meta.reader_closed.load(Ordering::Acquire) != 0;
+        if closed {
+            self.state = State::Leaving(format!("rank {} closed its shared-memory link (shut down)", self.peer));
+        } else if self.watch.exited() {
+            self.state = State::Leaving(format!("process {} (rank {}) exited", self.watch.pid(), self.peer));
+        }
+    }
+
+    /// Delivers up to `batch` frames; reports the peer lost when it is
+    /// leaving and its ring is empty. Returns (events, frames left behind).
+    fn receive(&mut self, batch: usize, sink: &mut dyn FnMut(Incoming<'_>)) -> (usize, bool) {
+        if matches!(self.state, State::Lost(_)) {
+            return (0, false);
+        }
+        let peer = self.peer;
+        let mut n = 0;
+        let mut broken = None;
+        while n < batch {
+            match self.rx.pop(|channel, bytes| sink(Incoming::Frame { peer, channel, bytes })) {
+                Ok(true) => n += 1,
+                Ok(false) => break,
+                Err(e) => {
+                    broken = Some(format!("rank {peer} wrote a corrupt shared-memory ring: {e}"));
+                    break;
+                }
+            }
+        }
+        if n > 0 {
+            self.wake_writer();
+        }
+        let reason = match (broken, &mut self.state) {
+            (Some(r), _) => r,
+            (None, _) if n == batch => return (n, true),
+            (None, State::Leaving(r)) => std::mem::take(r),
+            (None, _) => return (n, false),
+        };
+        sink(Incoming::PeerLost { peer, reason: reason.clone() });
+        self.state = State::Lost(reason);
+        (n + 1, false)
+    }
+}
+
+/// The shared-memory transport of one rank. Made by [`crate::setup`].
+pub struct ShmTransport {
+    rank: PeerId,
+    size: u32,
+    caps: Caps,
+    opts: ShmOptions,
+    links: Vec<Link>,
+    /// World rank -> index in `links` (None: not served here).
+    index: Vec<Option<usize>>,
+    self_queue: VecDeque<(u16, Vec<u8>)>,
+    doorbell: Doorbell,
+    /// Rings accounted for when the doorbell was last drained.
+    rings_seen: u64,
+    /// Rings we gave ourselves.
+    self_rings: u64,
+    next_check: Instant,
+    /// First link served by the next `poll_recv` (round robin).
+    start: usize,
+    pollfds: Vec<libc::pollfd>,
+    closed: bool,
+}
+
+impl ShmTransport {
+    pub(crate) fn new(rank: PeerId, size: u32, opts: ShmOptions, doorbell: Doorbell, links: Vec<Link>) -> ShmTransport {
+        let caps = Caps { name: "shm", channels: opts.channels, max_frame: opts.max_frame(), eager_limit_hint: 64 << 10, reliable: true };
+        let mut index = vec![None; size as usize];
+        for (i, l) in links.iter().enumerate() {
+            index[l.peer as usize] = Some(i);
+        }
+        ShmTransport {
+            rank,
+            size,
+            caps,
+            next_check: Instant::now() + opts.liveness_interval,
+            opts,
+            links,
+            index,
+            self_queue: VecDeque::new(),
+            doorbell,
+            rings_seen: 0,
+            self_rings: 0,
+            start: 0,
+            pollfds: Vec::new(),
+            closed: false,
+        }
+    }
+
+    /// The ranks this transport serves (the local ranks but this one).
+    pub fn peers(&self) -> impl Iterator<Item = PeerId> + '_ {
+        self.links.iter().map(|l| l.peer)
+    }
+
+    fn link(&mut self, peer: PeerId) -> Option<&mut Link> {
+        let i = (*self.index.get(peer as usize)?)?;
+        Some(&mut self.links[i])
+    }
+
+    fn ring_self(&mut self) {
+        if self.doorbell.ring_self() {
+            self.self_rings += 1;
+        }
+    }
+
+    /// Empties the doorbell if rings were given since the last time.
+    fn drain_doorbell(&mut self) {
+        let due = self.links.iter().fold(self.self_rings, |a, l| a.wrapping_add(l.rings_in()));
+        if due != self.rings_seen {
+            self.doorbell.drain();
+            self.rings_seen = due;
+        }
+    }
+
+    /// Arms every incoming ring, then re-checks them; rings our own
+    /// doorbell if something is (or may be) there. True if so.
+    fn arm(&mut self) -> bool {
+        for l in &self.links {
+            let armed = &l.inn.header().reader.armed;
+            if armed.load(Ordering::Relaxed) == 0 {
+                armed.store(1, Ordering::Relaxed);
+            }
+        }
+        fence(Ordering::SeqCst);
+        let pending = self.links.iter_mut().any(|l| match l.state {
+            State::Lost(_) => false,
+            State::Leaving(_) => true,
+            State::Up => l.rx.has_data().unwrap_or(true),
+        });
+        if pending {
+            self.ring_self();
+        }
+        pending
+    }
+
+    fn check_liveness(&mut self, now: Instant) {
+        self.next_check = now + self.opts.liveness_interval;
+        for l in &mut self.links {
+            l.check_alive();
+        }
+    }
+
+    /// Test hook: the data area of our ring to `peer`, to play a hostile writer.
+    #[cfg(test)]
+    pub(crate) fn out_ring_data(&self, peer: PeerId) -> *mut u8 {
+        self.links.iter().find(|l| l.peer == peer).expect("a served peer").out.data_ptr()
+    }
+
+    /// Sets the closed flags (so peers tell a shutdown from a crash) and
+    /// rings every peer so a sleeping one notices.
+    fn mark_closed(&mut self) {
+        self.closed = true;
+        for l in &self.links {
+            l.out.header().meta.writer_closed.store(1, Ordering::Release);
+            l.inn.header().meta.reader_closed.store(1, Ordering::Release);
+            if l.bell.ring() {
+                l.out.header().writer.pokes.fetch_add(1, Ordering::Release);
+            }
+        }
+    }
+
+    /// Sleeps on the doorbell and the pidfds of live peers, at most `t`.
+    fn sleep(&mut self, t: Duration) -> Result<(), TransportError> {
+        let mut fds = std::mem::take(&mut self.pollfds);
+        fds.clear();
+        fds.push(libc::pollfd { fd: self.doorbell.fd(), events: libc::POLLIN, revents: 0 });
+        let mut blind = false;
+        for l in self.links.iter().filter(|l| matches!(l.state, State::Up)) {
+            match l.watch.fd() {
+                Some(fd) => fds.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 }),
+                None => blind = true,
+            }
+        }
+        // Without pidfds, deaths are found only by polling: wake to look.
+        let t = if blind { t.min(self.opts.liveness_interval) } else { t };
+        // Round up so a sub-millisecond timeout does not become a busy poll.
+        let ms = t.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: fds is a live array of the length passed.
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        let err = (r < 0).then(std::io::Error::last_os_error);
+        if fds[1..].iter().any(|p| p.revents != 0) {
+            // A peer exited: look at once rather than at the next interval.
+            self.next_check = Instant::now();
+        }
+        self.pollfds = fds;
+        match err {
+            Some(e) if e.kind() != std::io::ErrorKind::Interrupted => Err(e.into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Transport for ShmTransport {
+    fn caps(&self) -> &Caps {
+        &self.caps
+    }
+
+    fn rank(&self) -> PeerId {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.size
+    }
+
+    fn try_send(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {
+        let len = self.caps.check_frame(channel, parts)?;
+        if peer == self.rank {
+            self.self_queue.push_back((channel, parts.concat()));
+            return Ok(SendStatus::Sent);
+        }
+        let link = self.link(peer).ok_or(TransportError::NoSuchPeer(peer))?;
+        if let State::Leaving(r) | State::Lost(r) = &link.state {
+            return Err(TransportError::PeerLost { peer, reason: r.clone() });
+        }
+        let mut pushed = link.tx.try_push(channel, parts, len);
+        if let Ok(false) = pushed {
+            // Ask for a ring when space frees, then look once more: the
+            // reader may have freed it before seeing the request.
+            link.out.header().writer.space_wanted.store(1, Ordering::Relaxed);
+            fence(Ordering::SeqCst);
+            pushed = link.tx.try_push(channel, parts, len);
+        }
+        match pushed {
+            Ok(true) => {
+                link.sent += 1;
+                link.wake_reader();
+                Ok(SendStatus::Sent)
+            }
+            Ok(false) => Ok(SendStatus::WouldBlock),
+            Err(e) => {
+                let reason = format!("rank {peer} corrupted the shared-memory ring we write: {e}");
+                link.state = State::Leaving(reason.clone());
+                Err(TransportError::PeerLost { peer, reason })
+            }
+        }
+    }
+
+    fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
+        self.drain_doorbell();
+        let mut n = 0;
+        for _ in 0..self.self_queue.len() {
+            if let Some((channel, bytes)) = self.self_queue.pop_front() {
+                sink(Incoming::Frame { peer: self.rank, channel, bytes: &bytes });
+                n += 1;
+            }
+        }
+        let now = Instant::now();
+        if now >= self.next_check {
+            self.check_liveness(now);
+        }
+        let mut behind = false;
+        let count = self.links.len();
+        for k in 0..count {
+            let link = &mut self.links[(self.start + k) % count];
+            let lost_before = matches!(link.state, State::Lost(_));
+            let (got, left) = link.receive(self.opts.batch, sink);
+            if !lost_before && matches!(link.state, State::Lost(_)) {
+                // Its pending rings may never be counted: start afresh.
+                self.doorbell.drain();
+                self.rings_seen = self.links.iter().fold(self.self_rings, |a, l| a.wrapping_add(l.rings_in()));
+            }
+            n += got;
+            behind |= left;
+        }
+        self.start = (self.start + 1) % count.max(1);
+        if behind {
+            // Frames left for the next call: keep the fd readable meanwhile.
+            self.ring_self();
+        } else {
+            self.arm();
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> Result<bool, TransportError> {
+        // try_send writes straight into the ring: nothing is held back.
+        Ok(false)
+    }
+
+    fn wait(&mut self, timeout: Duration) -> Result<(), TransportError> {
+        if !self.self_queue.is_empty() || self.arm() {
+            return Ok(());
+        }
+        self.sleep(timeout)
+    }
+
+    fn readiness_fd(&self) -> Option<i32> {
+        Some(self.doorbell.fd())
+    }
+
+    /// A fixed estimate, not a measurement: see `PATH_RTT`.
+    fn path(&self, peer: PeerId) -> Option<PathStats> {
+        let l = self.links.iter().find(|l| l.peer == peer)?;
+        Some(PathStats { srtt: PATH_RTT, min_rtt: PATH_RTT, loss: 0.0, sent: l.sent, delivery_rate: PATH_RATE })
+    }
+
+    /// Waits (at most `timeout`) until every live reader has taken all we
+    /// wrote, then marks our side closed. Frames from peers are not read
+    /// here: the caller drains them before shutting down.
+    fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
+        if self.closed {
+            return Ok(());
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.drain_doorbell();
+            let mut pending = false;
+            for l in &mut self.links {
+                l.check_alive();
+                if !matches!(l.state, State::Up) {
+                    continue;
+                }
+                if let Ok(false) = l.tx.is_drained() {
+                    l.out.header().writer.space_wanted.store(1, Ordering::Relaxed);
+                    fence(Ordering::SeqCst);
+                    pending |= matches!(l.tx.is_drained(), Ok(false));
+                }
+            }
+            let now = Instant::now();
+            if !pending || now >= deadline {
+                break;
+            }
+            // Bounded naps: a reader that stopped reading but lives is
+            // noticed only by the deadline.
+            self.sleep((deadline - now).min(Duration::from_millis(10)))?;
+        }
+        self.mark_closed();
+        Ok(())
+    }
+}
+
+impl Drop for ShmTransport {
+    fn drop(&mut self) {
+        if !self.closed {
+            self.mark_closed();
+        }
+    }
+}
