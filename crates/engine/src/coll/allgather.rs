@@ -2,6 +2,7 @@
 
 use super::args::{check_len, mul, split_disjoint, Blocks};
 use super::comm::{CollComm, CollError};
+use super::hier;
 use super::sites::Layout;
 use super::TAG_ALLGATHER;
 
@@ -37,6 +38,16 @@ pub fn allgatherv(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8],
     let ranges: Vec<_> = (0..size).map(|i| recv_blocks.range(i)).collect();
     // Checks for overlap before any message; the pieces are filled at the end.
     let mut pieces = split_disjoint("allgatherv receive blocks", recv, &ranges)?;
+    if let Some(l) = Layout::of(comm) {
+        let own = match send {
+            Some(s) => {
+                check_len("allgatherv send buffer", s.len(), recv_blocks.counts[rank])?;
+                s.to_vec()
+            }
+            None => pieces[rank].to_vec(),
+        };
+        return hier::allgatherv(comm, &l, &own, pieces, recv_blocks.counts);
+    }
     // offsets[j]: where rank (rank + j)'s block starts in `tmp`.
     let mut offsets = Vec::with_capacity(size + 1);
     offsets.push(0usize);

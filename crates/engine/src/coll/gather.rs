@@ -2,6 +2,8 @@
 
 use super::args::{bad, check_len, check_root, mul, split_disjoint, Blocks};
 use super::comm::{post, CollComm, CollError, RecvItem};
+use super::hier;
+use super::sites::Layout;
 use super::tree::Binomial;
 use super::{TAG_GATHER, TAG_GATHERV};
 
@@ -19,16 +21,20 @@ pub fn gather(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], blo
     if is_root {
         check_len("gather receive buffer", recv.len(), mul("gather", block, size)?)?;
     }
-    let tree = Binomial::new(size, rank, root);
-    let mut tmp = vec![0u8; mul("gather", block, tree.span())?];
-    match send {
+    let mine = match send {
         Some(s) => {
             check_len("gather send buffer", s.len(), block)?;
-            tmp[..block].copy_from_slice(s);
+            s.to_vec()
         }
-        None if is_root => tmp[..block].copy_from_slice(&recv[rank * block..(rank + 1) * block]),
+        None if is_root => recv[rank * block..(rank + 1) * block].to_vec(),
         None => return Err(bad("MPI_IN_PLACE in gather is only allowed at the root".into())),
+    };
+    if let Some(l) = Layout::of(comm) {
+        return hier::gather(comm, &l, &mine, recv, block, root);
     }
+    let tree = Binomial::new(size, rank, root);
+    let mut tmp = vec![0u8; mul("gather", block, tree.span())?];
+    tmp[..block].copy_from_slice(&mine);
 
     let mut recvs = Vec::new();
     let mut rest = &mut tmp[block..];
@@ -58,19 +64,30 @@ pub fn gather(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], blo
 ///
 /// Linear: every rank sends straight to the root, which posts all receives
 /// at once. One hop. (Only the root knows the counts, so a tree would need
-/// an extra round to tell inner nodes their subtree sizes.)
+/// an extra round to tell inner nodes their subtree sizes.) Across sites,
+/// `hier::gatherv` sends one message per site instead.
 pub fn gatherv(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], recv_blocks: Blocks<'_>, root: usize) -> Result<(), CollError> {
     let (rank, size) = (comm.rank(), comm.size());
     check_root(root, size)?;
+    let sites = Layout::of(comm);
     if rank != root {
         let s = send.ok_or_else(|| bad("MPI_IN_PLACE in gatherv is only allowed at the root".into()))?;
-        return comm.send(s, root, TAG_GATHERV);
+        return match sites {
+            Some(l) => hier::gatherv(comm, &l, Some(s), &mut [], recv_blocks, root),
+            None => comm.send(s, root, TAG_GATHERV),
+        };
     }
     recv_blocks.check("gatherv receive blocks", size, recv.len())?;
     let ranges: Vec<_> = (0..size).map(|i| recv_blocks.range(i)).collect();
+    split_disjoint("gatherv receive blocks", recv, &ranges)?;
+    if let Some(s) = send {
+        check_len("gatherv send buffer", s.len(), recv_blocks.counts[rank])?;
+    }
+    if let Some(l) = sites {
+        return hier::gatherv(comm, &l, send, recv, recv_blocks, root);
+    }
     let mut pieces = split_disjoint("gatherv receive blocks", recv, &ranges)?;
     if let Some(s) = send {
-        check_len("gatherv send buffer", s.len(), pieces[rank].len())?;
         pieces[rank].copy_from_slice(s);
     }
     let mut recvs: Vec<RecvItem<'_>> =

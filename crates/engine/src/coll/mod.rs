@@ -26,9 +26,40 @@
 //! | reduce_scatter(_block) | reduce to rank 0 (order-preserving tree), then rank 0 posts every block at once | <= ceil(log2 p) + 1 |
 //! | scan, exscan | recursive doubling over aligned blocks; order-preserving | ceil(log2 p) |
 //!
-//! When a communicator spans sites (`CollComm::site_of`), barrier, bcast,
-//! allreduce and allgather cross the slow links once instead (`sites.rs`,
-//! with its own table).
+//! # Across sites
+//!
+//! When a communicator spans sites joined by slow links
+//! (`CollComm::site_of` gives two or more sites), the collectives below
+//! switch to site-aware algorithms, as MagPIe and MPICH-G2 did: the flat
+//! algorithms run inside each site (over `sites::Site`, a view of the
+//! site's ranks) and only site leaders talk across sites, all at once. A
+//! leader is the lowest rank of its site, except that the root leads its
+//! own site in rooted operations. "WAN" counts sequential crossings of a
+//! slow link on the critical path, "site" the hops of a flat algorithm
+//! inside one site (s = ranks in the site), "msgs" the messages each
+//! ordered pair of sites exchanges.
+//!
+//! | collective | algorithm across sites | WAN | site hops | msgs | file |
+//! | --- | --- | --- | --- | --- | --- |
+//! | barrier | fan-in to the leader, leaders signal each other in one exchange, fan-out | 1 | 2 | 1 | `sites.rs` |
+//! | bcast | the root sends every other leader the data at once, then binomial inside each site | 1 | <= ceil(log2 s) | 1 (from the root's site) | `sites.rs` |
+//! | allreduce | site reduce to the leader, leaders swap partials in one exchange and combine them in site order, site bcast | 1 | 2 ceil(log2 s) | 1 | `sites.rs` |
+//! | allgather | site gather to the leader, leaders swap their sites' blocks in one exchange, site bcast | 1 | 2 ceil(log2 s) | 1 | `sites.rs` |
+//! | reduce | site reduce to the leader, leaders send partials to the root, which combines them in site order | 1 | <= ceil(log2 s) (+1) | 1 (to the root's site) | `hier/reduce.rs` |
+//! | gather | site gather to the leader, leaders send their site's blocks to the root | 1 | <= ceil(log2 s) | 1 (to the root's site) | `hier/gather.rs` |
+//! | gatherv | root's site: linear; elsewhere lengths (gather) then blocks (linear) to the leader, which sends the root lengths + blocks | 1 | <= ceil(log2 s) + 1 | 1 (to the root's site) | `hier/gather.rs` |
+//! | scatter | the root sends every other leader its site's blocks at once, then binomial inside each site | 1 | <= ceil(log2 s) | 1 (from the root's site) | `hier/scatter.rs` |
+//! | scatterv | one exchange at the root: its site's blocks, and each other leader the site's counts then its blocks; leaders hand out linearly | 1 | 1 | 2, sent together | `hier/scatter.rs` |
+//! | allgatherv | site gatherv to the leader (linear), leaders swap their sites' blocks in one exchange, site bcast of all blocks packed | 1 | 1 + ceil(log2 s) | 1 | `hier/allgather.rs` |
+//! | alltoall(v) | unchanged: every message is posted at once, so it already crosses once; routing through leaders would add two site hops and gain nothing in latency | 1 | 0 | ranks x ranks | `alltoall.rs` |
+//! | reduce_scatter, scan, exscan | unchanged (flat) | as above | | | |
+//!
+//! Order: a non-commutative reduce or allreduce combines per-site partials
+//! in site order (sites sorted by their lowest rank), which is rank order
+//! only when every site is one contiguous run of ranks; with interleaved
+//! sites such an op keeps the flat order-preserving algorithm. Only the
+//! root knows gatherv's and scatterv's counts: see `hier/mod.rs` for how the
+//! lengths travel.
 //!
 //! Trade-offs left for later: for long messages a scatter + allgather
 //! bcast and a reduce-scatter + allgather allreduce move less data through
@@ -59,8 +90,9 @@
 //! | 11 | reduce_scatter (scatter phase) |
 //! | 12 | scan |
 //! | 13 | exscan |
-//! | 1000 + t, 2000 + t | family t's first and second phase inside a site (site-aware algorithms) |
-//! | 3000 | site leaders' exchange |
+//! | 1000 + t, 2000 + t | family t's first and second phase inside a site (site-aware algorithms; a phase that runs a flat algorithm over `Site` gets that algorithm's tag t, e.g. 1005 for gatherv's site gather of lengths, 1006 for its blocks) |
+//! | 3000 | site leaders' messages (to, from or among leaders) |
+//! | 3001 | scatterv's blocks from the root to a leader (the counts go first with 3000) |
 //!
 //! # MPI_IN_PLACE
 //!
@@ -76,6 +108,7 @@ mod barrier;
 mod bcast;
 mod comm;
 mod gather;
+mod hier;
 mod reduce;
 mod reduce_scatter;
 mod scan;

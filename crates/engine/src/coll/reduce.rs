@@ -2,6 +2,8 @@
 
 use super::args::{bad, check_len, check_root, reduction_bytes};
 use super::comm::{post, CollComm, CollError, RecvItem};
+use super::hier;
+use super::sites::Layout;
 use super::tree::Binomial;
 use super::TAG_REDUCE;
 use crate::datatype::BasicType;
@@ -34,7 +36,12 @@ pub fn reduce(
         None if rank == root => recv.to_vec(),
         None => return Err(bad("MPI_IN_PLACE in reduce is only allowed at the root".into())),
     };
-    if let Some(result) = reduce_to(comm, input, count, ty, op, root)? {
+    // Across sites, unless the op's order rules it out (`hier::reduce_allowed`).
+    let result = match Layout::of(comm).filter(|l| hier::reduce_allowed(l, op)) {
+        Some(l) => hier::reduce(comm, &l, input, count, ty, op, root)?,
+        None => reduce_to(comm, input, count, ty, op, root)?,
+    };
+    if let Some(result) = result {
         recv.copy_from_slice(&result);
     }
     Ok(())

@@ -7,6 +7,7 @@ mod barrier;
 mod bcast;
 mod errors;
 mod gather;
+mod hier;
 mod reduce;
 mod reduce_scatter;
 mod scan;
