@@ -116,6 +116,16 @@ impl Producer {
         (pad, rec)
     }
 
+    /// Bytes a frame of `len` needs free to go in now (padding included).
+    pub(crate) fn need_bytes(&self, len: usize) -> usize {
+        let (pad, rec) = self.need(len);
+        pad + rec
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.mem.cap
+    }
+
     /// Re-reads the consumer's counter; returns the bytes free.
     fn refresh(&mut self) -> Result<usize, RingError> {
         let head = self.mem.head().load(Ordering::Acquire);
@@ -187,6 +197,12 @@ impl Consumer {
             self.tail_seen = tail;
         }
         Ok(self.head != self.tail_seen)
+    }
+
+    /// Bytes the producer could write now (reads its counter).
+    pub(crate) fn free_bytes(&self) -> Result<usize, RingError> {
+        let tail = self.mem.tail().load(Ordering::Acquire);
+        Ok(self.mem.cap - self.mem.check(self.head, tail)? as usize)
     }
 
     /// Takes one frame if there is one: calls `f(channel, bytes)` with the

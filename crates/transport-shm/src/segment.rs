@@ -50,8 +50,9 @@ pub(crate) struct WriterLine {
     pub tail: AtomicU64,
     /// Doorbell rings the writer gave the reader (for the reader's accounting).
     pub pokes: AtomicU64,
-    /// The writer found the ring full and wants a ring when space frees.
-    pub space_wanted: AtomicU32,
+    /// The writer found the ring full: free bytes it wants before the
+    /// reader rings it (0: none).
+    pub space_wanted: AtomicU64,
 }
 
 /// Written by the reader.

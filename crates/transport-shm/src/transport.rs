@@ -11,8 +11,11 @@
 //!   or the reader's re-check sees the data (the two fences order them).
 //! - A writer that found a ring full sets `space_wanted`, fences, retries;
 //!   the reader, after freeing space, fences and rings the writer if it is set.
-//! - Every ring is counted (`pokes`, `space_pokes`), so a rank reads its FIFO
-//!   only when the counts moved, keeping it readable exactly while due.
+//! - Every ring is counted (`pokes`, `space_pokes`) before its byte is
+//!   written, so a rank reads its FIFO only when the counts passed what it
+//!   read: no syscall when idle or busy, and no byte left to make the fd
+//!   readable for nothing (a woken reader that spun on such a byte could
+//!   keep the writer that is about to count it off the CPU).
 //!
 //! Liveness: every `liveness_interval`, `poll_recv` checks each peer's closed
 //! flags and process (`liveness.rs`); `wait` also sleeps on the pidfds. A
@@ -25,7 +28,7 @@ use crate::ring::{Consumer, Producer};
 use crate::segment::Segment;
 use crate::wake::{Bell, Doorbell};
 use std::collections::VecDeque;
-use std::sync::atomic::{fence, Ordering};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wanmpi_transport::{Caps, Incoming, PathStats, PeerId, SendStatus, Transport, TransportError};
 
@@ -69,17 +72,31 @@ impl Link {
     fn wake_reader(&self) {
         fence(Ordering::SeqCst);
         let armed = &self.out.header().reader.armed;
-        if armed.load(Ordering::Relaxed) != 0 && armed.swap(0, Ordering::AcqRel) != 0 && self.bell.ring() {
-            self.out.header().writer.pokes.fetch_add(1, Ordering::Release);
+        if armed.load(Ordering::Relaxed) != 0 && armed.swap(0, Ordering::AcqRel) != 0 {
+            ring_counted(&self.bell, &self.out.header().writer.pokes);
         }
     }
 
-    /// Rings the writer if it waits for the space we just freed.
+    /// Asks the reader to ring us once `bytes` are free. Half the ring at
+    /// least, so a blocked writer wakes once per half-ring rather than once
+    /// per frame the reader takes.
+    fn want_space(&self, bytes: usize) {
+        let bytes = bytes.max(self.tx.capacity() / 2).min(self.tx.capacity());
+        self.out.header().writer.space_wanted.store(bytes as u64, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+    }
+
+    /// Rings the writer if it waits for space and enough is free now.
     fn wake_writer(&self) {
         fence(Ordering::SeqCst);
         let wanted = &self.inn.header().writer.space_wanted;
-        if wanted.load(Ordering::Relaxed) != 0 && wanted.swap(0, Ordering::AcqRel) != 0 && self.bell.ring() {
-            self.inn.header().reader.space_pokes.fetch_add(1, Ordering::Release);
+        let w = wanted.load(Ordering::Relaxed);
+        // A corrupt count reads as "not enough": the writer's own checks catch it.
+        if w == 0 || self.rx.free_bytes().map_or(true, |free| (free as u64) < w) {
+            return;
+        }
+        if wanted.swap(0, Ordering::AcqRel) != 0 {
+            ring_counted(&self.bell, &self.inn.header().reader.space_pokes);
         }
     }
 
@@ -148,8 +165,8 @@ pub struct ShmTransport {
     index: Vec<Option<usize>>,
     self_queue: VecDeque<(u16, Vec<u8>)>,
     doorbell: Doorbell,
-    /// Rings accounted for when the doorbell was last drained.
-    rings_seen: u64,
+    /// Bytes read from the doorbell so far (each is one ring).
+    rings_read: u64,
     /// Rings we gave ourselves.
     self_rings: u64,
     next_check: Instant,
@@ -176,7 +193,7 @@ impl ShmTransport {
             index,
             self_queue: VecDeque::new(),
             doorbell,
-            rings_seen: 0,
+            rings_read: 0,
             self_rings: 0,
             start: 0,
             pollfds: Vec::new(),
@@ -195,17 +212,19 @@ impl ShmTransport {
     }
 
     fn ring_self(&mut self) {
-        if self.doorbell.ring_self() {
-            self.self_rings += 1;
+        self.self_rings += 1;
+        if !self.doorbell.ring_self() {
+            self.self_rings -= 1;
         }
     }
 
-    /// Empties the doorbell if rings were given since the last time.
+    /// Reads the doorbell if rings were counted that we have not read.
+    /// Every ring is counted before its byte is written, so a byte in the
+    /// FIFO is always due: the fd never stays readable for nothing.
     fn drain_doorbell(&mut self) {
         let due = self.links.iter().fold(self.self_rings, |a, l| a.wrapping_add(l.rings_in()));
-        if due != self.rings_seen {
-            self.doorbell.drain();
-            self.rings_seen = due;
+        if due != self.rings_read {
+            self.rings_read = self.rings_read.wrapping_add(self.doorbell.drain());
         }
     }
 
@@ -250,9 +269,7 @@ impl ShmTransport {
         for l in &self.links {
             l.out.header().meta.writer_closed.store(1, Ordering::Release);
             l.inn.header().meta.reader_closed.store(1, Ordering::Release);
-            if l.bell.ring() {
-                l.out.header().writer.pokes.fetch_add(1, Ordering::Release);
-            }
+            ring_counted(&l.bell, &l.out.header().writer.pokes);
         }
     }
 
@@ -287,6 +304,16 @@ impl ShmTransport {
     }
 }
 
+/// Counts a ring, then gives it: a reader that sees a byte has always seen
+/// its count (see `drain_doorbell`). A ring that could not be given is
+/// uncounted.
+fn ring_counted(bell: &Bell, count: &AtomicU64) {
+    count.fetch_add(1, Ordering::AcqRel);
+    if !bell.ring() {
+        count.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 impl Transport for ShmTransport {
     fn caps(&self) -> &Caps {
         &self.caps
@@ -314,8 +341,7 @@ impl Transport for ShmTransport {
         if let Ok(false) = pushed {
             // Ask for a ring when space frees, then look once more: the
             // reader may have freed it before seeing the request.
-            link.out.header().writer.space_wanted.store(1, Ordering::Relaxed);
-            fence(Ordering::SeqCst);
+            link.want_space(link.tx.need_bytes(len));
             pushed = link.tx.try_push(channel, parts, len);
         }
         match pushed {
@@ -350,13 +376,7 @@ impl Transport for ShmTransport {
         let count = self.links.len();
         for k in 0..count {
             let link = &mut self.links[(self.start + k) % count];
-            let lost_before = matches!(link.state, State::Lost(_));
             let (got, left) = link.receive(self.opts.batch, sink);
-            if !lost_before && matches!(link.state, State::Lost(_)) {
-                // Its pending rings may never be counted: start afresh.
-                self.doorbell.drain();
-                self.rings_seen = self.links.iter().fold(self.self_rings, |a, l| a.wrapping_add(l.rings_in()));
-            }
             n += got;
             behind |= left;
         }
@@ -409,8 +429,7 @@ impl Transport for ShmTransport {
                     continue;
                 }
                 if let Ok(false) = l.tx.is_drained() {
-                    l.out.header().writer.space_wanted.store(1, Ordering::Relaxed);
-                    fence(Ordering::SeqCst);
+                    l.want_space(usize::MAX);
                     pending |= matches!(l.tx.is_drained(), Ok(false));
                 }
             }

@@ -52,15 +52,17 @@ impl Doorbell {
         self.fd.as_raw_fd()
     }
 
-    /// Reads every pending byte (non-blocking).
-    pub(crate) fn drain(&self) {
+    /// Reads every pending byte (non-blocking); returns how many.
+    pub(crate) fn drain(&self) -> u64 {
         let mut buf = [0u8; 256];
+        let mut total = 0;
         loop {
             // SAFETY: reading into a live buffer of its length.
             let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+            total += n.max(0) as u64;
             if n < buf.len() as isize {
-                // 0, EAGAIN or a short read: empty now. EINTR: a later drain retries.
-                return;
+                // EAGAIN or a short read: empty now. EINTR: a later drain retries.
+                return total;
             }
         }
     }

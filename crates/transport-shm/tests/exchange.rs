@@ -27,31 +27,30 @@ fn frame(channel: u16, seq: u32, max: usize) -> Vec<u8> {
 /// Sends `per_channel` frames on each of `channels` channels to the other
 /// rank while receiving as many from it, checking order and content; waits
 /// on the transport (never spins) when it has nothing to do. With `hold`, it
-/// reads nothing until told; with `refused`, it tells on its first
+/// starts (reads nothing) only when told; with `refused`, it tells on its first
 /// WouldBlock. Returns how many sends were refused.
-fn exchange(t: &mut dyn Transport, channels: u16, per_channel: u32, mut hold: Option<mpsc::Receiver<()>>, mut refused_tx: Option<mpsc::Sender<()>>) -> u64 {
+fn exchange(t: &mut dyn Transport, channels: u16, per_channel: u32, hold: Option<mpsc::Receiver<()>>, mut refused_tx: Option<mpsc::Sender<()>>) -> u64 {
     let (me, peer) = (t.rank(), 1 - t.rank());
     let max = t.caps().max_frame;
     let total = channels as u64 * per_channel as u64;
     let (mut sent, mut got, mut refused) = (0u64, 0u64, 0u64);
     let mut next_rx = vec![0u32; channels as usize];
+    if let Some(h) = hold {
+        h.recv().unwrap();
+    }
     while sent < total || got < total {
-        if hold.as_ref().is_some_and(|h| h.try_recv().is_ok()) {
-            hold = None;
-        }
-        if hold.is_none() {
-            t.poll_recv(&mut |ev| match owned(ev) {
-                Event::Frame(p, ch, bytes) => {
-                    assert_eq!(p, peer);
-                    let seq = next_rx[ch as usize];
-                    assert!(bytes == frame(ch, seq, max), "rank {me}: frame {seq} of channel {ch} differs");
-                    next_rx[ch as usize] += 1;
-                    got += 1;
-                }
-                Event::Lost(p, r) => panic!("rank {me}: lost {p}: {r}"),
-            })
-            .unwrap();
-        }
+        t.poll_recv(&mut |ev| match owned(ev) {
+            Event::Frame(p, ch, bytes) => {
+                assert_eq!(p, peer);
+                let seq = next_rx[ch as usize];
+                assert!(bytes == frame(ch, seq, max), "rank {me}: frame {seq} of channel {ch} differs");
+                next_rx[ch as usize] += 1;
+                got += 1;
+            }
+            // The other rank may finish and leave first: only after all its frames.
+            Event::Lost(p, r) => assert!(got == total, "rank {me}: lost {p} early: {r}"),
+        })
+        .unwrap();
         let mut idle = true;
         while sent < total {
             let ch = (sent % channels as u64) as u16;
