@@ -67,7 +67,7 @@ impl RingMem {
     /// `Consumer` built from this lives. `cap` must be a power of two of at
     /// least 64.
     pub(crate) unsafe fn new(head: *const AtomicU64, tail: *const AtomicU64, data: *mut u8, cap: usize) -> RingMem {
-        debug_assert!(cap.is_power_of_two() && cap >= 64 && data as usize % 8 == 0);
+        debug_assert!(cap.is_power_of_two() && cap >= 64 && data as usize & 7 == 0);
         RingMem { head, tail, data, cap }
     }
     fn head(&self) -> &AtomicU64 {
@@ -80,14 +80,14 @@ impl RingMem {
     }
     /// The header word at an 8-aligned offset below `cap`.
     fn word_at(&self, off: usize) -> &AtomicU64 {
-        debug_assert!(off % 8 == 0 && off + REC_HDR <= self.cap);
+        debug_assert!(off & 7 == 0 && off + REC_HDR <= self.cap);
         // SAFETY: in bounds and aligned (offsets are multiples of 8 below cap).
         unsafe { &*(self.data.add(off) as *const AtomicU64) }
     }
     /// Checks a (head, tail) pair: at most `cap` bytes apart, 8-aligned.
     fn check(&self, head: u64, tail: u64) -> Result<u64, RingError> {
         let used = tail.wrapping_sub(head);
-        if used > self.cap as u64 || head % 8 != 0 || tail % 8 != 0 {
+        if used > self.cap as u64 || (head | tail) & 7 != 0 {
             return Err(RingError::BadCounters { head, tail, cap: self.cap });
         }
         Ok(used)

@@ -121,13 +121,17 @@ impl Segment {
         if created {
             reserve(&file, len).map_err(|e| setup_err(path, format!("cannot reserve {len} bytes (is /dev/shm full? WANMPI_SHM_RING): {e}")))?;
         } else {
-            crate::setup::wait_until(deadline, || format!("the creator of {} to size it", path.display()), || {
-                let size = file.metadata().map_err(|e| setup_err(path, e))?.len() as usize;
-                if size != 0 && size != len {
-                    return Err(setup_err(path, format!("is {size} bytes, expected {len}: do all ranks use the same WANMPI_SHM_RING?")));
-                }
-                Ok(size == len)
-            })?;
+            crate::setup::wait_until(
+                deadline,
+                || format!("the creator of {} to size it", path.display()),
+                || {
+                    let size = file.metadata().map_err(|e| setup_err(path, e))?.len() as usize;
+                    if size != 0 && size != len {
+                        return Err(setup_err(path, format!("is {size} bytes, expected {len}: do all ranks use the same WANMPI_SHM_RING?")));
+                    }
+                    Ok(size == len)
+                },
+            )?;
         }
         seg.base = map(&file, len).map_err(|e| setup_err(path, format!("mmap: {e}")))?;
         let m = &seg.header().meta;
@@ -138,9 +142,11 @@ impl Segment {
             m.ring_bytes.store(ring_bytes as u64, Ordering::Relaxed);
             m.magic.store(MAGIC, Ordering::Release);
         } else {
-            crate::setup::wait_until(deadline, || format!("the creator of {} to fill its header", path.display()), || {
-                Ok(m.magic.load(Ordering::Acquire) == MAGIC)
-            })?;
+            crate::setup::wait_until(
+                deadline,
+                || format!("the creator of {} to fill its header", path.display()),
+                || Ok(m.magic.load(Ordering::Acquire) == MAGIC),
+            )?;
             let got = (m.version.load(Ordering::Relaxed), m.writer_rank.load(Ordering::Relaxed), m.reader_rank.load(Ordering::Relaxed));
             if got != (VERSION, writer, reader) || m.ring_bytes.load(Ordering::Relaxed) != ring_bytes as u64 {
                 return Err(setup_err(path, format!("header (version, writer, reader) = {got:?} does not match this job")));

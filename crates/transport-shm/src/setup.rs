@@ -57,9 +57,11 @@ pub fn setup(job_key: &str, rank: u32, size: u32, local: &[u32], opts: &ShmOptio
     let mut links = Vec::with_capacity(attached.len());
     for (p, mut out, mut inn, bell) in attached {
         let (o, i) = (&out.header().meta, &inn.header().meta);
-        wait_until(deadline, || format!("rank {p} to attach (is it running on this host?)"), || {
-            Ok(o.reader_pid.load(Ordering::Acquire) != 0 && i.writer_pid.load(Ordering::Acquire) != 0)
-        })?;
+        wait_until(
+            deadline,
+            || format!("rank {p} to attach (is it running on this host?)"),
+            || Ok(o.reader_pid.load(Ordering::Acquire) != 0 && i.writer_pid.load(Ordering::Acquire) != 0),
+        )?;
         let (a, b) = (o.reader_pid.load(Ordering::Acquire), i.writer_pid.load(Ordering::Acquire));
         if a != b {
             return Err(TransportError::Setup(format!("shm: rank {p} attached from two processes ({a} and {b})")));

@@ -111,8 +111,8 @@ impl Link {
         if !matches!(self.state, State::Up) {
             return;
         }
-        let closed = self.inn.header().meta.writer_closed.load(Ordering::Acquire) != 0
-            || self.out.header().meta.reader_closed.load(Ordering::Acquire) != 0;
+        let closed =
+            self.inn.header().meta.writer_closed.load(Ordering::Acquire) != 0 || self.out.header().meta.reader_closed.load(Ordering::Acquire) != 0;
         if closed {
             self.state = State::Leaving(format!("rank {} closed its shared-memory link (shut down)", self.peer));
         } else if self.watch.exited() {
@@ -451,5 +451,44 @@ impl Drop for ShmTransport {
         if !self.closed {
             self.mark_closed();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rank 1 turns hostile: it overwrites the length of a frame it already
+    /// published. Rank 0 must report it lost, not read past the ring.
+    #[test]
+    fn a_corrupt_length_from_a_peer_is_a_lost_peer_not_a_crash() {
+        let opts = ShmOptions { ring_bytes: 64 << 10, ..ShmOptions::default() };
+        let key = format!("u{}-hostile", std::process::id());
+        let (k, o) = (key.clone(), opts.clone());
+        let h = std::thread::spawn(move || crate::setup(&k, 1, 2, &[0, 1], &o, Duration::from_secs(10)).unwrap());
+        let mut a = crate::setup(&key, 0, 2, &[0, 1], &opts, Duration::from_secs(10)).unwrap();
+        let mut b = h.join().unwrap();
+        assert_eq!(b.try_send(0, 0, &[b"honest"]).unwrap(), SendStatus::Sent);
+        assert_eq!(b.try_send(0, 1, &[b"then lies"]).unwrap(), SendStatus::Sent);
+        // The second record starts at 16 (8-byte header + "honest" padded to 8).
+        let second = b.out_ring_data(0).wrapping_add(16) as *const AtomicU64;
+        // SAFETY: inside b's mapping of the ring, 8-aligned.
+        unsafe { (*second).store(u32::MAX as u64 | 1 << 48, Ordering::Relaxed) };
+        let mut got = vec![];
+        a.poll_recv(&mut |ev| {
+            got.push(match ev {
+                Incoming::Frame { bytes, .. } => String::from_utf8_lossy(bytes).into_owned(),
+                Incoming::PeerLost { peer, reason } => format!("lost {peer}: {reason}"),
+            })
+        })
+        .unwrap();
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0], "honest");
+        assert!(got[1].starts_with("lost 1:") && got[1].contains("corrupt"), "{got:?}");
+        // Reported once; sending to it is refused with the reason.
+        let mut more = 0;
+        a.poll_recv(&mut |_| more += 1).unwrap();
+        assert_eq!(more, 0);
+        assert!(matches!(a.try_send(1, 0, &[b"x"]), Err(TransportError::PeerLost { peer: 1, .. })));
     }
 }

@@ -95,19 +95,23 @@ impl Bell {
     /// Opens the peer's FIFO, waiting until `deadline` for the peer to create it.
     pub(crate) fn open(path: &Path, peer: u32, deadline: Instant) -> Result<Bell, TransportError> {
         let mut fd = None;
-        crate::setup::wait_until(deadline, || format!("rank {peer} to create its doorbell {}", path.display()), || {
-            // Read-write, though we only write: a FIFO with a reader (us)
-            // never raises SIGPIPE when its owner dies, which would kill a
-            // C program that did not ignore the signal.
-            match OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path) {
-                Ok(f) => {
-                    fd = Some(OwnedFd::from(f));
-                    Ok(true)
+        crate::setup::wait_until(
+            deadline,
+            || format!("rank {peer} to create its doorbell {}", path.display()),
+            || {
+                // Read-write, though we only write: a FIFO with a reader (us)
+                // never raises SIGPIPE when its owner dies, which would kill a
+                // C program that did not ignore the signal.
+                match OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path) {
+                    Ok(f) => {
+                        fd = Some(OwnedFd::from(f));
+                        Ok(true)
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+                    Err(e) => Err(TransportError::Setup(format!("shm doorbell {}: {e}", path.display()))),
                 }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-                Err(e) => Err(TransportError::Setup(format!("shm doorbell {}: {e}", path.display()))),
-            }
-        })?;
+            },
+        )?;
         Ok(Bell { fd: fd.expect("wait_until returned after Ok(true)") })
     }
 

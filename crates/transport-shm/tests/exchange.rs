@@ -29,7 +29,13 @@ fn frame(channel: u16, seq: u32, max: usize) -> Vec<u8> {
 /// on the transport (never spins) when it has nothing to do. With `hold`, it
 /// starts (reads nothing) only when told; with `refused`, it tells on its first
 /// WouldBlock. Returns how many sends were refused.
-fn exchange(t: &mut dyn Transport, channels: u16, per_channel: u32, hold: Option<mpsc::Receiver<()>>, mut refused_tx: Option<mpsc::Sender<()>>) -> u64 {
+fn exchange(
+    t: &mut dyn Transport,
+    channels: u16,
+    per_channel: u32,
+    hold: Option<mpsc::Receiver<()>>,
+    mut refused_tx: Option<mpsc::Sender<()>>,
+) -> u64 {
     let (me, peer) = (t.rank(), 1 - t.rank());
     let max = t.caps().max_frame;
     let total = channels as u64 * per_channel as u64;

@@ -23,11 +23,7 @@ pub fn pair(key: &str, opts: &ShmOptions) -> (ShmTransport, ShmTransport) {
 
 /// Files of job `key` left in the options' directory.
 pub fn leftovers(key: &str, opts: &ShmOptions) -> Vec<String> {
-    std::fs::read_dir(&opts.dir)
-        .expect("read shm dir")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.contains(key))
-        .collect()
+    std::fs::read_dir(&opts.dir).expect("read shm dir").filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.contains(key)).collect()
 }
 
 /// What a test keeps of an event.
