@@ -52,7 +52,8 @@
 //! | scatterv | one exchange at the root: its site's blocks, and each other leader the site's counts then its blocks; leaders hand out linearly | 1 | 1 | 2, sent together | `hier/scatter.rs` |
 //! | allgatherv | site gatherv to the leader (linear), leaders swap their sites' blocks in one exchange, site bcast of all blocks packed | 1 | 1 + ceil(log2 s) | 1 | `hier/allgather.rs` |
 //! | alltoall(v) | unchanged: every message is posted at once, so it already crosses once; routing through leaders would add two site hops and gain nothing in latency | 1 | 0 | ranks x ranks | `alltoall.rs` |
-//! | reduce_scatter, scan, exscan | unchanged (flat) | as above | | | |
+//! | reduce_scatter(_block) | the site-aware reduce to rank 0, then rank 0 posts every block at once (as flat) | 2 | <= ceil(log2 s) (+1) | 1 to rank 0's site, then one per rank back | `reduce_scatter.rs` |
+//! | scan, exscan | unchanged (flat recursive doubling: a rank's prefix needs every lower rank in order) | <= ceil(log2 p) | | | `scan.rs` |
 //!
 //! Order: a non-commutative reduce or allreduce combines per-site partials
 //! in site order (sites sorted by their lowest rank), which is rank order

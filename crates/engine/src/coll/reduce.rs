@@ -36,15 +36,27 @@ pub fn reduce(
         None if rank == root => recv.to_vec(),
         None => return Err(bad("MPI_IN_PLACE in reduce is only allowed at the root".into())),
     };
-    // Across sites, unless the op's order rules it out (`hier::reduce_allowed`).
-    let result = match Layout::of(comm).filter(|l| hier::reduce_allowed(l, op)) {
-        Some(l) => hier::reduce(comm, &l, input, count, ty, op, root)?,
-        None => reduce_to(comm, input, count, ty, op, root)?,
-    };
-    if let Some(result) = result {
+    if let Some(result) = reduce_any(comm, input, count, ty, op, root)? {
         recv.copy_from_slice(&result);
     }
     Ok(())
+}
+
+/// The reduction on checked arguments, result at `root` (`None`
+/// elsewhere): across sites when the communicator spans sites, unless the
+/// op's order rules it out (`hier::reduce_allowed`); else `reduce_to`.
+pub(super) fn reduce_any(
+    comm: &mut dyn CollComm,
+    input: Vec<u8>,
+    count: usize,
+    ty: BasicType,
+    op: &Op,
+    root: usize,
+) -> Result<Option<Vec<u8>>, CollError> {
+    match Layout::of(comm).filter(|l| hier::reduce_allowed(l, op)) {
+        Some(l) => hier::reduce(comm, &l, input, count, ty, op, root),
+        None => reduce_to(comm, input, count, ty, op, root),
+    }
 }
 
 /// The tree reduction itself, on checked arguments: returns the result at

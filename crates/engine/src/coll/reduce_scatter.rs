@@ -2,7 +2,7 @@
 
 use super::args::{bad, check_len, mul, reduction_bytes};
 use super::comm::{post, CollComm, CollError, SendItem};
-use super::reduce::reduce_to;
+use super::reduce::reduce_any;
 use super::TAG_REDUCE_SCATTER;
 use crate::datatype::BasicType;
 use crate::op::Op;
@@ -14,7 +14,8 @@ use crate::op::Op;
 ///
 /// Binomial reduce to rank 0 (order-preserving for any op), then rank 0
 /// posts every block at once: ceil(log2(size)) + 1 hops, with no more
-/// data on the wire than the reduction itself needs.
+/// data on the wire than the reduction itself needs. Across sites the
+/// reduce is the site-aware one (`hier::reduce`): two slow crossings.
 pub fn reduce_scatter(
     comm: &mut dyn CollComm,
     send: Option<&[u8]>,
@@ -44,7 +45,7 @@ pub fn reduce_scatter(
         }
     };
     let out = &mut recv[..own_bytes];
-    match reduce_to(comm, input, total, ty, op, 0)? {
+    match reduce_any(comm, input, total, ty, op, 0)? {
         Some(full) => {
             let mut sends = Vec::with_capacity(size);
             let mut at = 0;

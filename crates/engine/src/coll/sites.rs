@@ -14,8 +14,10 @@
 //!
 //! A non-commutative allreduce keeps the flat order-preserving algorithm
 //! unless every site's ranks are one contiguous run (then combining the
-//! partials in site order is rank order). The other collectives keep their
-//! flat algorithms (gatherv, scatterv and alltoall(v) already cross once).
+//! partials in site order is rank order). Reduce, gather(v), scatter(v)
+//! and allgatherv are in `hier/`, on the same `Layout` and `Site`;
+//! alltoall(v) keeps its one-exchange algorithm, which already crosses
+//! once. The table of all of them is in `mod.rs`.
 
 use super::comm::{post, CollComm, CollError, RecvItem, SendItem};
 use crate::datatype::BasicType;

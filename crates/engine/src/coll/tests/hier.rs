@@ -460,3 +460,26 @@ fn scatterv_length_errors_stay_with_the_rank() {
         assert_eq!(res.is_err(), r == 3, "rank {r}: {res:?}");
     }
 }
+
+#[test]
+fn reduce_scatter_matches_flat_and_crosses_twice() {
+    for sites in layouts() {
+        let n = sites.len();
+        let counts: Vec<usize> = (0..n).map(|i| 4 * (i % 2 + 1)).collect();
+        let total: usize = counts.iter().sum();
+        for (op, ty) in [(sum(), BasicType::Int), (matmul_op(), MAT_TY)] {
+            let go = |c: &mut dyn CollComm| {
+                let mine = if ty == MAT_TY { mat_bytes(&rank_mats(c.rank(), total / 4)) } else { operand(ty, c.rank(), total) };
+                let mut out = vec![0u8; counts[c.rank()] * ty.extent()];
+                reduce_scatter(c, Some(&mine), &mut out, &counts, ty, &op).unwrap();
+                out
+            };
+            let (flat, _) = split(run(n, |c| go(c)));
+            let (hier, cts) = split(run_counted(&sites, |c| go(c)));
+            assert_eq!(hier, flat, "{op:?} on {sites:?}");
+            if site_count(&sites) > 1 && (op.is_commutative() || contiguous(&sites)) {
+                assert!(cts.iter().all(|c| c.wan_depth <= 2), "{op:?} on {sites:?}: {cts:?}");
+            }
+        }
+    }
+}
