@@ -173,6 +173,8 @@ pub struct ShmTransport {
     /// First link served by the next `poll_recv` (round robin).
     start: usize,
     pollfds: Vec<libc::pollfd>,
+    /// `arm` ran since the last `poll_recv`: the caller may be asleep on the fd.
+    armed: bool,
     closed: bool,
 }
 
@@ -197,6 +199,7 @@ impl ShmTransport {
             self_rings: 0,
             start: 0,
             pollfds: Vec::new(),
+            armed: false,
             closed: false,
         }
     }
@@ -231,6 +234,7 @@ impl ShmTransport {
     /// Arms every incoming ring, then re-checks them; rings our own
     /// doorbell if something is (or may be) there. True if so.
     fn arm(&mut self) -> bool {
+        self.armed = true;
         for l in &self.links {
             let armed = &l.inn.header().reader.armed;
             if armed.load(Ordering::Relaxed) == 0 {
@@ -331,6 +335,10 @@ impl Transport for ShmTransport {
         let len = self.caps.check_frame(channel, parts)?;
         if peer == self.rank {
             self.self_queue.push_back((channel, parts.concat()));
+            if std::mem::take(&mut self.armed) {
+                // A caller about to sleep on the fd must see this frame too.
+                self.ring_self();
+            }
             return Ok(SendStatus::Sent);
         }
         let link = self.link(peer).ok_or(TransportError::NoSuchPeer(peer))?;
@@ -360,6 +368,7 @@ impl Transport for ShmTransport {
     }
 
     fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
+        self.armed = false;
         self.drain_doorbell();
         let mut n = 0;
         for _ in 0..self.self_queue.len() {

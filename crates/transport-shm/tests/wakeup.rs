@@ -104,3 +104,16 @@ fn a_writer_blocked_on_a_full_ring_wakes_when_the_reader_drains() {
     assert!(start.elapsed() < Duration::from_secs(1), "took {:?}", start.elapsed());
     let _b = h.join().unwrap();
 }
+
+#[test]
+fn a_send_to_oneself_makes_the_readiness_fd_readable() {
+    let (mut a, _b) = pair(&job_key("selffd"), &ShmOptions::default());
+    assert_eq!(frames(&mut a), 0);
+    a.try_send(0, 0, &[b"to me"]).unwrap();
+    let mut p = libc::pollfd { fd: a.readiness_fd().unwrap(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one live pollfd.
+    assert_eq!(unsafe { libc::poll(&mut p, 1, 1000) }, 1);
+    assert_eq!(frames(&mut a), 1);
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::poll(&mut p, 1, 0) }, 0, "fd still readable");
+}
