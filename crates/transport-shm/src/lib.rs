@@ -34,7 +34,7 @@ mod setup;
 mod transport;
 mod wake;
 
-pub use options::{ShmOptions, DEFAULT_MAX_FRAME, DEFAULT_RING, ENV_DIR, ENV_RING};
+pub use options::{ShmOptions, DEFAULT_MAX_FRAME, DEFAULT_RING, ENV_ARM_AFTER, ENV_DIR, ENV_RING};
 pub use ring::RingError;
 pub use setup::setup;
 pub use transport::ShmTransport;

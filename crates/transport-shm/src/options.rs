@@ -9,6 +9,8 @@ use wanmpi_transport::TransportError;
 pub const ENV_RING: &str = "WANMPI_SHM_RING";
 /// Directory of the segments and doorbells (default /dev/shm).
 pub const ENV_DIR: &str = "WANMPI_SHM_DIR";
+/// Empty `poll_recv`s in a row before it arms the doorbell (default 0).
+pub const ENV_ARM_AFTER: &str = "WANMPI_SHM_ARM_AFTER";
 
 /// Default ring: 4 MiB per direction per pair. Holds four frames of the
 /// largest size, so a sender rarely waits on a reader that is only slightly
@@ -36,6 +38,16 @@ pub struct ShmOptions {
     /// How often `poll_recv` asks whether peer processes still live (a
     /// syscall per peer), besides the pidfds that wake `wait` at once.
     pub liveness_interval: Duration,
+    /// Empty `poll_recv` calls in a row after which it arms the doorbell
+    /// (0: after every empty call). An armed reader costs each incoming
+    /// message a doorbell ring, two syscalls (about 1 us); a reader that
+    /// polls without arming is not woken by the readiness fd. 0 is right for
+    /// any caller that may sleep on the fd after one empty poll (the
+    /// runtime's progress thread); the runtime's blocking calls spin
+    /// `WANMPI_SPIN_ROUNDS` (2000) rounds before sleeping, so any value below
+    /// that keeps them correct and spares busy ping-pongs the syscalls.
+    /// `wait` always arms.
+    pub arm_after: u32,
 }
 
 impl Default for ShmOptions {
@@ -46,6 +58,7 @@ impl Default for ShmOptions {
             channels: 64,
             batch: 64,
             liveness_interval: Duration::from_millis(100),
+            arm_after: 0,
         }
     }
 }
@@ -67,7 +80,7 @@ fn parse_bytes(v: &str) -> Option<usize> {
 }
 
 impl ShmOptions {
-    /// Defaults overridden by WANMPI_SHM_RING and WANMPI_SHM_DIR.
+    /// Defaults overridden by WANMPI_SHM_RING, WANMPI_SHM_DIR and WANMPI_SHM_ARM_AFTER.
     pub fn from_env() -> Result<ShmOptions, TransportError> {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
@@ -77,6 +90,9 @@ impl ShmOptions {
         let mut o = ShmOptions::default();
         if let Some(v) = get(ENV_RING) {
             o.ring_bytes = parse_bytes(&v).ok_or_else(|| bad(ENV_RING, &v, "not a byte count"))?;
+        }
+        if let Some(v) = get(ENV_ARM_AFTER) {
+            o.arm_after = v.trim().parse().map_err(|_| bad(ENV_ARM_AFTER, &v, "not a count"))?;
         }
         if let Some(v) = get(ENV_DIR).filter(|s| !s.trim().is_empty()) {
             o.dir = PathBuf::from(v.trim());
@@ -114,10 +130,11 @@ mod tests {
         let o = ShmOptions::from_lookup(|k| match k {
             ENV_RING => Some(" 256k".into()),
             ENV_DIR => Some("/tmp".into()),
+            ENV_ARM_AFTER => Some("100".into()),
             _ => None,
         })
         .unwrap();
-        assert_eq!((o.ring_bytes, o.max_frame(), o.dir), (256 << 10, 64 << 10, PathBuf::from("/tmp")));
+        assert_eq!((o.ring_bytes, o.max_frame(), o.dir, o.arm_after), (256 << 10, 64 << 10, PathBuf::from("/tmp"), 100));
         assert_eq!(parse_bytes("8M"), Some(8 << 20));
         assert_eq!(parse_bytes("1048576"), Some(1 << 20));
     }

@@ -3,9 +3,10 @@
 //! Wake-up protocol (no lost wake-ups, no syscalls while both sides are busy):
 //! - A reader that may sleep *arms*: sets `armed` in each incoming ring,
 //!   fences (SeqCst), then re-checks every ring; data found means it rings
-//!   its own doorbell instead of sleeping on it. `poll_recv` arms whenever it
-//!   returns with the rings empty, because the runtime polls the readiness fd
-//!   directly, without telling us it is about to sleep.
+//!   its own doorbell instead of sleeping on it. `wait` always arms.
+//!   `poll_recv` arms when it returns with the rings empty (by default every
+//!   time, see `ShmOptions::arm_after`), because the runtime polls the
+//!   readiness fd directly, without telling us it is about to sleep.
 //! - A writer publishes `tail`, fences (SeqCst), and if `armed` is set swaps
 //!   it to 0 and rings the reader's doorbell. Either the writer sees the flag
 //!   or the reader's re-check sees the data (the two fences order them).
@@ -175,6 +176,8 @@ pub struct ShmTransport {
     pollfds: Vec<libc::pollfd>,
     /// `arm` ran since the last `poll_recv`: the caller may be asleep on the fd.
     armed: bool,
+    /// Empty `poll_recv`s in a row (`ShmOptions::arm_after`).
+    idle_polls: u32,
     closed: bool,
 }
 
@@ -200,6 +203,7 @@ impl ShmTransport {
             start: 0,
             pollfds: Vec::new(),
             armed: false,
+            idle_polls: 0,
             closed: false,
         }
     }
@@ -394,7 +398,10 @@ impl Transport for ShmTransport {
             // Frames left for the next call: keep the fd readable meanwhile.
             self.ring_self();
         } else {
-            self.arm();
+            self.idle_polls = if n > 0 { 0 } else { self.idle_polls.saturating_add(1) };
+            if self.opts.arm_after == 0 || self.idle_polls >= self.opts.arm_after {
+                self.arm();
+            }
         }
         Ok(n)
     }

@@ -117,3 +117,26 @@ fn a_send_to_oneself_makes_the_readiness_fd_readable() {
     // SAFETY: as above.
     assert_eq!(unsafe { libc::poll(&mut p, 1, 0) }, 0, "fd still readable");
 }
+
+#[test]
+fn with_arm_after_the_fd_wakes_only_once_the_reader_polled_idle_that_often() {
+    let opts = ShmOptions { arm_after: 3, ..ShmOptions::default() };
+    let (mut a, mut b) = pair(&job_key("armafter"), &opts);
+    let fd = b.readiness_fd().unwrap();
+    let readable = |ms| {
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one live pollfd.
+        unsafe { libc::poll(&mut p, 1, ms) == 1 }
+    };
+    // Two empty polls: not armed, a send does not ring.
+    assert_eq!(frames(&mut b) + frames(&mut b), 0);
+    a.try_send(1, 0, &[b"quiet"]).unwrap();
+    assert!(!readable(0));
+    assert_eq!(frames(&mut b), 1);
+    for _ in 0..3 {
+        assert_eq!(frames(&mut b), 0);
+    }
+    a.try_send(1, 0, &[b"loud"]).unwrap();
+    assert!(readable(1000));
+    assert_eq!(frames(&mut b), 1);
+}
