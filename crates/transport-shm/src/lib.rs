@@ -10,8 +10,9 @@
 //!   it is unlinked as soon as both sides mapped it, so a killed job leaves
 //!   nothing behind.
 //! - **Wake-up** (`wake`, protocol in `transport`): one FIFO "doorbell" per
-//!   rank, its readiness fd. Writers ring it only when the reader armed, so
-//!   busy ranks make no syscalls.
+//!   rank, its readiness fd. Writers ring it only when the reader armed
+//!   (said it may sleep); `ShmOptions::arm_after` trades that syscall per
+//!   message of a busy-polling reader against waking raw-fd sleepers.
 //! - **Liveness** (`liveness`): pids in the segment header, watched through
 //!   pidfds; `shutdown` sets a closed flag first, so a peer tells a finished
 //!   rank from a crashed one. Corrupt ring content is a lost peer, not a
@@ -24,7 +25,9 @@
 //! ring, and out of it by the engine) — a single-copy path for long messages
 //! (`process_vm_readv`, or rendezvous straight into the user buffer) needs
 //! engine support; it trusts the peers' *content* (same job, same user) but
-//! not their lengths, which are checked before any read.
+//! not their lengths, which are checked before any read. Memory grows with
+//! the square of the ranks per host (two rings per pair, `WANMPI_SHM_RING`),
+//! and the ranks of a host must share a pid namespace (liveness by pid).
 
 mod liveness;
 mod options;
