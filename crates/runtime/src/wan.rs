@@ -18,6 +18,9 @@ use crate::options::WanPeers;
 
 /// How often peers whose path is not measured yet are looked at again.
 const RECHECK: Duration = Duration::from_millis(100);
+/// After this, peers still unmeasured stay without a window (a transport
+/// that measures nothing, such as sctp) and the progress loop stops asking.
+const GIVE_UP: Duration = Duration::from_secs(10);
 
 /// What is known of each peer's distance.
 pub struct WanPlan {
@@ -26,6 +29,7 @@ pub struct WanPlan {
     /// Bytes granted to each far peer (0: the window is off).
     grant: u64,
     next_check: Instant,
+    give_up_at: Instant,
     /// Set once every peer is decided: nothing left to look at.
     settled: bool,
     /// Every peer gets the window, near or far (`WANMPI_WAN_PEERS=all`).
@@ -49,7 +53,8 @@ impl WanPlan {
     pub fn new(rank: PeerId, size: u32, grant: u64, peers: WanPeers) -> WanPlan {
         let grant = if peers == WanPeers::None { 0 } else { grant };
         let decided = (0..size).map(|p| p == rank || grant == 0).collect();
-        WanPlan { decided, grant, next_check: Instant::now(), settled: grant == 0 || size < 2, all: peers == WanPeers::All }
+        let now = Instant::now();
+        WanPlan { decided, grant, next_check: now, give_up_at: now + GIVE_UP, settled: grant == 0 || size < 2, all: peers == WanPeers::All }
     }
 
     /// Looks at the peers not decided yet (at most every `RECHECK`) and
@@ -78,7 +83,7 @@ impl WanPlan {
                 None => {}
             }
         }
-        self.settled = self.decided.iter().all(|d| *d);
+        self.settled = self.decided.iter().all(|d| *d) || now >= self.give_up_at;
     }
 }
 
