@@ -22,12 +22,21 @@ pub const MAX_MEASURED: u32 = 1024;
 pub struct SiteMap {
     /// Site index of every world rank.
     site: Vec<u32>,
+    /// Number of distinct sites.
+    count: usize,
 }
 
 impl SiteMap {
     /// Every rank in one site: the flat algorithms.
     pub fn single(size: u32) -> SiteMap {
-        SiteMap { site: vec![0; size as usize] }
+        SiteMap::new(vec![0; size as usize])
+    }
+
+    fn new(site: Vec<u32>) -> SiteMap {
+        let mut distinct = site.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        SiteMap { count: distinct.len(), site }
     }
 
     /// From a comma list with one index per rank, as the launcher writes it.
@@ -38,7 +47,7 @@ impl SiteMap {
         if site.len() != size as usize {
             return Err(bad(format!("{} entries for {size} ranks", site.len())));
         }
-        Ok(SiteMap { site })
+        Ok(SiteMap::new(site))
     }
 
     /// The launcher's site map, if it gave one.
@@ -74,23 +83,20 @@ impl SiteMap {
             }
             next += 1;
         }
-        SiteMap { site: site.into_iter().map(|s| s.unwrap_or(0)).collect() }
+        SiteMap::new(site.into_iter().map(|s| s.unwrap_or(0)).collect())
     }
 
     /// Site of world rank `r`; one site for all when there are too many
     /// sites for the site-aware algorithms to pay.
     pub fn site_of(&self, r: u32) -> usize {
-        if self.count() > MAX_SITES {
+        if self.count > MAX_SITES {
             return 0;
         }
         self.site.get(r as usize).copied().unwrap_or(0) as usize
     }
 
     pub fn count(&self) -> usize {
-        let mut s = self.site.clone();
-        s.sort_unstable();
-        s.dedup();
-        s.len()
+        self.count
     }
 
     /// The map as the launcher writes it (for stats and tests).

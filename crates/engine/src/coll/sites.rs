@@ -148,7 +148,7 @@ pub(super) fn bcast(comm: &mut dyn CollComm, l: &Layout, buf: &mut [u8], root: u
 /// Allreduce across sites; `Ok(false)` when the op's order rules it out
 /// (the caller then runs the flat algorithm).
 pub(super) fn allreduce(comm: &mut dyn CollComm, l: &Layout, recv: &mut [u8], count: usize, ty: BasicType, op: &Op) -> Result<bool, CollError> {
-    if !op.is_commutative() && !l.contiguous() {
+    if !super::hier::reduce_allowed(l, op) {
         return Ok(false);
     }
     let members = l.my_site().to_vec();
@@ -167,15 +167,8 @@ pub(super) fn allreduce(comm: &mut dyn CollComm, l: &Layout, recv: &mut [u8], co
                 bufs.iter_mut().zip(&others).map(|((_, b), &(_, p))| RecvItem { buf: b.as_mut_slice(), peer: p, tag: TAG_LEADERS }).collect();
             comm.exchange(&sends, &mut recvs)?;
         }
-        // Combine in site order (rank order when sites are contiguous):
-        // acc = p0 op p1 op ... with the lower site the left operand.
-        let mut acc = parts[0].clone();
-        for p in &parts[1..] {
-            let mut right = p.clone();
-            op.apply(ty, count, &acc, &mut right)?;
-            acc = right;
-        }
-        recv.copy_from_slice(&acc);
+        // Site order is rank order when sites are contiguous.
+        recv.copy_from_slice(&super::hier::combine_in_order(parts, count, ty, op)?);
     }
     super::bcast::bcast(&mut Site::new(comm, &members, SECOND_PHASE), recv, 0)?;
     Ok(true)

@@ -38,7 +38,7 @@ mod scatter;
 
 pub(in crate::coll) use allgather::allgatherv;
 pub(in crate::coll) use gather::{gather, gatherv};
-pub(in crate::coll) use reduce::{reduce, reduce_allowed};
+pub(in crate::coll) use reduce::{combine_in_order, reduce, reduce_allowed};
 pub(in crate::coll) use scatter::{scatter, scatterv};
 
 use super::comm::{post, CollComm, CollError, RecvItem};

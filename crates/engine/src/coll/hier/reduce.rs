@@ -42,7 +42,7 @@ pub(in crate::coll) fn reduce(
 }
 
 /// `parts[0] op parts[1] op ...`, each lower part the left operand.
-fn combine_in_order(parts: Vec<Vec<u8>>, count: usize, ty: BasicType, op: &Op) -> Result<Vec<u8>, CollError> {
+pub(in crate::coll) fn combine_in_order(parts: Vec<Vec<u8>>, count: usize, ty: BasicType, op: &Op) -> Result<Vec<u8>, CollError> {
     let mut parts = parts.into_iter();
     let mut acc = parts.next().unwrap_or_default();
     for mut right in parts {
