@@ -1,4 +1,11 @@
+//! The job environment the launcher hands a rank, and the job secret, which
+//! comes on a pipe rather than in the environment (see [`JobEnv::from_env`]).
+
 use crate::BootstrapError;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::FromRawFd;
+use std::time::{Duration, Instant};
 
 /// Rank of this process in MPI_COMM_WORLD.
 pub const ENV_RANK: &str = "WANMPI_RANK";
@@ -6,8 +13,13 @@ pub const ENV_RANK: &str = "WANMPI_RANK";
 pub const ENV_SIZE: &str = "WANMPI_SIZE";
 /// Where the key/value service listens: `unix:/path` or `tcp:host:port`.
 pub const ENV_BOOTSTRAP: &str = "WANMPI_BOOTSTRAP";
-/// The job's secret: 64 hex digits (32 random bytes), fresh for every job.
+/// The job's secret as 64 hex digits (32 random bytes), fresh for every job.
+/// Only for ranks started by hand: it is visible in `/proc/PID/environ` for
+/// the process's whole life. The launcher uses [`ENV_SECRET_FD`] instead.
 pub const ENV_SECRET: &str = "WANMPI_JOB_SECRET";
+/// A file descriptor (a pipe) from which the rank reads the secret: 64 hex
+/// digits. The launcher sets it to 3; nothing secret is in the environment.
+pub const ENV_SECRET_FD: &str = "WANMPI_JOB_SECRET_FD";
 /// A job id, unique per launch (names temporary files, appears in logs).
 pub const ENV_JOB_ID: &str = "WANMPI_JOB_ID";
 /// The transport to use: tcp, sctp, ...
@@ -44,9 +56,96 @@ fn parse_secret(hex: &str) -> Result<[u8; 32], BootstrapError> {
     Ok(out)
 }
 
+/// Reads the secret from the pipe `fd` names: 64 hex digits, waiting at most
+/// `timeout` for them (over ssh they may still be on their way). The
+/// descriptor is closed afterwards, so it can be read only once.
+fn read_secret_fd(fd_text: &str, timeout: Duration) -> Result<[u8; 32], BootstrapError> {
+    let bad = |p: String| BootstrapError::BadEnv { var: ENV_SECRET_FD, problem: p };
+    let fd: i32 = fd_text.trim().parse().map_err(|_| bad(format!("{fd_text:?} is not a file descriptor number")))?;
+    if fd < 3 {
+        return Err(bad(format!("{fd} is a standard stream, not the secret's pipe")));
+    }
+    // Only a pipe or a socket: never take over an unrelated file the
+    // process happens to hold under that number.
+    // SAFETY: fstat writes into the zeroed struct we pass; a bad fd is an error.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(bad(format!("descriptor {fd} is not open (the secret can be read once, at init): {}", std::io::Error::last_os_error())));
+    }
+    let kind = st.st_mode & libc::S_IFMT;
+    if kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
+        return Err(bad(format!("descriptor {fd} is not a pipe")));
+    }
+    // SAFETY: the descriptor is open, is a pipe or socket, and the launcher
+    // gave it to us for this alone; the File owns and closes it.
+    let mut f = unsafe { File::from_raw_fd(fd) };
+    let deadline = Instant::now() + timeout;
+    let mut hex = Vec::with_capacity(64);
+    let mut buf = [0u8; 64];
+    while hex.len() < 64 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(bad(format!("no secret on descriptor {fd} within {timeout:?}")));
+        }
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut p, 1, left.as_millis().clamp(1, i32::MAX as u128) as i32) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(bad(e.to_string()));
+        }
+        if r == 0 {
+            continue;
+        }
+        // Never more than the digits still missing: what follows is not ours.
+        let want = 64 - hex.len();
+        match f.read(&mut buf[..want]) {
+            Ok(0) => return Err(bad(format!("the pipe closed after {} of 64 hex digits", hex.len()))),
+            Ok(n) => hex.extend(buf[..n].iter().copied().filter(|b| !b.is_ascii_whitespace())),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(bad(e.to_string())),
+        }
+    }
+    let text = String::from_utf8(hex).map_err(|_| bad("not hexadecimal".into()))?;
+    parse_secret(&text)
+}
+
+/// Takes the secret: from the pipe in `WANMPI_JOB_SECRET_FD`, else from
+/// `WANMPI_JOB_SECRET` (ranks started by hand), then removes both variables
+/// from this process's environment so that no program it starts inherits
+/// them.
+///
+/// Removing variables races with any other thread reading the environment
+/// (C's `getenv` takes no lock Rust's `remove_var` holds). It is safe here
+/// because a rank reads its job environment once, in MPI init, before the
+/// runtime starts any thread of its own. The one case left is an
+/// application thread calling `getenv` at that very moment; glibc's
+/// `unsetenv` only shifts pointers inside `environ` and frees nothing, so
+/// such a reader can at worst miss a variable, not crash.
+fn take_secret(timeout: Duration) -> Result<[u8; 32], BootstrapError> {
+    let from_fd = std::env::var(ENV_SECRET_FD).ok();
+    let from_env = std::env::var(ENV_SECRET).ok();
+    std::env::remove_var(ENV_SECRET_FD);
+    std::env::remove_var(ENV_SECRET);
+    match (from_fd, from_env) {
+        (Some(fd), _) => read_secret_fd(&fd, timeout),
+        (None, Some(hex)) => parse_secret(&hex),
+        (None, None) => Err(BootstrapError::BadEnv {
+            var: ENV_SECRET_FD,
+            problem: format!("neither it nor {ENV_SECRET} is set (the secret is taken once, at init)"),
+        }),
+    }
+}
+
 impl JobEnv {
     /// Reads the job environment. `Ok(None)` when the process was not started
     /// by a launcher (no `WANMPI_RANK`): it then runs as a singleton job.
+    ///
+    /// It *takes* the secret (see `take_secret`): call it once, at init,
+    /// before this process starts threads; a second call fails.
     pub fn from_env() -> Result<Option<JobEnv>, BootstrapError> {
         if std::env::var_os(ENV_RANK).is_none() {
             return Ok(None);
@@ -59,12 +158,14 @@ impl JobEnv {
         if size == 0 || rank >= size {
             return Err(BootstrapError::BadEnv { var: ENV_RANK, problem: format!("rank {rank} not below size {size}") });
         }
+        let bootstrap = var(ENV_BOOTSTRAP)?;
+        let job_id = var(ENV_JOB_ID)?;
         Ok(Some(JobEnv {
             rank,
             size,
-            bootstrap: var(ENV_BOOTSTRAP)?,
-            secret: parse_secret(&var(ENV_SECRET)?)?,
-            job_id: var(ENV_JOB_ID)?,
+            bootstrap,
+            secret: take_secret(crate::timeout_from_env())?,
+            job_id,
             transport: std::env::var(ENV_TRANSPORT).unwrap_or_else(|_| "tcp".into()),
             addr: std::env::var(ENV_ADDR).ok().filter(|s| !s.is_empty()),
         }))
@@ -86,5 +187,47 @@ mod tests {
         assert_eq!(parse_secret(&JobEnv::secret_hex(&s)).unwrap(), s);
         assert!(parse_secret("abc").is_err());
         assert!(parse_secret(&"zz".repeat(32)).is_err());
+    }
+
+    /// A pipe whose read end is returned as a raw descriptor (left open).
+    fn pipe_with(bytes: &[u8], close_writer: bool) -> (i32, Option<File>) {
+        let mut fds = [0i32; 2];
+        // SAFETY: two ints for pipe(2) to fill.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: the write end is ours alone.
+        let mut w = unsafe { File::from_raw_fd(fds[1]) };
+        std::io::Write::write_all(&mut w, bytes).unwrap();
+        (fds[0], (!close_writer).then_some(w))
+    }
+
+    #[test]
+    fn the_secret_is_read_from_a_pipe_once() {
+        let s: [u8; 32] = core::array::from_fn(|i| (i * 3 + 1) as u8);
+        let (fd, _) = pipe_with(format!("{}\n", JobEnv::secret_hex(&s)).as_bytes(), true);
+        assert_eq!(read_secret_fd(&fd.to_string(), Duration::from_secs(5)).unwrap(), s);
+    }
+
+    #[test]
+    fn a_short_or_silent_pipe_fails_in_bounded_time() {
+        let (fd, _) = pipe_with(b"abcd", true);
+        let e = read_secret_fd(&fd.to_string(), Duration::from_secs(5)).unwrap_err();
+        assert!(e.to_string().contains("closed after 4 of 64"), "{e}");
+        let (fd, writer) = pipe_with(b"", false);
+        let t = Instant::now();
+        let e = read_secret_fd(&fd.to_string(), Duration::from_millis(200)).unwrap_err();
+        assert!(e.to_string().contains("no secret"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(3));
+        drop(writer);
+        for bad in ["x", "-1", "0", "2"] {
+            assert!(read_secret_fd(bad, Duration::from_millis(10)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_regular_file_is_not_taken_for_the_secret_pipe() {
+        let f = File::open("/proc/self/stat").unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+        let e = read_secret_fd(&fd.to_string(), Duration::from_millis(10)).unwrap_err();
+        assert!(e.to_string().contains("not a pipe"), "{e}");
     }
 }

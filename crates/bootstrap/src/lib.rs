@@ -23,7 +23,7 @@ mod timeout;
 
 pub use addr::{BootstrapAddr, Stream};
 pub use client::Client;
-pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_TRANSPORT};
+pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
 pub use local::{local_kv_world, LocalKv};
 pub use server::{Server, ServerConfig, ServerEvent};
 pub use timeout::{timeout_from_env, DEFAULT_TIMEOUT, ENV_BOOTSTRAP_TIMEOUT};

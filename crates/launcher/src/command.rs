@@ -1,6 +1,30 @@
 //! The command line that starts one rank: directly, or through a launch agent.
+//!
+//! The job secret is never on a command line or in an environment: the
+//! launcher writes it into a pipe (see `process::spawn`). A local rank finds
+//! the pipe on descriptor 3; through an agent it is the agent's standard
+//! input (ssh forwards it), and a small `sh` step on the far side moves it
+//! to descriptor 3 and gives the program `/dev/null` as its input, as local
+//! ranks have. Either way the rank learns the descriptor from
+//! `WANMPI_JOB_SECRET_FD` and reads it once at init.
 
 use crate::env_vars::EnvList;
+
+/// The descriptor a rank reads the secret from.
+pub const SECRET_FD: i32 = 3;
+
+/// Run by `sh -c` on the agent's far side: the secret pipe (stdin) to
+/// descriptor 3, `/dev/null` as stdin, then the rank's words unchanged.
+const SECRET_STEP: &str = r#"exec 3<&0 0</dev/null; exec "$@""#;
+
+/// Where the started process finds the pipe carrying the secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretVia {
+    /// On this descriptor (a local rank); its stdin is `/dev/null`.
+    Fd(i32),
+    /// On standard input (a launch agent, which passes it on).
+    Stdin,
+}
 
 /// How to start a rank: `argv[0]` is the program to execute here.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -8,12 +32,7 @@ pub struct RankCommand {
     pub argv: Vec<String>,
     /// Variables set in the started process's own environment.
     pub env: EnvList,
-}
-
-/// Agents that hand the remote side one string for a shell to split.
-fn agent_uses_remote_shell(agent_program: &str) -> bool {
-    let base = agent_program.rsplit('/').next().unwrap_or(agent_program);
-    matches!(base, "ssh" | "rsh")
+    pub secret: SecretVia,
 }
 
 /// Quotes a word for a POSIX shell when it needs it.
@@ -27,14 +46,22 @@ pub fn shell_quote(w: &str) -> String {
 }
 
 /// Local ranks run `program args` with `env` set. Others run
-/// `AGENT HOST env VAR=value... program args`, or with `{host}` in the agent
-/// replaced by the host name instead of appending it. For ssh/rsh the words
-/// after the host are shell-quoted, since the remote shell splits them again.
+/// `AGENT HOST sh -c STEP wanmpi-rank env VAR=value... program args`, or
+/// with `{host}` in the agent replaced by the host name instead of appending
+/// it (STEP moves the secret's pipe from stdin to descriptor 3).
+///
+/// An agent the host is appended to (ssh, rsh, or anything used like them)
+/// joins its words into one string for a remote shell, so every word after
+/// the host is shell-quoted: the remote shell gives the rank exactly the
+/// values it was given, and runs nothing else. A `{host}` agent (such as
+/// `ip netns exec {host}`) executes its words directly, so they are passed
+/// as they are: no shell sees them until `sh -c STEP`, which passes its
+/// arguments on as `"$@"`, untouched.
 pub fn build(agent: &str, host: &str, local: bool, env: &EnvList, program: &str, args: &[String]) -> RankCommand {
     if local {
         let mut argv = vec![program.to_string()];
         argv.extend(args.iter().cloned());
-        return RankCommand { argv, env: env.clone() };
+        return RankCommand { argv, env: env.clone(), secret: SecretVia::Fd(SECRET_FD) };
     }
     let mut argv: Vec<String> = Vec::new();
     let mut templated = false;
@@ -45,14 +72,14 @@ pub fn build(agent: &str, host: &str, local: bool, env: &EnvList, program: &str,
     if !templated {
         argv.push(host.to_string());
     }
-    let quote = argv.first().map(|p| agent_uses_remote_shell(p)).unwrap_or(false);
-    let mut rest = vec!["env".to_string()];
+    let quote = !templated;
+    let mut rest = vec!["sh".to_string(), "-c".to_string(), SECRET_STEP.to_string(), "wanmpi-rank".to_string(), "env".to_string()];
     rest.extend(env.0.iter().map(|(k, v)| format!("{k}={v}")));
     rest.push(program.to_string());
     rest.extend(args.iter().cloned());
     argv.extend(rest.into_iter().map(|w| if quote { shell_quote(&w) } else { w }));
     // Local agents (ip netns exec) also see the variables directly.
-    RankCommand { argv, env: env.clone() }
+    RankCommand { argv, env: env.clone(), secret: SecretVia::Stdin }
 }
 
 #[cfg(test)]
@@ -73,12 +100,46 @@ mod tests {
     #[test]
     fn ssh_appends_the_host_and_quotes_for_the_remote_shell() {
         let c = build("ssh -p 2222", "node7", false, &env(), "/opt/prog", &["it's".into()]);
-        assert_eq!(c.argv, ["ssh", "-p", "2222", "node7", "env", "WANMPI_RANK=3", "'MSG=a b'", "/opt/prog", r"'it'\''s'"]);
+        let step = r#"'exec 3<&0 0</dev/null; exec "$@"'"#;
+        assert_eq!(
+            c.argv,
+            ["ssh", "-p", "2222", "node7", "sh", "-c", step, "wanmpi-rank", "env", "WANMPI_RANK=3", "'MSG=a b'", "/opt/prog", r"'it'\''s'"]
+        );
+        assert_eq!(c.secret, SecretVia::Stdin);
     }
 
     #[test]
     fn host_template_is_replaced_and_words_are_passed_as_they_are() {
         let c = build("ip netns exec {host}", "wan-h2", false, &env(), "./prog", &["a b".into()]);
-        assert_eq!(c.argv, ["ip", "netns", "exec", "wan-h2", "env", "WANMPI_RANK=3", "MSG=a b", "./prog", "a b"]);
+        assert_eq!(
+            c.argv,
+            ["ip", "netns", "exec", "wan-h2", "sh", "-c", SECRET_STEP, "wanmpi-rank", "env", "WANMPI_RANK=3", "MSG=a b", "./prog", "a b"]
+        );
+        assert_eq!(c.secret, SecretVia::Stdin);
+    }
+
+    /// What a POSIX shell makes of a quoted word: the test runs the real
+    /// `sh`, as the remote side of ssh does, and nothing may run.
+    #[test]
+    fn quoted_words_survive_a_real_shell_unchanged() {
+        let hostile = [
+            "a b",
+            "it's",
+            r#""q" 'q'"#,
+            "x; touch /nonexistent/pwned",
+            "$(echo pwned)",
+            "`echo pwned`",
+            "tab\tnew\nline",
+            "",
+            "\\",
+            "*",
+            "$HOME",
+            "!",
+        ];
+        let line: Vec<String> = ["printf", "[%s]\\n"].iter().map(|w| shell_quote(w)).chain(hostile.iter().map(|w| shell_quote(w))).collect();
+        let out = std::process::Command::new("sh").arg("-c").arg(line.join(" ")).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let want: String = hostile.iter().map(|w| format!("[{w}]\n")).collect();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), want);
     }
 }

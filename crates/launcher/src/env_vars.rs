@@ -1,8 +1,9 @@
 //! The environment every rank gets.
 
+use crate::command::SECRET_FD;
 use crate::error::LaunchError;
 use crate::spec::JobSpec;
-use wanmpi_bootstrap::{ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_TRANSPORT};
+use wanmpi_bootstrap::{ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
 
 pub const ENV_EAGER_LIMIT: &str = "WANMPI_EAGER_LIMIT";
 pub const ENV_PROGRESS_THREAD: &str = "WANMPI_PROGRESS_THREAD";
@@ -53,7 +54,10 @@ pub fn parse_assignment(s: &str, lookup: impl Fn(&str) -> Option<String>) -> Res
 pub fn common(spec: &JobSpec, own_env: &[(String, String)]) -> EnvList {
     let mut e = EnvList::default();
     if spec.pass_wanmpi_env {
-        for (k, v) in own_env.iter().filter(|(k, _)| k.starts_with("WANMPI_")) {
+        // A secret mpirun itself inherited (started from inside a rank by
+        // hand) is never passed on: each job gets its own, on a pipe.
+        let secret = |k: &str| k == ENV_SECRET || k == ENV_SECRET_FD;
+        for (k, v) in own_env.iter().filter(|(k, _)| k.starts_with("WANMPI_") && !secret(k)) {
             e.set(k, v);
         }
     }
@@ -79,7 +83,6 @@ pub struct Identity<'a> {
     pub rank: u32,
     pub size: u32,
     pub bootstrap: &'a str,
-    pub secret_hex: &'a str,
     pub job_id: &'a str,
     pub addr: Option<&'a str>,
 }
@@ -92,7 +95,10 @@ pub fn for_rank(common: &EnvList, id: &Identity) -> EnvList {
     e.set(ENV_RANK, &id.rank.to_string());
     e.set(ENV_SIZE, &id.size.to_string());
     e.set(ENV_BOOTSTRAP, id.bootstrap);
-    e.set(ENV_SECRET, id.secret_hex);
+    // Not the secret itself: where to read it (see `command`). `-x` or
+    // `--env` cannot put a secret of their own in its place.
+    e.0.retain(|(k, _)| k != ENV_SECRET);
+    e.set(ENV_SECRET_FD, &SECRET_FD.to_string());
     e.set(ENV_JOB_ID, id.job_id);
     e
 }
@@ -122,11 +128,15 @@ mod tests {
             ("WANMPI_TRANSPORT".to_string(), "sctp".to_string()),
             ("WANMPI_SCTP_STREAMS".to_string(), "4".to_string()),
             ("PATH".to_string(), "/bin".to_string()),
+            ("WANMPI_JOB_SECRET".to_string(), "00".repeat(32)),
+            ("WANMPI_JOB_SECRET_FD".to_string(), "7".to_string()),
         ];
         let c = common(&spec, &own);
         assert_eq!(c.get("WANMPI_TRANSPORT"), Some("sctp"));
         assert_eq!(c.get("WANMPI_SCTP_STREAMS"), Some("4"));
         assert_eq!(c.get("PATH"), None);
+        assert_eq!(c.get("WANMPI_JOB_SECRET"), None);
+        assert_eq!(c.get("WANMPI_JOB_SECRET_FD"), None);
         assert_eq!(c.get("FOO"), Some("bar"));
         assert_eq!(c.get("WANMPI_EAGER_LIMIT"), Some("5"));
         assert_eq!(c.get("WANMPI_PROGRESS_THREAD"), Some("1"));
@@ -136,8 +146,10 @@ mod tests {
         let c = common(&spec, &own);
         assert_eq!(c.get("WANMPI_TRANSPORT"), Some("wamp"));
         assert_eq!(c.get("WANMPI_EAGER_LIMIT"), Some("100"));
-        let r = for_rank(&c, &Identity { rank: 1, size: 2, bootstrap: "unix:/x", secret_hex: "ab", job_id: "j", addr: Some("198.18.0.2") });
+        let r = for_rank(&c, &Identity { rank: 1, size: 2, bootstrap: "unix:/x", job_id: "j", addr: Some("198.18.0.2") });
         assert_eq!(r.get("WANMPI_RANK"), Some("1"));
+        assert_eq!(r.get("WANMPI_JOB_SECRET_FD"), Some("3"));
+        assert_eq!(r.get("WANMPI_JOB_SECRET"), None);
         assert_eq!(r.get("WANMPI_ADDR"), Some("198.18.0.2"));
         assert_eq!(common(&JobSpec::local("p", &[], 1), &[]).get("WANMPI_TRANSPORT"), Some("tcp"));
     }

@@ -1,23 +1,51 @@
 //! Starting ranks in process groups of their own, and signalling them.
 
-use crate::command::RankCommand;
+use crate::command::{RankCommand, SecretVia};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
 
+/// A pipe holding `bytes`, its write end already closed: the reader gets
+/// them and then end of file. Both ends are close-on-exec, so no other
+/// process started meanwhile inherits either.
+fn pipe_holding(bytes: &[u8]) -> std::io::Result<OwnedFd> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills the two descriptors it creates.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are new and owned here alone.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+    // A pipe holds at least 4 KiB: a secret never blocks this write.
+    let mut w = w;
+    w.write_all(bytes)?;
+    Ok(r)
+}
+
 /// Starts a rank: own process group (so signals reach all it started, and a
-/// Ctrl-C at the terminal reaches only mpirun), stdin from /dev/null, output
-/// piped, and killed by the kernel if the launcher dies without cleaning up.
-pub fn spawn(cmd: &RankCommand) -> std::io::Result<Child> {
+/// Ctrl-C at the terminal reaches only mpirun), output piped, killed by the
+/// kernel if the launcher dies without cleaning up, and `secret` (then end
+/// of file) on a pipe where `cmd.secret` says: a local rank's descriptor 3,
+/// with stdin from /dev/null; an agent's stdin.
+pub fn spawn(cmd: &RankCommand, secret: &[u8]) -> std::io::Result<Child> {
     let (program, args) = cmd.argv.split_first().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"))?;
+    let pipe = pipe_holding(secret)?;
     let mut c = Command::new(program);
-    c.args(args)
-        .envs(cmd.env.0.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    c.args(args).envs(cmd.env.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    let onto = match cmd.secret {
+        SecretVia::Stdin => {
+            c.stdin(Stdio::from(pipe.try_clone()?));
+            None
+        }
+        SecretVia::Fd(n) => {
+            c.stdin(Stdio::null());
+            Some((pipe.as_raw_fd(), n))
+        }
+    };
     // SAFETY: the closure runs between fork and exec and calls only
-    // async-signal-safe functions (prctl, getppid, _exit).
+    // async-signal-safe functions (prctl, getppid, dup2, fcntl, _exit).
     let parent = std::process::id() as libc::pid_t;
     unsafe {
         c.pre_exec(move || {
@@ -26,10 +54,21 @@ pub fn spawn(cmd: &RankCommand) -> std::io::Result<Child> {
             if libc::getppid() != parent {
                 libc::_exit(127);
             }
+            if let Some((from, to)) = onto {
+                // dup2 onto another number clears close-on-exec on the
+                // copy; if the pipe already is that number, clear it here.
+                let ok = if from == to { libc::fcntl(to, libc::F_SETFD, 0) == 0 } else { libc::dup2(from, to) == to };
+                if !ok {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             Ok(())
         });
     }
-    c.spawn()
+    let child = c.spawn();
+    // Our copy of the read end closes here; the child holds its own.
+    drop(pipe);
+    child
 }
 
 /// Sends `sig` to the process group led by `pid`. Errors (group already gone)

@@ -30,6 +30,8 @@ fn variables_are_exported_to_every_rank() {
         "env:WANMPI_PASSED",
         "env:WANMPI_SIZE",
         "env:WANMPI_JOB_SECRET",
+        "env:WANMPI_JOB_SECRET_FD",
+        "secret",
         "env:WANMPI_ADDR",
     ]);
     c.env("PROBE_FROM_ENV", "hello").env("WANMPI_PASSED", "yes");
@@ -45,15 +47,19 @@ fn variables_are_exported_to_every_rank() {
         "WANMPI_PASSED=yes",
         "WANMPI_SIZE=2",
         "WANMPI_ADDR unset",
+        // Taken out of the environment once read.
+        "WANMPI_JOB_SECRET unset",
+        "WANMPI_JOB_SECRET_FD unset",
     ] {
         assert_eq!(r.stdout.matches(&format!("{want}\n")).count(), 2, "{want} in {}", r.stdout);
     }
-    let secrets: Vec<&str> = r.stdout.lines().filter_map(|l| l.strip_prefix("WANMPI_JOB_SECRET=")).collect();
+    let secrets: Vec<&str> = r.stdout.lines().filter_map(|l| l.strip_prefix("secret=")).collect();
     assert_eq!(secrets.len(), 2);
     assert_eq!(secrets[0], secrets[1]);
     assert_eq!(secrets[0].len(), 64);
     // A fresh secret every job.
-    let again = mpirun(&["-n", "1", PROBE, "env:WANMPI_JOB_SECRET"]);
+    let again = mpirun(&["-n", "1", PROBE, "secret"]);
+    assert!(again.stdout.starts_with("secret="), "{}", again.stdout);
     assert!(!again.stdout.contains(secrets[0]));
 }
 

@@ -26,6 +26,10 @@ impl Runtime {
     pub fn init() -> MpiResult<Arc<Runtime>> {
         let opts = RuntimeOptions::from_env()?;
         let boot = |e: wanmpi_bootstrap::BootstrapError| MpiError::new(ErrorClass::Other, format!("bootstrap: {e}"));
+        // Takes the job secret from its pipe and removes the secret's
+        // variables from this process's environment, so nothing the program
+        // starts inherits them. Safe only before any thread of ours exists:
+        // keep this ahead of the transport and the progress thread.
         let (transport, kv): (Box<dyn Transport>, Option<Client>) = match JobEnv::from_env().map_err(boot)? {
             None => (Box::new(loopback_world(1, 1).pop().expect("one rank")), None),
             Some(env) => {

@@ -5,6 +5,9 @@
 //!   fence | finalize  as the client does
 //!   print:T eprint:T partial:T   a line to stdout / stderr / no newline
 //!   env:VAR           print VAR=value (or VAR unset)
+//!   envhex:VAR        print VAR=<value's bytes in hex> (or VAR unset)
+//!   secret            print secret=<the job secret it read, in hex>
+//!   stdin             print stdin=<what standard input holds, in hex>
 //!   exit:C  kill  sleep:S  ignore-term  grandchild:S
 //!   abort:C:MSG  lost:R:REASON  intrude (connect with a wrong secret)
 
@@ -49,6 +52,16 @@ fn main() {
                 Ok(v) => println!("{arg}={v}"),
                 Err(_) => println!("{arg} unset"),
             },
+            "envhex" => match std::env::var_os(arg) {
+                Some(v) => println!("{arg}={}", hex(std::os::unix::ffi::OsStrExt::as_bytes(v.as_os_str()))),
+                None => println!("{arg} unset"),
+            },
+            "secret" => println!("secret={}", hex(&env.secret)),
+            "stdin" => {
+                let mut all = Vec::new();
+                let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut all);
+                println!("stdin={}", hex(&all));
+            }
             "exit" => std::process::exit(arg.parse().unwrap_or(1)),
             "kill" => {
                 // SAFETY: raising a signal at ourselves.
@@ -91,6 +104,10 @@ fn main() {
 /// counts as having started MPI).
 fn kv<'a>(client: &'a mut Option<Client>, env: &JobEnv) -> &'a mut Client {
     client.get_or_insert_with(|| Client::connect(env).unwrap_or_else(|e| fail(&format!("connect: {e}"))))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 fn fail(msg: &str) -> ! {

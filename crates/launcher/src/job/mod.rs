@@ -55,14 +55,16 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
         common.set(env_vars::ENV_SITE_MAP, &sites);
     }
     let sink = Sink { mode: spec.output, tag: spec.tag_output, captured: Arc::default() };
-    let secret_hex = JobEnv::secret_hex(&secret);
+    // Handed to each rank on a pipe (see `command`), never in its
+    // environment or on a command line.
+    let secret_line = format!("{}\n", JobEnv::secret_hex(&secret));
     let mut ranks: Vec<Rank> = Vec::with_capacity(placements.len());
     for (i, p) in placements.iter().enumerate() {
         let rank = i as u32;
-        let id = Identity { rank, size, bootstrap: service.address(), secret_hex: &secret_hex, job_id: &job_id, addr: p.addr.as_deref() };
+        let id = Identity { rank, size, bootstrap: service.address(), job_id: &job_id, addr: p.addr.as_deref() };
         let env = env_vars::for_rank(&common, &id);
         let cmd = command::build(&spec.launch_agent, &p.host, local[i], &env, &spec.program, &spec.args);
-        match start_rank(rank, p, &cmd, &sink, &tx) {
+        match start_rank(rank, p, &cmd, secret_line.as_bytes(), &sink, &tx) {
             Ok(pid) => ranks.push(Rank::new(p.host.clone(), pid)),
             Err(error) => {
                 // Nothing may outlive a failed start.
@@ -83,8 +85,8 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
 }
 
 /// Starts one rank with a thread per output stream and one waiting for it.
-fn start_rank(rank: u32, _p: &Placement, cmd: &command::RankCommand, sink: &Sink, tx: &Sender<Event>) -> std::io::Result<u32> {
-    let mut child = process::spawn(cmd)?;
+fn start_rank(rank: u32, _p: &Placement, cmd: &command::RankCommand, secret: &[u8], sink: &Sink, tx: &Sender<Event>) -> std::io::Result<u32> {
+    let mut child = process::spawn(cmd, secret)?;
     let pid = child.id();
     let streams: [(StreamKind, Option<Box<dyn std::io::Read + Send>>); 2] = [
         (StreamKind::Stdout, child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>)),
