@@ -442,3 +442,42 @@ pub unsafe extern "C" fn PMPI_Status_set_cancelled(st: *mut MPI_Status, flag: c_
         Ok(())
     })
 }
+
+/// MPI_Aint_add (MPI-4.0 §5.1.11): address arithmetic as the C library
+/// does it (wrapping, like unsigned pointer arithmetic).
+#[no_mangle]
+pub extern "C" fn PMPI_Aint_add(base: Aint, disp: Aint) -> Aint {
+    base.wrapping_add(disp)
+}
+
+/// MPI_Aint_diff (MPI-4.0 §5.1.11).
+#[no_mangle]
+pub extern "C" fn PMPI_Aint_diff(addr1: Aint, addr2: Aint) -> Aint {
+    addr1.wrapping_sub(addr2)
+}
+
+const TYPECLASS_REAL: c_int = 1;
+const TYPECLASS_INTEGER: c_int = 2;
+const TYPECLASS_COMPLEX: c_int = 3;
+
+/// MPI_Type_match_size (MPI-4.0 §19.1.9): the predefined C type of a class
+/// (MPI_TYPECLASS_REAL, _INTEGER, _COMPLEX) with `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dt: *mut c_int) -> c_int {
+    use wanmpi_runtime::BasicType as B;
+    call(COMM_WORLD, || {
+        let o = out(dt, "datatype")?;
+        let candidates: &[B] = match typeclass {
+            TYPECLASS_REAL => &[B::Float, B::Double, B::LongDouble],
+            TYPECLASS_INTEGER => &[B::SignedChar, B::Short, B::Int, B::Long, B::LongLong],
+            TYPECLASS_COMPLEX => &[B::CFloatComplex, B::CDoubleComplex, B::CLongDoubleComplex],
+            _ => return fail(ErrorClass::Arg, format!("typeclass {typeclass} is not MPI_TYPECLASS_REAL, _INTEGER or _COMPLEX")),
+        };
+        let b = candidates
+            .iter()
+            .find(|b| c_int::try_from(b.size()) == Ok(size))
+            .ok_or_else(|| MpiError::new(ErrorClass::Arg, format!("no predefined type of class {typeclass} has {size} bytes")))?;
+        *o = predef::datatype_handle(*b).ok_or_else(|| MpiError::new(ErrorClass::Intern, "a basic type without a handle"))?;
+        Ok(())
+    })
+}

@@ -18,6 +18,15 @@ pub fn get(h: c_int) -> R<Info> {
     }
 }
 
+/// The info an info routine works on: MPI_INFO_NULL is not an info object
+/// there (MPI-4.0 §10: MPI_Info_get, _dup, _get_nkeys ... raise MPI_ERR_INFO).
+fn get_object(h: c_int) -> R<Info> {
+    if h == INFO_NULL {
+        return fail(ErrorClass::Info, "MPI_INFO_NULL is not an info object");
+    }
+    get(h)
+}
+
 pub fn insert(i: Info) -> R<c_int> {
     objs().infos.insert(i).ok_or_else(|| MpiError::new(ErrorClass::NoMem, "too many info objects"))
 }
@@ -58,7 +67,7 @@ pub unsafe extern "C" fn PMPI_Info_get(info: c_int, k: *const c_char, valuelen: 
         let k = key(k)?;
         let flag = out(flag, "flag")?;
         let n = count(valuelen)?;
-        match get(info)?.get(k) {
+        match get_object(info)?.get(k) {
             Some(v) => {
                 *flag = 1;
                 // valuelen excludes the terminating NUL.
@@ -78,7 +87,7 @@ pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: c_int, k: *const c_char, v
         let k = key(k)?;
         let flag = out(flag, "flag")?;
         let len = out(valuelen, "valuelen")?;
-        match get(info)?.get(k) {
+        match get_object(info)?.get(k) {
             Some(v) => {
                 *flag = 1;
                 *len = int(v.len());
@@ -101,7 +110,7 @@ pub unsafe extern "C" fn PMPI_Info_delete(info: c_int, k: *const c_char) -> c_in
 pub unsafe extern "C" fn PMPI_Info_dup(info: c_int, newinfo: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let o = out(newinfo, "newinfo")?;
-        *o = insert(get(info)?)?;
+        *o = insert(get_object(info)?)?;
         Ok(())
     })
 }
@@ -119,7 +128,7 @@ pub unsafe extern "C" fn PMPI_Info_free(info: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: c_int, nkeys: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
-        *out(nkeys, "nkeys")? = int(get(info)?.nkeys());
+        *out(nkeys, "nkeys")? = int(get_object(info)?.nkeys());
         Ok(())
     })
 }
@@ -127,9 +136,42 @@ pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: c_int, nkeys: *mut c_int) -> 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: c_int, n: c_int, k: *mut c_char) -> c_int {
     call(COMM_WORLD, || {
-        let i = get(info)?;
+        let i = get_object(info)?;
         let key = i.nth_key(count(n)?).ok_or_else(|| MpiError::new(ErrorClass::Arg, format!("info has {} keys; no key {n}", i.nkeys())))?;
         write_str(key, k, MAX_INFO_KEY + 1, std::ptr::null_mut())
+    })
+}
+
+/// MPI-4.0's MPI_Info_get_string: `*buflen` in, the value's length with its
+/// NUL out; the value is truncated to fit the buffer.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_string(info: c_int, k: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let k = key(k)?;
+        let flag = out(flag, "flag")?;
+        let len = out(buflen, "buflen")?;
+        let cap = count(*len)?;
+        match get_object(info)?.get(k) {
+            Some(v) => {
+                *flag = 1;
+                if cap > 0 {
+                    write_str(v, value, cap, std::ptr::null_mut())?;
+                }
+                *len = int(v.len() + 1);
+            }
+            None => *flag = 0,
+        }
+        Ok(())
+    })
+}
+
+/// MPI-4.0's MPI_Info_create_env: a new info object with what MPI_INFO_ENV
+/// holds (nothing: wanmpi sets no environment keys).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        *out(info, "info")? = insert(get(INFO_ENV)?)?;
+        Ok(())
     })
 }
 

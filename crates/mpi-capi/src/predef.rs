@@ -124,6 +124,8 @@ pub const REQUEST_NULL: i32 = 0x2c00_0000;
 pub const MESSAGE_NULL: i32 = 0x2c00_0000;
 pub const MESSAGE_NO_PROC: i32 = 0x6c00_0000;
 pub const INFO_NULL: i32 = 0x1c00_0000;
+pub const WIN_NULL: i32 = 0x2000_0000;
+pub const SESSION_NULL: i32 = 0x3800_0000;
 pub const INFO_ENV: i32 = 0x5c00_0001;
 pub const KEYVAL_INVALID: i32 = 0x2400_0000;
 

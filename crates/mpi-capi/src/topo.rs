@@ -172,3 +172,13 @@ pub unsafe extern "C" fn PMPI_Cart_sub(comm: c_int, remain: *const c_int, newcom
         Ok(())
     })
 }
+
+static UNWEIGHTED_OBJ: c_int = 0;
+static WEIGHTS_EMPTY_OBJ: c_int = 0;
+
+/// MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are variables in MPICH's ABI
+/// (`extern int *const`): distinct addresses that are not user arrays.
+#[no_mangle]
+pub static MPI_UNWEIGHTED: crate::convert::Exported<c_int> = crate::convert::Exported(&UNWEIGHTED_OBJ);
+#[no_mangle]
+pub static MPI_WEIGHTS_EMPTY: crate::convert::Exported<c_int> = crate::convert::Exported(&WEIGHTS_EMPTY_OBJ);

@@ -1,98 +1,73 @@
-//! MPI-3.1 functions wanmpi does not implement: one-sided communication,
-//! file I/O, dynamic processes, nonblocking collectives, graph and
-//! distributed-graph topologies, generalized requests, Alltoallw. They exist
-//! so that programs link; each returns MPI_ERR_UNSUPPORTED_OPERATION with a
-//! message naming it, through MPI_COMM_WORLD's error handler. The list is
-//! mirrored in docs/c-api.md ("Not supported") and include/mpi.h.
+//! What the generated functions of `stubs.rs` share: a function wanmpi does
+//! not implement fails only its own call, with MPI_ERR_UNSUPPORTED_OPERATION
+//! and a message naming it, through the error handler of its communicator
+//! (MPI_COMM_WORLD's when it has none), after setting its output handles to
+//! their null values so that a later MPI_Wait or free sees a null handle.
+//! The list is in docs/c-api.md ("Not supported").
+//!
+//! Large-count (`_c`) forwarders use `narrow`/`widen` to call the int
+//! version when the values fit.
 
-use std::os::raw::c_int;
+use std::ffi::c_void;
+use std::os::raw::{c_int, c_long};
 
 use wanmpi_runtime::{ErrorClass, MpiError};
 
-use crate::error::raise;
-use crate::predef::COMM_WORLD;
+use crate::error::{code_of, raise};
 
-fn unsupported(name: &str) -> c_int {
-    raise(COMM_WORLD, MpiError::new(ErrorClass::UnsupportedOperation, format!("{name} is not supported by wanmpi")))
+fn not_supported(name: &str) -> MpiError {
+    MpiError::new(ErrorClass::UnsupportedOperation, format!("{name} is not supported by wanmpi"))
 }
 
-// The C caller passes its arguments in registers or on its own stack and
-// cleans up after itself, so an argument-less definition is a sound target
-// for any prototype returning int (System V x86_64 ABI).
-macro_rules! unsupported {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[no_mangle]
-            pub extern "C" fn $name() -> c_int {
-                unsupported(&stringify!($name)[1..])
-            }
-        )*
-    };
+/// Fails `name` through `comm`'s error handler.
+pub fn unsupported(name: &str, comm: c_int) -> c_int {
+    raise(comm, not_supported(name))
 }
 
-unsupported!(
-    PMPI_Win_create,
-    PMPI_Win_allocate,
-    PMPI_Win_allocate_shared,
-    PMPI_Win_create_dynamic,
-    PMPI_Win_free,
-    PMPI_Win_fence,
-    PMPI_Win_lock,
-    PMPI_Win_unlock,
-    PMPI_Win_lock_all,
-    PMPI_Win_unlock_all,
-    PMPI_Win_flush,
-    PMPI_Win_start,
-    PMPI_Win_complete,
-    PMPI_Win_post,
-    PMPI_Win_wait,
-    PMPI_Put,
-    PMPI_Get,
-    PMPI_Accumulate,
-    PMPI_Get_accumulate,
-    PMPI_Fetch_and_op,
-    PMPI_Compare_and_swap,
-    PMPI_File_open,
-    PMPI_File_close,
-    PMPI_File_delete,
-    PMPI_File_set_view,
-    PMPI_File_read,
-    PMPI_File_write,
-    PMPI_File_read_at,
-    PMPI_File_write_at,
-    PMPI_File_read_all,
-    PMPI_File_write_all,
-    PMPI_File_get_size,
-    PMPI_Comm_spawn,
-    PMPI_Comm_spawn_multiple,
-    PMPI_Open_port,
-    PMPI_Close_port,
-    PMPI_Comm_accept,
-    PMPI_Comm_connect,
-    PMPI_Comm_disconnect,
-    PMPI_Comm_join,
-    PMPI_Ibarrier,
-    PMPI_Ibcast,
-    PMPI_Ireduce,
-    PMPI_Iallreduce,
-    PMPI_Igather,
-    PMPI_Igatherv,
-    PMPI_Iscatter,
-    PMPI_Iscatterv,
-    PMPI_Iallgather,
-    PMPI_Iallgatherv,
-    PMPI_Ialltoall,
-    PMPI_Ialltoallv,
-    PMPI_Ireduce_scatter,
-    PMPI_Ireduce_scatter_block,
-    PMPI_Iscan,
-    PMPI_Iexscan,
-    PMPI_Alltoallw,
-    PMPI_Graph_create,
-    PMPI_Dist_graph_create,
-    PMPI_Dist_graph_create_adjacent,
-    PMPI_Grequest_start,
-    PMPI_Grequest_complete,
-    PMPI_Comm_idup,
-    PMPI_Comm_create_group,
-);
+/// Fails `name` with the code only: the default error handler of files and
+/// sessions is MPI_ERRORS_RETURN.
+pub fn unsupported_returned(name: &str) -> c_int {
+    code_of(&not_supported(name))
+}
+
+/// Sets a handle output argument to `null` (nothing when it is a null pointer).
+pub fn null_out(p: *mut c_int, null: c_int) {
+    // SAFETY: the caller's output argument, or null.
+    if let Some(h) = unsafe { p.as_mut() } {
+        *h = null;
+    }
+}
+
+/// MPI_FILE_NULL is a null pointer.
+pub fn null_file(p: *mut c_void) {
+    let p = p as *mut *mut c_void;
+    // SAFETY: the caller's MPI_File output argument, or null.
+    if let Some(h) = unsafe { p.as_mut() } {
+        *h = std::ptr::null_mut();
+    }
+}
+
+/// An MPI_Count argument as an int, if it fits.
+pub fn narrow(v: c_long) -> Option<c_int> {
+    c_int::try_from(v).ok()
+}
+
+/// The large-count call's error when a value does not fit the int version.
+pub fn too_large(name: &str, what: &str) -> c_int {
+    raise(
+        crate::predef::COMM_WORLD,
+        MpiError::new(ErrorClass::Count, format!("{name}: {what} does not fit in an int, and wanmpi's large-count calls go through the int ones")),
+    )
+}
+
+/// Writes an int result to the large-count output `p` after a successful call.
+pub fn widen(v: c_int, p: *mut c_long, rc: c_int) {
+    if rc != 0 {
+        return;
+    }
+    // SAFETY: the caller's MPI_Count output argument, or null.
+    if let Some(o) = unsafe { p.as_mut() } {
+        // MPI_UNDEFINED stays MPI_UNDEFINED.
+        *o = c_long::from(v);
+    }
+}

@@ -1,7 +1,9 @@
 //! The header and the library agree: every MPI_/PMPI_ function declared in
 //! include/mpi.h is exported by libmpi.so.12 and vice versa, MPI_ names are
-//! weak and PMPI_ names strong, nothing is versioned; the header compiles
-//! cleanly as C99 and as C++.
+//! weak and PMPI_ names strong, nothing is versioned; MPICH's exported
+//! variables (MPI_UNWEIGHTED ...) exist; the header compiles cleanly as C99
+//! and as C++; and scripts/check-abi finds every function and name of
+//! MPICH 4.0's headers.
 
 mod common;
 
@@ -30,6 +32,7 @@ fn exported_symbols_match_the_header() {
     let out = Command::new("readelf").args(["--dyn-syms", "-W"]).arg(&lib).output().expect("readelf");
     let text = String::from_utf8_lossy(&out.stdout);
     let mut exported = BTreeSet::new();
+    let mut variables = BTreeSet::new();
     for l in text.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
         // Num: Value Size Type Bind Vis Ndx Name
@@ -38,6 +41,10 @@ fn exported_symbols_match_the_header() {
         }
         let name = f[7];
         if !(name.starts_with("MPI_") || name.starts_with("PMPI_") || name.starts_with("MPIR_")) {
+            continue;
+        }
+        if f[3] == "OBJECT" {
+            variables.insert(name.to_string());
             continue;
         }
         assert!(!name.contains('@'), "{name} is versioned");
@@ -50,7 +57,21 @@ fn exported_symbols_match_the_header() {
     let undeclared: Vec<_> = exported.difference(&declared).collect();
     assert!(missing.is_empty(), "declared in mpi.h but not exported: {missing:?}");
     assert!(undeclared.is_empty(), "exported but not in mpi.h: {undeclared:?}");
-    assert!(declared.len() > 400, "only {} functions", declared.len());
+    assert!(declared.len() > 1100, "only {} functions", declared.len());
+    let wanted: BTreeSet<String> =
+        ["MPI_UNWEIGHTED", "MPI_WEIGHTS_EMPTY", "MPI_F_STATUS_IGNORE", "MPI_F_STATUSES_IGNORE", "MPI_F08_STATUS_IGNORE", "MPI_F08_STATUSES_IGNORE"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+    assert_eq!(variables, wanted, "exported variables");
+}
+
+#[test]
+fn check_abi_finds_every_mpich_function_and_name() {
+    let out = Command::new(root().join("scripts/check-abi")).arg(prefix()).output().expect("run scripts/check-abi");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "scripts/check-abi failed:\n{text}");
+    assert!(text.contains(", 0 missing from") && text.contains(", 0 do not compile"), "{text}");
 }
 
 #[test]
