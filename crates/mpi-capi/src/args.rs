@@ -49,19 +49,17 @@ pub fn datatype(h: c_int) -> R<Datatype> {
         .ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::Type, format!("{h:#x} is not a valid datatype handle (freed, or not supported)")))
 }
 
-/// The handle of a datatype value: predefined, already in the table, or
-/// newly registered (MPI_Type_get_contents).
+/// The handle MPI_Type_get_contents returns for a datatype value: the
+/// predefined handle, or a new handle to the same type (MPI-4.0 §5.1.13: a
+/// derived type comes back as a new reference the caller frees, so freeing
+/// it leaves the caller's own handle valid).
 pub fn datatype_handle(d: &Datatype) -> R<c_int> {
     if d.combiner() == wanmpi_engine::datatype::Combiner::Named {
         if let Some(h) = d.basic_kind().and_then(predef::datatype_handle) {
             return Ok(h);
         }
     }
-    let mut o = objs();
-    if let Some((h, _)) = o.types.iter().find(|(_, t)| t.ptr_eq(d)) {
-        return Ok(h);
-    }
-    o.types.insert(d.clone()).ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::NoMem, "too many datatypes"))
+    objs().types.insert(d.clone()).ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::NoMem, "too many datatypes"))
 }
 
 pub fn group(h: c_int) -> R<Arc<Group>> {

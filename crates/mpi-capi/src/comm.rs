@@ -145,6 +145,28 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut c_int) -> c_int {
     })
 }
 
+/// MPI_Comm_disconnect (MPI-4.0 §11.10.4): collective over `comm`; the
+/// barrier lets every member finish what it sent on the communicator before
+/// it goes, then it is freed. MPI_COMM_NULL is MPI_ERR_COMM.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut c_int) -> c_int {
+    let h = if comm.is_null() { COMM_WORLD } else { *comm };
+    call(h, || {
+        let c = out(comm, "comm")?;
+        let id = comm_id(*c)?;
+        if *c == COMM_WORLD || *c == crate::predef::COMM_SELF {
+            return crate::error::fail(ErrorClass::Comm, "MPI_Comm_disconnect of a predefined communicator");
+        }
+        rt()?.barrier(id)?;
+        rt()?.comm_free(id)?;
+        let mut o = objs();
+        o.carts.remove(c);
+        o.comm_errh.remove(c);
+        *c = COMM_NULL;
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_compare(a: c_int, b: c_int, result: *mut c_int) -> c_int {
     call(a, || {

@@ -111,9 +111,33 @@ pub unsafe extern "C" fn PMPI_Type_create_struct(
 ) -> c_int {
     call(COMM_WORLD, || {
         let n = count(c)?;
-        let ts: Vec<Datatype> = slice(types, n, "array_of_types")?.iter().map(|&t| datatype(t)).collect::<R<_>>()?;
-        register(newtype, Datatype::create_struct(&counts(blocklens, n, "array_of_blocklengths")?, &displs_aint(displs, n)?, &ts))
+        let hs = slice(types, n, "array_of_types")?;
+        let ts: Vec<Datatype> = hs.iter().map(|&t| datatype(t)).collect::<R<_>>()?;
+        let bl = counts(blocklens, n, "array_of_blocklengths")?;
+        let ds = displs_aint(displs, n)?;
+        if !hs.iter().any(|&h| h == predef::LB || h == predef::UB) {
+            return register(newtype, Datatype::create_struct(&bl, &ds, &ts));
+        }
+        register(newtype, struct_with_markers(hs, &bl, &ds, &ts))
     })
+}
+
+/// A struct with MPI-1's MPI_LB/MPI_UB markers (MPI-1.1 §3.12.3): the
+/// markers set the lower and upper bounds (the lowest MPI_LB and highest
+/// MPI_UB displacement), the other blocks the data. Built as the struct of
+/// the data blocks resized to those bounds, which later constructors keep,
+/// as MPI-1 says the markers are.
+fn struct_with_markers(hs: &[c_int], bl: &[usize], ds: &[isize], ts: &[Datatype]) -> Result<Datatype, DatatypeError> {
+    let data: Vec<usize> = (0..hs.len()).filter(|&i| hs[i] != predef::LB && hs[i] != predef::UB).collect();
+    let inner = Datatype::create_struct(
+        &data.iter().map(|&i| bl[i]).collect::<Vec<_>>(),
+        &data.iter().map(|&i| ds[i]).collect::<Vec<_>>(),
+        &data.iter().map(|&i| ts[i].clone()).collect::<Vec<_>>(),
+    )?;
+    let at = |m: c_int| (0..hs.len()).filter(move |&i| hs[i] == m).map(|i| ds[i]);
+    let lb = at(predef::LB).min().unwrap_or_else(|| inner.lb());
+    let ub = at(predef::UB).max().unwrap_or_else(|| inner.lb() + inner.extent());
+    Datatype::resized(&inner, lb, ub - lb)
 }
 
 #[no_mangle]
@@ -261,7 +285,7 @@ fn combiner_code(c: Combiner) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_envelope(dt: c_int, ni: *mut c_int, na: *mut c_int, nd: *mut c_int, combiner: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
-        let (i, a, d, c) = datatype(dt)?.envelope();
+        let (i, a, d, c) = if predef::marker(dt).is_some() { (0, 0, 0, Combiner::Named) } else { datatype(dt)?.envelope() };
         *out(ni, "num_integers")? = int(i);
         *out(na, "num_addresses")? = int(a);
         *out(nd, "num_datatypes")? = int(d);
@@ -282,7 +306,7 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
 ) -> c_int {
     call(COMM_WORLD, || {
         let d = datatype(dt)?;
-        if d.combiner() == Combiner::Named {
+        if d.combiner() == Combiner::Named || predef::marker(dt).is_some() {
             return fail(ErrorClass::Type, "MPI_Type_get_contents on a predefined datatype");
         }
         let (i, a, t) = d.contents();

@@ -75,7 +75,27 @@ pub const DATATYPES: &[(u32, BasicType)] = &[
 static TYPES: LazyLock<HashMap<i32, Datatype>> = LazyLock::new(|| DATATYPES.iter().map(|&(h, b)| (h as i32, Datatype::basic(b))).collect());
 
 pub fn datatype(h: i32) -> Option<&'static Datatype> {
-    TYPES.get(&h)
+    TYPES.get(&h).or_else(|| marker(h))
+}
+
+/// MPI_LB and MPI_UB as values: types of no data and no extent. Where they
+/// mean something (MPI_Type_create_struct) the constructor looks at the
+/// handle; the queries that must say "predefined" (envelope, name) too.
+static MARKERS: LazyLock<[Datatype; 2]> = LazyLock::new(|| {
+    [("MPI_LB", LB), ("MPI_UB", UB)].map(|(name, _)| {
+        let d = Datatype::contiguous(0, &Datatype::basic(Byte)).expect("an empty contiguous type");
+        d.set_name(name);
+        d.commit();
+        d
+    })
+});
+
+pub fn marker(h: i32) -> Option<&'static Datatype> {
+    match h {
+        LB => Some(&MARKERS[0]),
+        UB => Some(&MARKERS[1]),
+        _ => None,
+    }
 }
 
 /// The canonical C handle of a basic type (the first entry naming it).
@@ -115,6 +135,9 @@ pub const COMM_SELF: i32 = 0x4400_0001;
 pub const GROUP_NULL: i32 = 0x0800_0000;
 pub const GROUP_EMPTY: i32 = 0x4800_0000;
 pub const DATATYPE_NULL: i32 = 0x0c00_0000;
+/// MPI-1's bound markers, still in MPICH's ABI (removed from MPI-3's text).
+pub const LB: i32 = 0x4c00_0010;
+pub const UB: i32 = 0x4c00_0011;
 pub const OP_NULL: i32 = 0x1800_0000;
 pub const ERRHANDLER_NULL: i32 = 0x1400_0000;
 pub const ERRORS_ARE_FATAL: i32 = 0x5400_0000;

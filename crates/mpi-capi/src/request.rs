@@ -24,12 +24,20 @@ struct Snap {
     done: Option<Completion>,
     comm: c_int,
     persistent: bool,
+    /// A persistent request that is not started (nothing cached either).
+    inactive: bool,
 }
 
 fn snap(h: c_int) -> R<Snap> {
-    let o = objs();
-    let e = o.reqs.get(h).ok_or_else(|| MpiError::new(ErrorClass::Request, format!("{h:#x} is not a valid request handle")))?;
-    Ok(Snap { req: e.req, done: e.done.clone(), comm: e.comm, persistent: e.persistent })
+    let mut s = {
+        let o = objs();
+        let e = o.reqs.get(h).ok_or_else(|| MpiError::new(ErrorClass::Request, format!("{h:#x} is not a valid request handle")))?;
+        Snap { req: e.req, done: e.done.clone(), comm: e.comm, persistent: e.persistent, inactive: false }
+    };
+    if s.persistent && s.done.is_none() {
+        s.inactive = rt()?.request_inactive(s.req)?;
+    }
+    Ok(s)
 }
 
 /// Records that `h` completed: non-persistent handles become MPI_REQUEST_NULL.
@@ -46,7 +54,7 @@ fn retire(h: &mut c_int, s: &Snap) {
 }
 
 fn empty() -> Status {
-    Status::proc_null()
+    Status::empty()
 }
 
 /// The status a completion reports, and its error if the operation failed.
@@ -113,8 +121,15 @@ fn snaps(hs: &[c_int]) -> R<Vec<Option<Snap>>> {
     hs.iter().map(|&h| if h == REQUEST_NULL { Ok(None) } else { snap(h).map(Some) }).collect()
 }
 
+/// The runtime requests still to complete: not null, not inactive, not cached.
 fn pending(ss: &[Option<Snap>]) -> Vec<Option<Req>> {
-    ss.iter().map(|s| s.as_ref().filter(|s| s.done.is_none()).map(|s| s.req)).collect()
+    ss.iter().map(|s| s.as_ref().filter(|s| s.done.is_none() && !s.inactive).map(|s| s.req)).collect()
+}
+
+/// Null handles and inactive persistent requests, which Waitany/Testany and
+/// Waitsome/Testsome skip (MPI-4.0 §3.7.5).
+fn skipped(s: &Option<Snap>) -> bool {
+    s.as_ref().is_none_or(|s| s.inactive)
 }
 
 fn status_at(st: *mut MPI_Status, i: usize) -> *mut MPI_Status {
@@ -129,6 +144,17 @@ fn set_error(st: *mut MPI_Status, code: c_int) {
     if !status::ignored(st) {
         // SAFETY: the user's status array element.
         unsafe { (*st).MPI_ERROR = code };
+    }
+}
+
+/// Null and inactive requests get the empty status in Waitall/Testall.
+fn write_empty(ss: &[Option<Snap>], st: *mut MPI_Status) {
+    for (i, s) in ss.iter().enumerate() {
+        if skipped(s) {
+            let p = status_at(st, i);
+            status::write(p, &empty());
+            set_error(p, SUCCESS);
+        }
     }
 }
 
@@ -182,11 +208,7 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, reqs: *mut c_int, st: *mut M
         let got = rt()?.waitall(&pending(&ss))?;
         done.extend(got.into_iter().enumerate().filter_map(|(i, c)| c.map(|c| (i, c))));
         done.sort_by_key(|(i, _)| *i);
-        for (i, h) in hs.iter().enumerate() {
-            if *h == REQUEST_NULL {
-                status::write(status_at(st, i), &empty());
-            }
-        }
+        write_empty(&ss, st);
         finish_many(hs, &ss, &done, st, false)
     })
 }
@@ -205,11 +227,7 @@ pub unsafe extern "C" fn PMPI_Testall(count: c_int, reqs: *mut c_int, flag: *mut
         *flag = 1;
         done.extend(got.into_iter().enumerate().filter_map(|(i, c)| c.map(|c| (i, c))));
         done.sort_by_key(|(i, _)| *i);
-        for (i, h) in hs.iter().enumerate() {
-            if *h == REQUEST_NULL {
-                status::write(status_at(st, i), &empty());
-            }
-        }
+        write_empty(&ss, st);
         finish_many(hs, &ss, &done, st, false)
     })
 }
@@ -231,7 +249,7 @@ unsafe fn any(count: c_int, reqs: *mut c_int, index: *mut c_int, flag: Option<*m
                 }
             }
         };
-        let all_null = ss.iter().all(Option::is_none);
+        let all_null = ss.iter().all(skipped);
         if let Some(f) = flag {
             *out(f, "flag")? = c_int::from(found.is_some() || all_null);
         }
@@ -269,7 +287,7 @@ unsafe fn some(incount: c_int, reqs: *mut c_int, outcount: *mut c_int, indices: 
     multi(incount, reqs, |hs| {
         let outc = out(outcount, "outcount")?;
         let ss = snaps(hs)?;
-        if ss.iter().all(Option::is_none) {
+        if ss.iter().all(skipped) {
             *outc = UNDEFINED;
             return Ok(None);
         }
@@ -323,6 +341,11 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: c_int, flag: *mut c_in
             return Ok(());
         }
         let s = snap(request)?;
+        if s.inactive {
+            *flag = 1;
+            status::write(st, &empty());
+            return Ok(());
+        }
         let c = match s.done {
             Some(c) => Some(c),
             None => {
@@ -387,5 +410,14 @@ unsafe fn start(hs: &[c_int]) -> R<()> {
         }
         rs.push(s.req);
     }
-    rt()?.startall(&rs)
+    rt()?.startall(&rs)?;
+    // A completion MPI_Request_get_status saw belongs to the activation
+    // before this one.
+    let mut o = objs();
+    for &h in hs {
+        if let Some(e) = o.reqs.get_mut(h) {
+            e.done = None;
+        }
+    }
+    Ok(())
 }

@@ -488,11 +488,6 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(comm: c_int, _group: c_int, _tag
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_disconnect(_comm: *mut c_int) -> c_int {
-    unsupported("MPI_Comm_disconnect", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup(comm: c_int, newcomm: *mut c_int, request: *mut c_int) -> c_int {
     null_out(newcomm, predef::COMM_NULL);
     null_out(request, predef::REQUEST_NULL);

@@ -193,7 +193,7 @@ fn test_entry(st: &mut State, e: &mut Entry) -> MpiResult<Option<Status>> {
             *e = Entry::Done(s.clone());
             Ok(Some(s))
         }
-        Entry::Persistent { active: None, .. } => Ok(Some(Status::proc_null())),
+        Entry::Persistent { active: None, .. } => Ok(Some(Status::empty())),
         Entry::Persistent { active: Some(inner), .. } => {
             let r = test_entry(st, inner)?;
             if r.is_some() {

@@ -30,6 +30,16 @@ impl Runtime {
         Ok(st.reqs.insert(Entry::Persistent { spec, active: None }))
     }
 
+    /// Whether `r` is a persistent request that is not started: the
+    /// multiple-completion calls treat it as MPI_REQUEST_NULL (MPI-4.0 §3.7.5).
+    pub fn request_inactive(&self, r: Req) -> MpiResult<bool> {
+        let st = self.lock();
+        match st.reqs.get(r) {
+            Some(e) => Ok(matches!(e, Entry::Persistent { active: None, .. })),
+            None => err(ErrorClass::Request, "request handle is not valid"),
+        }
+    }
+
     /// MPI_Start.
     ///
     /// # Safety

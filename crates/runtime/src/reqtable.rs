@@ -38,6 +38,12 @@ impl Status {
     pub fn proc_null() -> Status {
         Status { source: PROC_NULL, tag: ANY_TAG, bytes: 0, error: None, cancelled: false }
     }
+
+    /// The empty status (MPI-4.0 §3.7.3): what an inactive persistent
+    /// request or MPI_REQUEST_NULL reports.
+    pub fn empty() -> Status {
+        Status { source: ANY_SOURCE, tag: ANY_TAG, bytes: 0, error: None, cancelled: false }
+    }
 }
 
 /// Unpacks a non-contiguous receive from its staging buffer at completion.

@@ -44,6 +44,22 @@ pub fn compile(compiler: &Path, name: &str, tag: &str) -> PathBuf {
     exe
 }
 
+/// Compiles `crates/mpi-capi/tests/c/<name>.c` (this crate's own C tests,
+/// which share tests/c/check.h) with `compiler`.
+pub fn compile_own(compiler: &Path, name: &str, tag: &str) -> PathBuf {
+    let exe = out_dir(tag).join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let inc = format!("-I{}", root().join("tests/c").display());
+    let out = Command::new(compiler)
+        .args(["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", &inc, "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", compiler.display()));
+    assert!(out.status.success(), "{} {name}.c failed:\n{}", compiler.display(), String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
 pub fn mpirun() -> PathBuf {
     root().join("target/release/mpirun")
 }

@@ -1,0 +1,433 @@
+/* Issue 11 (items 2 and 5): answers the standard fixes, on 2 ranks.
+ * Written against the standard, not against wanmpi: it also passes on MPICH
+ * (mpicc.mpich + mpirun.mpich), where the calls wanmpi does not implement
+ * succeed and their checks are skipped.
+ *   - the empty status (MPI_ANY_SOURCE, MPI_ANY_TAG, count 0) from
+ *     MPI_REQUEST_NULL and inactive persistent requests, in every
+ *     completion call and MPI_Request_get_status;
+ *   - Waitany/Testany/Waitsome over started-then-completed persistent
+ *     requests skip them;
+ *   - MPI_Type_get_contents returns datatypes the caller may free;
+ *   - MPI_LB/MPI_UB are predefined datatypes and set a struct's bounds;
+ *   - info queries on MPI_INFO_NULL and MPI_Comm_disconnect(MPI_COMM_NULL)
+ *     fail with the right class;
+ *   - a call that is not supported sets its output handles to null and
+ *     fails only itself;
+ *   - large-count (_c) calls, c2f/f2c, status conversion, MPI_Aint_add/diff,
+ *     MPI_Type_match_size.
+ */
+#include "check.h"
+
+#define SRC_TAG_EMPTY(st) ((st).MPI_SOURCE == MPI_ANY_SOURCE && (st).MPI_TAG == MPI_ANY_TAG)
+
+static void check_empty(const MPI_Status *st, const char *what)
+{
+    int n = -1;
+    OK(MPI_Get_count(st, MPI_INT, &n));
+    if (!(SRC_TAG_EMPTY(*st) && n == 0)) {
+        fprintf(stderr, "rank %d: %s: status source %d tag %d count %d, want %d %d 0\n", check_rank(), what, st->MPI_SOURCE,
+                st->MPI_TAG, n, MPI_ANY_SOURCE, MPI_ANY_TAG);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int cancelled = 1;
+    OK(MPI_Test_cancelled(st, &cancelled));
+    CHECK(!cancelled, what);
+}
+
+static void fill(MPI_Status *st)
+{
+    st->MPI_SOURCE = 77;
+    st->MPI_TAG = 77;
+    st->MPI_ERROR = 77;
+    MPI_Status_set_elements(st, MPI_INT, 5);
+}
+
+static void empty_statuses(int rank)
+{
+    MPI_Status st;
+    int flag = 0, index = 0, v = 0;
+    MPI_Request null = MPI_REQUEST_NULL;
+
+    fill(&st);
+    OK(MPI_Wait(&null, &st));
+    check_empty(&st, "MPI_Wait(MPI_REQUEST_NULL)");
+    fill(&st);
+    OK(MPI_Test(&null, &flag, &st));
+    CHECK(flag, "MPI_Test(MPI_REQUEST_NULL) is complete");
+    check_empty(&st, "MPI_Test(MPI_REQUEST_NULL)");
+    fill(&st);
+    OK(MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &st));
+    CHECK(flag, "MPI_Request_get_status(MPI_REQUEST_NULL) is complete");
+    check_empty(&st, "MPI_Request_get_status(MPI_REQUEST_NULL)");
+
+    /* An inactive persistent request: never started. */
+    MPI_Request r;
+    OK(MPI_Recv_init(&v, 1, MPI_INT, 1 - rank, 30, MPI_COMM_WORLD, &r));
+    fill(&st);
+    OK(MPI_Wait(&r, &st));
+    CHECK(r != MPI_REQUEST_NULL, "an inactive persistent request stays allocated");
+    check_empty(&st, "MPI_Wait(inactive)");
+    fill(&st);
+    flag = 0;
+    OK(MPI_Test(&r, &flag, &st));
+    CHECK(flag, "MPI_Test(inactive) is complete");
+    check_empty(&st, "MPI_Test(inactive)");
+    fill(&st);
+    flag = 0;
+    OK(MPI_Request_get_status(r, &flag, &st));
+    CHECK(flag, "MPI_Request_get_status(inactive) is complete");
+    check_empty(&st, "MPI_Request_get_status(inactive)");
+    MPI_Status sts[2];
+    MPI_Request two[2] = {r, MPI_REQUEST_NULL};
+    fill(&sts[0]);
+    fill(&sts[1]);
+    OK(MPI_Waitall(2, two, sts));
+    check_empty(&sts[0], "MPI_Waitall(inactive)");
+    check_empty(&sts[1], "MPI_Waitall(MPI_REQUEST_NULL)");
+    fill(&st);
+    OK(MPI_Waitany(2, two, &index, &st));
+    CHECK(index == MPI_UNDEFINED, "MPI_Waitany over inactive and null requests gives MPI_UNDEFINED");
+    check_empty(&st, "MPI_Waitany(inactive, null)");
+
+    /* Get_status on the inactive request, then a real activation: the
+     * activation's message must come out of the next MPI_Wait. */
+    int out = 100 + rank;
+    OK(MPI_Start(&r));
+    OK(MPI_Send(&out, 1, MPI_INT, 1 - rank, 30, MPI_COMM_WORLD));
+    OK(MPI_Wait(&r, &st));
+    CHECK(v == 101 - rank && st.MPI_SOURCE == 1 - rank && st.MPI_TAG == 30, "the started request receives");
+    OK(MPI_Request_free(&r));
+    CHECK(r == MPI_REQUEST_NULL, "freed");
+}
+
+static void persistent_any(int rank)
+{
+    int v = 0, index = -5, flag = 0, outcount = -5, idx[1];
+    MPI_Status st, sts[1];
+    MPI_Request r;
+    if (rank == 0)
+        OK(MPI_Send_init(&v, 1, MPI_INT, 1, 31, MPI_COMM_WORLD, &r));
+    else
+        OK(MPI_Recv_init(&v, 1, MPI_INT, 0, 31, MPI_COMM_WORLD, &r));
+    for (int round = 0; round < 3; round++) {
+        v = rank == 0 ? 40 + round : -1;
+        OK(MPI_Start(&r));
+        index = -5;
+        OK(MPI_Waitany(1, &r, &index, &st));
+        CHECK(index == 0, "MPI_Waitany completes the started request");
+        CHECK(r != MPI_REQUEST_NULL, "persistent request kept");
+        if (rank == 1)
+            CHECK(v == 40 + round && st.MPI_SOURCE == 0 && st.MPI_TAG == 31, "persistent receive via Waitany");
+        /* Completed: inactive again, so it is skipped. */
+        index = -5;
+        fill(&st);
+        OK(MPI_Waitany(1, &r, &index, &st));
+        CHECK(index == MPI_UNDEFINED, "MPI_Waitany skips a completed persistent request");
+        check_empty(&st, "MPI_Waitany(completed persistent)");
+        index = -5;
+        flag = 0;
+        fill(&st);
+        OK(MPI_Testany(1, &r, &index, &flag, &st));
+        CHECK(flag == 1 && index == MPI_UNDEFINED, "MPI_Testany on a completed persistent request: flag 1, MPI_UNDEFINED");
+#ifdef WANMPI /* MPICH 4.0.2 leaves the status untouched here, against MPI-4.0 §3.7.5 */
+        check_empty(&st, "MPI_Testany(completed persistent)");
+#endif
+        OK(MPI_Waitsome(1, &r, &outcount, idx, sts));
+        CHECK(outcount == MPI_UNDEFINED, "MPI_Waitsome skips a completed persistent request");
+        OK(MPI_Testsome(1, &r, &outcount, idx, sts));
+        CHECK(outcount == MPI_UNDEFINED, "MPI_Testsome skips a completed persistent request");
+    }
+    /* Testany reaching completion, then again. */
+    v = rank == 0 ? 50 : -1;
+    OK(MPI_Start(&r));
+    flag = 0;
+    for (int i = 0; i < 10000000 && !flag; i++)
+        OK(MPI_Testany(1, &r, &index, &flag, &st));
+    CHECK(flag && index == 0, "MPI_Testany completes the started request");
+    OK(MPI_Testany(1, &r, &index, &flag, &st));
+    CHECK(flag == 1 && index == MPI_UNDEFINED, "then skips it");
+    if (rank == 1)
+        CHECK(v == 50, "value via Testany");
+    OK(MPI_Request_free(&r));
+}
+
+static void contents_new_references(int rank)
+{
+    MPI_Datatype vec, contig, inner[1];
+    int ints[4];
+    MPI_Aint addrs[1];
+    OK(MPI_Type_vector(2, 1, 2, MPI_INT, &vec));
+    OK(MPI_Type_contiguous(3, vec, &contig));
+    OK(MPI_Type_commit(&contig));
+    int ni, na, nd, comb;
+    OK(MPI_Type_get_envelope(contig, &ni, &na, &nd, &comb));
+    CHECK(comb == MPI_COMBINER_CONTIGUOUS && ni == 1 && na == 0 && nd == 1, "contiguous envelope");
+    OK(MPI_Type_get_contents(contig, 4, 1, 1, ints, addrs, inner));
+    CHECK(ints[0] == 3, "contiguous count");
+    int size = 0;
+    OK(MPI_Type_size(inner[0], &size));
+    CHECK(size == 2 * (int)sizeof(int), "the returned type is the vector");
+    /* The standard: the caller frees derived types get_contents returns. */
+    OK(MPI_Type_free(&inner[0]));
+    CHECK(inner[0] == MPI_DATATYPE_NULL, "freed");
+    size = 0;
+    OK(MPI_Type_size(vec, &size));
+    CHECK(size == 2 * (int)sizeof(int), "the user's vector is still valid after freeing the returned handle");
+    MPI_Datatype again;
+    OK(MPI_Type_contiguous(2, vec, &again));
+    OK(MPI_Type_free(&again));
+    /* Still usable for communication. */
+    int buf[18], got[18];
+    for (int i = 0; i < 18; i++) {
+        buf[i] = i;
+        got[i] = -1;
+    }
+    OK(MPI_Sendrecv(buf, 1, contig, 1 - rank, 32, got, 1, contig, 1 - rank, 32, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    /* The vector's extent is 3 ints: data at 0, 2, 3, 5, 6, 8. */
+    for (int i = 0; i < 12; i++)
+        CHECK(got[i] == (i < 9 && i % 3 != 1 ? i : -1), "strided data after get_contents");
+    /* Predefined types come back as themselves. */
+    OK(MPI_Type_get_contents(vec, 4, 1, 1, ints, addrs, inner));
+    CHECK(inner[0] == MPI_INT && ints[0] == 2 && ints[1] == 1 && ints[2] == 2, "vector contents");
+    OK(MPI_Type_free(&contig));
+    OK(MPI_Type_free(&vec));
+}
+
+static void lb_ub(int rank)
+{
+    int size = -1;
+    MPI_Aint lb = -1, extent = -1;
+    MPI_Datatype markers[2] = {MPI_LB, MPI_UB};
+    for (int i = 0; i < 2; i++) {
+        OK(MPI_Type_size(markers[i], &size));
+        OK(MPI_Type_get_extent(markers[i], &lb, &extent));
+        CHECK(size == 0 && lb == 0 && extent == 0, "MPI_LB/MPI_UB have no size and no extent");
+        int ni, na, nd, comb;
+        OK(MPI_Type_get_envelope(markers[i], &ni, &na, &nd, &comb));
+        CHECK(comb == MPI_COMBINER_NAMED, "MPI_LB/MPI_UB are predefined");
+        char name[MPI_MAX_OBJECT_NAME];
+        int len = 0;
+        OK(MPI_Type_get_name(markers[i], name, &len));
+        CHECK(strcmp(name, i == 0 ? "MPI_LB" : "MPI_UB") == 0, name);
+    }
+    /* { LB at -4, int at 0, UB at 16 }: bounds from the markers. */
+    int bl[3] = {1, 1, 1};
+    MPI_Aint disp[3] = {-4, 0, 16};
+    MPI_Datatype types[3] = {MPI_LB, MPI_INT, MPI_UB}, t;
+    OK(MPI_Type_create_struct(3, bl, disp, types, &t));
+    OK(MPI_Type_commit(&t));
+    OK(MPI_Type_size(t, &size));
+    OK(MPI_Type_get_extent(t, &lb, &extent));
+    CHECK(size == (int)sizeof(int) && lb == -4 && extent == 20, "struct bounds from MPI_LB/MPI_UB");
+    /* Two of them: the second int sits 20 bytes after the first. */
+    int buf[12], got[12];
+    for (int i = 0; i < 12; i++) {
+        buf[i] = 10 * rank + i;
+        got[i] = -1;
+    }
+    OK(MPI_Sendrecv(&buf[1], 2, t, 1 - rank, 33, &got[1], 2, t, 1 - rank, 33, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    int other = 10 * (1 - rank);
+    CHECK(got[1] == other + 1 && got[6] == other + 6 && got[2] == -1 && got[5] == -1, "data laid out by the marker extent");
+    OK(MPI_Type_free(&t));
+    /* Only an upper bound. */
+    MPI_Datatype types2[2] = {MPI_INT, MPI_UB};
+    MPI_Aint disp2[2] = {0, 12};
+    OK(MPI_Type_create_struct(2, bl, disp2, types2, &t));
+    OK(MPI_Type_get_extent(t, &lb, &extent));
+    CHECK(lb == 0 && extent == 12, "MPI_UB alone sets the extent");
+    OK(MPI_Type_free(&t));
+}
+
+static void info_null_and_disconnect(void)
+{
+    MPI_Info dup = MPI_INFO_NULL;
+    int nkeys = -1, flag = -1, len = -1;
+    char value[16], key[MPI_MAX_INFO_KEY + 1];
+    /* An invalid info handle: MPI_ERR_INFO on wanmpi and Open MPI 4.1, MPI_ERR_ARG on MPICH 4.0. */
+#define INFO_ERR(call) (error_class(call) == MPI_ERR_INFO || error_class(call) == MPI_ERR_ARG)
+    CHECK(INFO_ERR(MPI_Info_dup(MPI_INFO_NULL, &dup)), "MPI_Info_dup(MPI_INFO_NULL)");
+    CHECK(INFO_ERR(MPI_Info_get(MPI_INFO_NULL, "k", 15, value, &flag)), "MPI_Info_get(MPI_INFO_NULL)");
+    CHECK(INFO_ERR(MPI_Info_get_nkeys(MPI_INFO_NULL, &nkeys)), "MPI_Info_get_nkeys(MPI_INFO_NULL)");
+    CHECK(INFO_ERR(MPI_Info_get_nthkey(MPI_INFO_NULL, 0, key)), "MPI_Info_get_nthkey(MPI_INFO_NULL)");
+    CHECK(INFO_ERR(MPI_Info_get_valuelen(MPI_INFO_NULL, "k", &len, &flag)), "MPI_Info_get_valuelen(MPI_INFO_NULL)");
+#ifdef WANMPI
+    CHECK(error_class(MPI_Info_dup(MPI_INFO_NULL, &dup)) == MPI_ERR_INFO, "wanmpi says MPI_ERR_INFO");
+#endif
+    /* A real info object still answers, MPI_INFO_ENV too. */
+    MPI_Info i;
+    OK(MPI_Info_create(&i));
+    OK(MPI_Info_set(i, "k", "v1"));
+    OK(MPI_Info_dup(i, &dup));
+    OK(MPI_Info_get_nkeys(dup, &nkeys));
+    CHECK(nkeys == 1, "dup has the key");
+    OK(MPI_Info_get_nkeys(MPI_INFO_ENV, &nkeys));
+    /* MPI-4's MPI_Info_get_string: length with the NUL, value truncated. */
+    char small[2];
+    int buflen = 2;
+    OK(MPI_Info_get_string(i, "k", &buflen, small, &flag));
+    CHECK(flag && buflen == 3 && small[0] == 'v' && small[1] == 0, "MPI_Info_get_string truncates and reports the length");
+    OK(MPI_Info_free(&dup));
+    OK(MPI_Info_free(&i));
+
+    MPI_Comm c = MPI_COMM_NULL;
+    CHECK(error_class(MPI_Comm_disconnect(&c)) == MPI_ERR_COMM, "MPI_Comm_disconnect(MPI_COMM_NULL) is MPI_ERR_COMM");
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    OK(MPI_Barrier(c));
+    OK(MPI_Comm_disconnect(&c));
+    CHECK(c == MPI_COMM_NULL, "MPI_Comm_disconnect sets MPI_COMM_NULL");
+}
+
+/* A call wanmpi may not implement: either it works, or it fails with
+ * MPI_ERR_UNSUPPORTED_OPERATION and leaves its output handle null. */
+#define UNSUPPORTED_OR_OK(rc, handle, null, what)                                                         \
+    do {                                                                                                  \
+        int rc_ = (rc);                                                                                   \
+        if (rc_ != MPI_SUCCESS) {                                                                         \
+            CHECK(error_class(rc_) == MPI_ERR_UNSUPPORTED_OPERATION, what ": fails as unsupported");     \
+            CHECK((handle) == (null), what ": sets its output handle to null");                           \
+            unsupported++;                                                                                \
+        }                                                                                                 \
+    } while (0)
+
+static void stubs_null_outputs(int rank)
+{
+    int unsupported = 0;
+    MPI_Win win = (MPI_Win)12345;
+    int base[4];
+    int rc = MPI_Win_create(base, sizeof base, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    UNSUPPORTED_OR_OK(rc, win, MPI_WIN_NULL, "MPI_Win_create");
+    if (rc == MPI_SUCCESS)
+        OK(MPI_Win_free(&win));
+
+    MPI_File fh = (MPI_File)&base[0];
+    rc = MPI_File_open(MPI_COMM_WORLD, "/nonexistent-dir/x", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    /* (A real MPI-IO fails here too, as the file does not exist: only the
+     * unsupported stub promises MPI_FILE_NULL.) */
+    if (rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION)
+        CHECK(fh == MPI_FILE_NULL, "unsupported MPI_File_open leaves MPI_FILE_NULL");
+
+    MPI_Request req = (MPI_Request)12345;
+    int sc[2] = {1, 1}, sd[2] = {0, (int)sizeof(int)}, rcv[2] = {-1, -1};
+    MPI_Datatype st[2] = {MPI_INT, MPI_INT};
+    int snd[2] = {rank, rank};
+    rc = MPI_Ialltoallw(snd, sc, sd, st, rcv, sc, sd, st, MPI_COMM_WORLD, &req);
+    UNSUPPORTED_OR_OK(rc, req, MPI_REQUEST_NULL, "MPI_Ialltoallw");
+    /* Waiting on what the failed call left is fine: it is MPI_REQUEST_NULL. */
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (rc == MPI_SUCCESS)
+        CHECK(rcv[0] == 0 && rcv[1] == 1, "MPI_Ialltoallw data");
+
+#ifdef WANMPI /* (MPICH fails it here for want of a process manager that spawns) */
+    MPI_Comm inter = (MPI_Comm)12345;
+    int errcodes[1];
+    rc = MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter, errcodes);
+    UNSUPPORTED_OR_OK(rc, inter, MPI_COMM_NULL, "MPI_Comm_spawn");
+#endif
+
+    /* Only the failed calls failed: communication goes on. */
+    int v = rank, w = -1;
+    OK(MPI_Sendrecv(&v, 1, MPI_INT, 1 - rank, 34, &w, 1, MPI_INT, 1 - rank, 34, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(w == 1 - rank, "communication after unsupported calls");
+    if (rank == 0)
+        printf("unsupported calls seen: %d\n", unsupported);
+}
+
+static void large_count_and_conversions(int rank)
+{
+    /* _c calls forward to the int ones. */
+    int v[3] = {rank, rank + 1, rank + 2}, w[3] = {-1, -1, -1};
+    MPI_Status st;
+    if (rank == 0) {
+        OK(MPI_Send_c(v, (MPI_Count)3, MPI_INT, 1, 35, MPI_COMM_WORLD));
+    } else {
+        OK(MPI_Recv_c(w, (MPI_Count)3, MPI_INT, 0, 35, MPI_COMM_WORLD, &st));
+        MPI_Count n = -1;
+        OK(MPI_Get_count_c(&st, MPI_INT, &n));
+        CHECK(n == 3 && w[2] == 2, "MPI_Send_c/MPI_Recv_c/MPI_Get_count_c");
+    }
+    MPI_Count size = -1;
+    OK(MPI_Type_size_c(MPI_DOUBLE, &size));
+    CHECK(size == 8, "MPI_Type_size_c");
+    char packed[64];
+    MPI_Count pos = 4;
+    OK(MPI_Pack_c(v, 3, MPI_INT, packed, sizeof packed, &pos, MPI_COMM_WORLD));
+    CHECK(pos == 4 + 3 * (MPI_Count)sizeof(int), "MPI_Pack_c advances the position");
+    MPI_Count big = (MPI_Count)1 << 40;
+    MPI_Datatype huge = MPI_DATATYPE_NULL;
+    int rc = MPI_Type_contiguous_c(big, MPI_INT, &huge);
+    if (rc == MPI_SUCCESS)
+        OK(MPI_Type_free(&huge));
+    else
+        CHECK(error_class(rc) == MPI_ERR_COUNT || error_class(rc) == MPI_ERR_VALUE_TOO_LARGE, "a count beyond int");
+
+    /* c2f/f2c: the macros and the functions (a parenthesized name is the function). */
+    MPI_Message m = MPI_MESSAGE_NO_PROC;
+    CHECK(MPI_Message_f2c(MPI_Message_c2f(m)) == m, "MPI_Message_c2f macro");
+#ifdef WANMPI /* MPICH declares only the macros */
+    CHECK((MPI_Comm_f2c)((MPI_Comm_c2f)(MPI_COMM_WORLD)) == MPI_COMM_WORLD, "MPI_Comm_c2f function");
+    CHECK((MPI_Type_f2c)((MPI_Type_c2f)(MPI_DOUBLE)) == MPI_DOUBLE, "MPI_Type_c2f function");
+    CHECK((MPI_Win_f2c)((MPI_Win_c2f)(MPI_WIN_NULL)) == MPI_WIN_NULL, "MPI_Win_c2f function");
+    CHECK((MPI_Message_f2c)((MPI_Message_c2f)(m)) == m, "MPI_Message_c2f function");
+    CHECK((MPI_Request_f2c)((MPI_Request_c2f)(MPI_REQUEST_NULL)) == MPI_REQUEST_NULL, "MPI_Request_c2f function");
+#endif
+    CHECK(MPI_File_c2f(MPI_FILE_NULL) == 0 && MPI_File_f2c(0) == MPI_FILE_NULL, "MPI_File_c2f");
+
+    /* Status to Fortran and back. */
+    MPI_Status a, b;
+    a.MPI_SOURCE = 1;
+    a.MPI_TAG = 2;
+    a.MPI_ERROR = 3;
+    MPI_Status_set_elements(&a, MPI_INT, 7);
+    MPI_Fint f[MPI_F_STATUS_SIZE];
+    OK(MPI_Status_c2f(&a, f));
+    CHECK(f[MPI_F_SOURCE] == 1 && f[MPI_F_TAG] == 2 && f[MPI_F_ERROR] == 3, "MPI_Status_c2f fields");
+    OK(MPI_Status_f2c(f, &b));
+    int n = -1;
+    OK(MPI_Get_count(&b, MPI_INT, &n));
+    CHECK(b.MPI_SOURCE == 1 && b.MPI_TAG == 2 && n == 7, "MPI_Status_f2c round trip");
+    CHECK(MPI_F_STATUS_IGNORE != NULL || MPI_F_STATUSES_IGNORE != NULL || 1, "MPI_F_STATUS_IGNORE links");
+    CHECK(MPI_UNWEIGHTED != MPI_WEIGHTS_EMPTY && MPI_UNWEIGHTED != NULL, "MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are distinct");
+
+    /* Address arithmetic. */
+    char arr[10];
+    MPI_Aint a0, a7;
+    OK(MPI_Get_address(&arr[0], &a0));
+    OK(MPI_Get_address(&arr[7], &a7));
+    CHECK(MPI_Aint_diff(a7, a0) == 7 && MPI_Aint_add(a0, 7) == a7, "MPI_Aint_add/MPI_Aint_diff");
+
+    /* MPI_Type_match_size. */
+    MPI_Datatype t;
+    OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &t));
+    int ts = 0;
+    OK(MPI_Type_size(t, &ts));
+    CHECK(ts == 8, "real of 8 bytes");
+    OK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, &t));
+    OK(MPI_Type_size(t, &ts));
+    CHECK(ts == 4, "integer of 4 bytes");
+    OK(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 16, &t));
+    OK(MPI_Type_size(t, &ts));
+    CHECK(ts == 16, "complex of 16 bytes");
+    CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &t) != MPI_SUCCESS, "no integer of 3 bytes");
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(size == 2, "runs on 2 ranks");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    empty_statuses(rank);
+    persistent_any(rank);
+    contents_new_references(rank);
+    lb_ub(rank);
+    info_null_and_disconnect();
+    stubs_null_outputs(rank);
+    large_count_and_conversions(rank);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    pass("surface");
+    MPI_Finalize();
+    return 0;
+}
