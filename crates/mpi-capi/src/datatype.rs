@@ -505,3 +505,172 @@ pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dt:
         Ok(())
     })
 }
+
+const ORDER_C: c_int = 56;
+const ORDER_FORTRAN: c_int = 57;
+
+/// The dimensions of an array constructor, fastest-varying last.
+fn dims_in_c_order<T: Clone>(v: &[T], order: c_int) -> R<Vec<T>> {
+    match order {
+        ORDER_C => Ok(v.to_vec()),
+        ORDER_FORTRAN => Ok(v.iter().rev().cloned().collect()),
+        _ => fail(ErrorClass::Arg, format!("order {order} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN")),
+    }
+}
+
+/// MPI_Type_create_subarray (MPI-4.0 §5.1.3), built from the constructors
+/// the engine has: one hvector per dimension over the fastest one's
+/// contiguous run, moved to the subarray's start and resized to the whole
+/// array (lb of `old`, extent `prod(sizes) * extent(old)`), so that
+/// consecutive elements of the new type are consecutive whole arrays. Its
+/// envelope says MPI_COMBINER_RESIZED, not _SUBARRAY: the engine has no
+/// subarray combiner.
+pub fn subarray(sizes: &[usize], subsizes: &[usize], starts: &[usize], order: c_int, old: &Datatype) -> R<Datatype> {
+    if sizes.is_empty() {
+        return fail(ErrorClass::Arg, "a subarray needs at least one dimension");
+    }
+    for i in 0..sizes.len() {
+        if sizes[i] == 0 || subsizes[i] == 0 || subsizes[i] > sizes[i] || starts[i] > sizes[i] - subsizes[i] {
+            return fail(
+                ErrorClass::Arg,
+                format!("dimension {i}: size {}, subsize {}, start {} do not describe a subarray", sizes[i], subsizes[i], starts[i]),
+            );
+        }
+    }
+    let (sizes, subsizes, starts) = (dims_in_c_order(sizes, order)?, dims_in_c_order(subsizes, order)?, dims_in_c_order(starts, order)?);
+    let n = sizes.len();
+    let extent = old.extent();
+    // stride[i]: bytes between consecutive indices of dimension i.
+    let mut stride = vec![extent; n];
+    for i in (0..n - 1).rev() {
+        stride[i] = stride[i + 1].checked_mul(sizes[i + 1] as isize).ok_or_else(|| MpiError::new(ErrorClass::Arg, "the array is too large"))?;
+    }
+    let mut t = Datatype::contiguous(subsizes[n - 1], old).map_err(dt_err)?;
+    for i in (0..n - 1).rev() {
+        t = Datatype::hvector(subsizes[i], 1, stride[i], &t).map_err(dt_err)?;
+    }
+    let disp: isize = (0..n).map(|i| starts[i] as isize * stride[i]).sum();
+    let placed = Datatype::hindexed_block(1, &[disp], &t).map_err(dt_err)?;
+    let whole = stride[0].checked_mul(sizes[0] as isize).ok_or_else(|| MpiError::new(ErrorClass::Arg, "the array is too large"))?;
+    Datatype::resized(&placed, old.lb(), whole).map_err(dt_err)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_subarray(
+    ndims: c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: c_int,
+    old: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(ndims)?;
+        let sizes = counts(sizes, n, "array_of_sizes")?;
+        let subsizes = counts(subsizes, n, "array_of_subsizes")?;
+        let starts = counts(starts, n, "array_of_starts")?;
+        register(newtype, Ok(subarray(&sizes, &subsizes, &starts, order, &datatype(old)?)?))
+    })
+}
+
+const DISTRIBUTE_BLOCK: c_int = 121;
+const DISTRIBUTE_CYCLIC: c_int = 122;
+const DISTRIBUTE_NONE: c_int = 123;
+const DISTRIBUTE_DFLT_DARG: c_int = -49767;
+
+/// The runs (first index, length) of one dimension of `g` elements that
+/// process coordinate `c` of `p` owns (MPI-4.0 §5.1.4).
+fn darray_runs(g: usize, distrib: c_int, darg: c_int, p: usize, c: usize) -> R<Vec<(usize, usize)>> {
+    match distrib {
+        DISTRIBUTE_NONE => {
+            if p != 1 {
+                return fail(ErrorClass::Arg, "MPI_DISTRIBUTE_NONE over more than one process");
+            }
+            Ok(vec![(0, g)])
+        }
+        DISTRIBUTE_BLOCK => {
+            let b = if darg == DISTRIBUTE_DFLT_DARG { g.div_ceil(p) } else { count(darg)? };
+            if b == 0 && g > 0 || b * p < g {
+                return fail(ErrorClass::Arg, format!("blocks of {b} over {p} processes do not cover {g} elements"));
+            }
+            let first = (b * c).min(g);
+            Ok(vec![(first, (b * (c + 1)).min(g) - first)])
+        }
+        DISTRIBUTE_CYCLIC => {
+            let b = if darg == DISTRIBUTE_DFLT_DARG { 1 } else { count(darg)? };
+            if b == 0 {
+                return fail(ErrorClass::Arg, "a cyclic distribution with blocks of 0");
+            }
+            Ok((0..).map(|k| (k * p + c) * b).take_while(|&s| s < g).map(|s| (s, b.min(g - s))).collect())
+        }
+        _ => fail(ErrorClass::Arg, format!("distribution {distrib} is not MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE")),
+    }
+}
+
+/// MPI_Type_create_darray (MPI-4.0 §5.1.4). Process `rank` of `psizes`
+/// (row-major, whatever `order` says) owns, per dimension, the runs of
+/// `darray_runs`; the type is built from the fastest dimension out: the
+/// owned runs of one dimension as an hindexed type over the next inner
+/// "row", each level resized to the whole row, so that the result has lb 0
+/// and the extent of the whole global array. Its envelope says
+/// MPI_COMBINER_RESIZED, not _DARRAY: the engine has no darray combiner.
+#[allow(clippy::too_many_arguments)]
+pub fn darray(
+    size: usize,
+    rank: usize,
+    gsizes: &[usize],
+    distribs: &[c_int],
+    dargs: &[c_int],
+    psizes: &[usize],
+    order: c_int,
+    old: &Datatype,
+) -> R<Datatype> {
+    let n = gsizes.len();
+    if n == 0 || psizes.iter().product::<usize>() != size || rank >= size {
+        return fail(ErrorClass::Arg, format!("a process grid {psizes:?} for rank {rank} of {size}"));
+    }
+    // Row-major coordinates of `rank` in the process grid.
+    let mut coords = vec![0; n];
+    let mut rest = rank;
+    for i in (0..n).rev() {
+        coords[i] = rest % psizes[i];
+        rest /= psizes[i];
+    }
+    let runs: Vec<Vec<(usize, usize)>> = (0..n).map(|i| darray_runs(gsizes[i], distribs[i], dargs[i], psizes[i], coords[i])).collect::<R<_>>()?;
+    let (gsizes, runs) = (dims_in_c_order(gsizes, order)?, dims_in_c_order(&runs, order)?);
+    let mut row = old.clone();
+    let mut row_bytes = old.extent();
+    for i in (0..n).rev() {
+        let lens: Vec<usize> = runs[i].iter().map(|r| r.1).collect();
+        let displs: Vec<isize> = runs[i].iter().map(|r| r.0 as isize * row_bytes).collect();
+        let t = Datatype::hindexed(&lens, &displs, &row).map_err(dt_err)?;
+        row_bytes = row_bytes.checked_mul(gsizes[i] as isize).ok_or_else(|| MpiError::new(ErrorClass::Arg, "the array is too large"))?;
+        row = Datatype::resized(&t, 0, row_bytes).map_err(dt_err)?;
+    }
+    Ok(row)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_darray(
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    gsizes: *const c_int,
+    distribs: *const c_int,
+    dargs: *const c_int,
+    psizes: *const c_int,
+    order: c_int,
+    old: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    call(COMM_WORLD, || {
+        let n = count(ndims)?;
+        let g = counts(gsizes, n, "array_of_gsizes")?;
+        let p = counts(psizes, n, "array_of_psizes")?;
+        let d = slice(distribs, n, "array_of_distribs")?;
+        let a = slice(dargs, n, "array_of_dargs")?;
+        let t = darray(count(size)?, count(rank)?, &g, d, a, &p, order, &datatype(old)?)?;
+        register(newtype, Ok(t))
+    })
+}

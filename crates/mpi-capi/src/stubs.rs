@@ -3588,23 +3588,6 @@ pub unsafe extern "C" fn PMPI_Type_contiguous_c(count: c_long, oldtype: c_int, n
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_darray(
-    _size: c_int,
-    _rank: c_int,
-    _ndims: c_int,
-    _array_of_gsizes: *const c_int,
-    _array_of_distribs: *const c_int,
-    _array_of_dargs: *const c_int,
-    _array_of_psizes: *const c_int,
-    _order: c_int,
-    _oldtype: c_int,
-    newtype: *mut c_int,
-) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_darray", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_darray_c(
     _size: c_int,
     _rank: c_int,
@@ -3714,20 +3697,6 @@ pub unsafe extern "C" fn PMPI_Type_create_struct_c(
 ) -> c_int {
     null_out(newtype, predef::DATATYPE_NULL);
     unsupported("MPI_Type_create_struct_c", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_subarray(
-    _ndims: c_int,
-    _array_of_sizes: *const c_int,
-    _array_of_subsizes: *const c_int,
-    _array_of_starts: *const c_int,
-    _order: c_int,
-    _oldtype: c_int,
-    newtype: *mut c_int,
-) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_subarray", predef::COMM_WORLD)
 }
 
 #[no_mangle]

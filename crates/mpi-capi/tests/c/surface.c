@@ -14,7 +14,8 @@
  *   - a call that is not supported sets its output handles to null and
  *     fails only itself;
  *   - large-count (_c) calls, c2f/f2c, status conversion, MPI_Aint_add/diff,
- *     MPI_Type_match_size.
+ *     MPI_Type_match_size;
+ *   - subarray and darray datatypes (C and Fortran order, block, cyclic).
  */
 #include "check.h"
 
@@ -410,6 +411,87 @@ static void large_count_and_conversions(int rank)
     CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &t) != MPI_SUCCESS, "no integer of 3 bytes");
 }
 
+/* Packs one `t` out of `src` and returns how many ints came out. */
+static int pack_ints(const int *src, MPI_Datatype t, int *out, int max)
+{
+    int pos = 0, bytes = 0;
+    OK(MPI_Pack_size(1, t, MPI_COMM_WORLD, &bytes));
+    CHECK(bytes <= max * (int)sizeof(int), "pack size");
+    OK(MPI_Pack(src, 1, t, out, max * (int)sizeof(int), &pos, MPI_COMM_WORLD));
+    return pos / (int)sizeof(int);
+}
+
+static void subarray_darray(int rank)
+{
+    int a[24], got[24];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 6; j++)
+            a[6 * i + j] = 10 * i + j;
+
+    /* Rows 1-2, columns 1-3 of a 4x6 array, in C and in Fortran order. */
+    int want[6] = {11, 12, 13, 21, 22, 23};
+    int orders[2] = {MPI_ORDER_C, MPI_ORDER_FORTRAN};
+    for (int o = 0; o < 2; o++) {
+        int c = orders[o] == MPI_ORDER_C;
+        int sizes[2] = {c ? 4 : 6, c ? 6 : 4}, subsizes[2] = {c ? 2 : 3, c ? 3 : 2}, starts[2] = {1, 1};
+        MPI_Datatype t;
+        OK(MPI_Type_create_subarray(2, sizes, subsizes, starts, orders[o], MPI_INT, &t));
+        OK(MPI_Type_commit(&t));
+        int size = 0;
+        MPI_Aint lb = -1, extent = -1;
+        OK(MPI_Type_size(t, &size));
+        OK(MPI_Type_get_extent(t, &lb, &extent));
+        CHECK(size == 6 * (int)sizeof(int) && lb == 0 && extent == 24 * (MPI_Aint)sizeof(int), "subarray size and extent");
+        CHECK(pack_ints(a, t, got, 24) == 6 && memcmp(got, want, sizeof want) == 0, "subarray elements");
+        /* Sent and received as a subarray: the rest of the array is untouched. */
+        int r[24];
+        for (int i = 0; i < 24; i++)
+            r[i] = -1;
+        OK(MPI_Sendrecv(a, 1, t, 1 - rank, 36, r, 1, t, 1 - rank, 36, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(r[7] == 11 && r[15] == 23 && r[0] == -1 && r[10] == -1, "subarray through a message");
+        OK(MPI_Type_free(&t));
+    }
+    MPI_Datatype t;
+#ifdef WANMPI /* (Debian's MPICH 4.0.2 does not check this) */
+    int bad[2] = {4, 6}, badsub[2] = {2, 7}, st0[2] = {0, 0};
+    CHECK(MPI_Type_create_subarray(2, bad, badsub, st0, MPI_ORDER_C, MPI_INT, &t) != MPI_SUCCESS, "a subsize beyond the size");
+#endif
+
+    /* A 4x6 array over a 2x2 process grid: rows in blocks, columns cyclic.
+     * Every element belongs to exactly one of the four processes. */
+    int seen[24] = {0};
+    int gsizes[2] = {4, 6}, distribs[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC}, dargs[2] = {MPI_DISTRIBUTE_DFLT_DARG, 1},
+        psizes[2] = {2, 2};
+    for (int p = 0; p < 4; p++) {
+        OK(MPI_Type_create_darray(4, p, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_INT, &t));
+        OK(MPI_Type_commit(&t));
+        MPI_Aint lb = -1, extent = -1;
+        OK(MPI_Type_get_extent(t, &lb, &extent));
+        CHECK(lb == 0 && extent == 24 * (MPI_Aint)sizeof(int), "darray extent is the global array");
+        int n = pack_ints(a, t, got, 24);
+        CHECK(n == 6, "each process holds 2 rows x 3 columns");
+        int row0 = 2 * (p / 2), col0 = p % 2;
+        for (int k = 0; k < n; k++) {
+            int i = got[k] / 10, j = got[k] % 10;
+            CHECK(i == row0 + k / 3 && j == col0 + 2 * (k % 3), "darray element order");
+            seen[6 * i + j]++;
+        }
+        OK(MPI_Type_free(&t));
+    }
+    for (int i = 0; i < 24; i++)
+        CHECK(seen[i] == 1, "darray pieces cover the array once");
+    /* Cyclic blocks of 4 over 6 columns on 2 processes, Fortran order:
+     * a 6x4 Fortran array is this 4x6 C array; dimension 0 (the 6) is cyclic(4). */
+    int fg[2] = {6, 4}, fd[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_NONE}, fa[2] = {4, MPI_DISTRIBUTE_DFLT_DARG}, fp[2] = {2, 1};
+    OK(MPI_Type_create_darray(2, 1, 2, fg, fd, fa, fp, MPI_ORDER_FORTRAN, MPI_INT, &t));
+    OK(MPI_Type_commit(&t));
+    int n = pack_ints(a, t, got, 24);
+    CHECK(n == 8, "process 1 holds columns 4-5 of every row");
+    int fw[8] = {4, 5, 14, 15, 24, 25, 34, 35};
+    CHECK(memcmp(got, fw, sizeof fw) == 0, "Fortran-order cyclic darray elements");
+    OK(MPI_Type_free(&t));
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -426,6 +508,7 @@ int main(int argc, char **argv)
     info_null_and_disconnect();
     stubs_null_outputs(rank);
     large_count_and_conversions(rank);
+    subarray_darray(rank);
     OK(MPI_Barrier(MPI_COMM_WORLD));
     pass("surface");
     MPI_Finalize();
