@@ -5,7 +5,26 @@ use crate::auth::{self, Role};
 use crate::proto::{self, check_item, Request, VERSION};
 use crate::{BootstrapError, JobEnv, KeyValue};
 use std::io::{BufReader, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How a handshake failed: worth another connection, or not.
+enum Handshake {
+    /// The connection closed or reset under it (the service cut it short).
+    CutShort(BootstrapError),
+    Final(BootstrapError),
+}
+
+impl Handshake {
+    fn classify(e: BootstrapError) -> Handshake {
+        use std::io::ErrorKind::*;
+        match e {
+            BootstrapError::Io(ref io) if matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof) => {
+                Handshake::CutShort(e)
+            }
+            e => Handshake::Final(e),
+        }
+    }
+}
 
 /// Implements [`KeyValue`] against the launcher. Puts are kept until the next
 /// fence and then sent together with it, so a fence costs one round trip
@@ -27,32 +46,64 @@ impl Client {
     }
 
     /// Connects to `address` as `rank` of a job of `size` ranks.
+    ///
+    /// A handshake the service cut short (it keeps only so many connections
+    /// proving the secret at once, and a flood of strangers may push this
+    /// one out) is tried again on a new connection, with growing pauses,
+    /// until `timeout`. A refusal, a service that cannot prove the secret,
+    /// or a failure to connect at all is final.
     pub fn connect_to(address: &str, rank: u32, size: u32, secret: &[u8; 32], timeout: Duration) -> Result<Client, BootstrapError> {
         let addr = BootstrapAddr::parse(address)?;
-        let stream = addr.connect(timeout.min(Duration::from_secs(30)))?;
-        // A fence may last up to the server's timeout; give it some margin.
-        stream.set_read_timeout(Some(timeout + Duration::from_secs(5)))?;
-        stream.set_write_timeout(Some(timeout))?;
-        let reader = BufReader::new(stream.try_clone()?);
-        let mut c = Client { rank, size, stream, reader, pending: Vec::new(), timeout };
-        c.handshake(secret)?;
-        Ok(c)
+        let deadline = Instant::now() + timeout;
+        let mut pause = Duration::from_millis(10);
+        loop {
+            let stream = addr.connect(timeout.min(Duration::from_secs(30)))?;
+            // A fence may last up to the server's timeout; give it some margin.
+            stream.set_read_timeout(Some(timeout + Duration::from_secs(5)))?;
+            stream.set_write_timeout(Some(timeout))?;
+            let reader = BufReader::new(stream.try_clone()?);
+            let mut c = Client { rank, size, stream, reader, pending: Vec::new(), timeout };
+            match c.handshake(secret) {
+                Ok(()) => return Ok(c),
+                Err(Handshake::Final(e)) => return Err(e),
+                Err(Handshake::CutShort(e)) => {
+                    if Instant::now() + pause >= deadline {
+                        return Err(e);
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+            }
+        }
     }
 
-    fn handshake(&mut self, secret: &[u8; 32]) -> Result<(), BootstrapError> {
-        let greeting = self.read_reply("the greeting")?;
+    fn handshake(&mut self, secret: &[u8; 32]) -> Result<(), Handshake> {
+        let greeting = self.handshake_reply("the greeting")?;
         let server_nonce = match greeting.split(' ').collect::<Vec<_>>()[..] {
             ["wanmpi-kv", v, nonce] if v == VERSION.to_string() => nonce.to_string(),
-            _ => return Err(BootstrapError::Protocol(format!("not a wanmpi key/value service: {:?}", proto::one_line(&greeting)))),
+            _ => return Err(Handshake::Final(BootstrapError::Protocol(format!("not a wanmpi key/value service: {:?}", proto::one_line(&greeting))))),
         };
-        let my_nonce = auth::nonce().map_err(|e| BootstrapError::Protocol(format!("no randomness: {e}")))?;
+        let my_nonce = auth::nonce().map_err(|e| Handshake::Final(BootstrapError::Protocol(format!("no randomness: {e}"))))?;
         let proof = auth::prove(secret, Role::Client, &server_nonce, self.rank);
-        self.send(&[Request::Hello { rank: self.rank, nonce: my_nonce.clone(), proof }])?;
-        let reply = self.read_reply("hello")?;
+        self.send(&[Request::Hello { rank: self.rank, nonce: my_nonce.clone(), proof }]).map_err(Handshake::classify)?;
+        let reply = self.handshake_reply("hello")?;
         match reply.strip_prefix("ok ") {
             Some(p) if auth::verify(secret, Role::Server, &my_nonce, self.rank, p) => Ok(()),
-            Some(_) => Err(BootstrapError::Refused("the service could not prove the job secret".into())),
-            None => Err(BootstrapError::Refused(reply.strip_prefix("err ").unwrap_or(&reply).to_string())),
+            Some(_) => Err(Handshake::Final(BootstrapError::Refused("the service could not prove the job secret".into()))),
+            None => Err(Handshake::Final(BootstrapError::Refused(reply.strip_prefix("err ").unwrap_or(&reply).to_string()))),
+        }
+    }
+
+    fn handshake_reply(&mut self, what: &str) -> Result<String, Handshake> {
+        match proto::read_line(&mut self.reader) {
+            Ok(Some(l)) => Ok(l),
+            Ok(None) => {
+                Err(Handshake::CutShort(BootstrapError::Protocol(format!("the service closed the connection (waiting for the reply to {what})"))))
+            }
+            Err(BootstrapError::Io(e)) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                Err(Handshake::Final(BootstrapError::Timeout(self.timeout, what.to_string())))
+            }
+            Err(e) => Err(Handshake::classify(e)),
         }
     }
 

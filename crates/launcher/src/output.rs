@@ -1,5 +1,7 @@
 //! Forwarding a rank's stdout and stderr, whole lines at a time so ranks'
-//! lines never mix, with an optional `[rank] ` prefix.
+//! lines never mix, with an optional `[rank] ` prefix; and keeping count of
+//! what could not be written (`Lost`), so that mpirun can say so and fail
+//! rather than exit 0 with the job's output gone (`mpirun ... > /dev/full`).
 
 use crate::spec::{OutputLine, OutputMode, StreamKind};
 use std::io::{Read, Write};
@@ -13,6 +15,60 @@ pub struct Sink {
     pub mode: OutputMode,
     pub tag: bool,
     pub captured: Arc<Mutex<Vec<OutputLine>>>,
+    pub lost: Arc<Lost>,
+}
+
+/// Output mpirun could not write: a full disk, a closed pipe, a full
+/// device. The ranks' pipes are still drained so no rank ever blocks.
+#[derive(Debug, Default)]
+pub struct Lost {
+    inner: Mutex<LostState>,
+}
+
+#[derive(Debug, Default)]
+struct LostState {
+    /// The first failure: which stream, and the error.
+    first: Option<(StreamKind, String)>,
+    announced: bool,
+    lines: u64,
+}
+
+fn stream_name(s: StreamKind) -> &'static str {
+    match s {
+        StreamKind::Stdout => "stdout",
+        StreamKind::Stderr => "stderr",
+    }
+}
+
+impl Lost {
+    fn lock(&self) -> std::sync::MutexGuard<'_, LostState> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn record(&self, stream: StreamKind, e: &std::io::Error) {
+        let mut g = self.lock();
+        g.first.get_or_insert_with(|| (stream, e.to_string()));
+        g.lines += 1;
+    }
+
+    /// The first failure, once: for saying so while the job runs.
+    pub fn news(&self) -> Option<String> {
+        let mut g = self.lock();
+        if g.announced {
+            return None;
+        }
+        let (s, e) = g.first.clone()?;
+        g.announced = true;
+        Some(format!("cannot write the ranks' output to {} ({e}); it is being lost", stream_name(s)))
+    }
+
+    /// What was lost in all, if anything: for the end of the job.
+    pub fn summary(&self) -> Option<String> {
+        let g = self.lock();
+        let (s, e) = g.first.clone()?;
+        let n = g.lines;
+        Some(format!("{n} line{} of the ranks' output could not be written (the first to {}: {e})", if n == 1 { "" } else { "s" }, stream_name(s)))
+    }
 }
 
 impl Sink {
@@ -34,15 +90,18 @@ impl Sink {
                 if self.tag && !complete {
                     line.push(b'\n');
                 }
-                // Errors (closed stdout) are ignored: the rank's pipe must
+                // A failure is counted, not fatal here: the rank's pipe must
                 // still be drained so the rank never blocks on it.
-                let _ = match stream {
+                let written = match stream {
                     StreamKind::Stdout => {
                         let mut o = std::io::stdout().lock();
                         o.write_all(&line).and_then(|_| o.flush())
                     }
                     StreamKind::Stderr => std::io::stderr().lock().write_all(&line),
                 };
+                if let Err(e) = written {
+                    self.lost.record(stream, &e);
+                }
             }
         }
     }
@@ -82,10 +141,25 @@ mod tests {
 
     #[test]
     fn splits_lines_and_keeps_a_partial_last_line() {
-        let sink = Sink { mode: OutputMode::Capture, tag: false, captured: Arc::default() };
+        let sink = Sink { mode: OutputMode::Capture, tag: false, captured: Arc::default(), lost: Arc::default() };
         sink.pump(2, StreamKind::Stderr, &b"one\ntwo\n\nlast"[..]);
         let got: Vec<String> = sink.captured.lock().unwrap().iter().map(|l| l.text.clone()).collect();
         assert_eq!(got, ["one", "two", "", "last"]);
         assert!(sink.captured.lock().unwrap().iter().all(|l| l.rank == 2 && l.stream == StreamKind::Stderr));
+        assert_eq!(sink.lost.summary(), None);
+    }
+
+    #[test]
+    fn lost_output_is_announced_once_and_counted() {
+        let lost = Lost::default();
+        assert_eq!(lost.news(), None);
+        let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        lost.record(StreamKind::Stdout, &full);
+        lost.record(StreamKind::Stderr, &std::io::Error::from_raw_os_error(libc::EPIPE));
+        let news = lost.news().unwrap();
+        assert!(news.contains("stdout") && news.contains("No space left"), "{news}");
+        assert_eq!(lost.news(), None);
+        let sum = lost.summary().unwrap();
+        assert!(sum.starts_with("2 lines of the ranks' output could not be written"), "{sum}");
     }
 }

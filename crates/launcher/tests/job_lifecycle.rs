@@ -144,3 +144,30 @@ fn sigterm_to_mpirun_ends_the_job() {
         assert!(gone(p), "rank {p} outlived mpirun");
     }
 }
+
+/// `mpirun ... > /dev/full`: the ranks' output cannot be written. The job
+/// runs to its end (ranks never block on their pipes), but mpirun says what
+/// was lost and fails, rather than exit 0 with the output gone.
+#[test]
+fn output_that_cannot_be_written_fails_the_job() {
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let mut c = command(&["-n", "2", PROBE, "print:hello {rank}", "print:again {rank}", "exchange", "finalize"]);
+    c.stdout(full());
+    let r = mpirun_with(c);
+    assert_eq!(r.code, Some(1), "stderr: {}", r.stderr);
+    assert!(r.stderr.contains("cannot write the ranks' output to stdout (No space left on device"), "{}", r.stderr);
+    assert!(r.stderr.contains("6 lines of the ranks' output could not be written"), "{}", r.stderr);
+    // A rank's own failure keeps its exit code.
+    let mut c = command(&["-n", "2", PROBE, "print:hello", "exit:3@1"]);
+    c.stdout(full());
+    assert_eq!(mpirun_with(c).code, Some(3));
+    // stderr full too: nothing can be said, but the exit code says it, and
+    // mpirun does not panic on its own messages.
+    let mut c = command(&["-n", "1", PROBE, "print:hello", "eprint:oops"]);
+    c.stdout(full()).stderr(full());
+    let started = std::time::Instant::now();
+    let r = finish(c.spawn().expect("start mpirun"), started);
+    assert_eq!(r.code, Some(1));
+    // Output that can be written still succeeds (the control).
+    assert_eq!(mpirun(&["-n", "2", PROBE, "print:hello"]).code, Some(0));
+}

@@ -1,5 +1,6 @@
 //! One connection: the handshake, then requests until the peer hangs up.
 
+use super::limits::Ticket;
 use super::state::Shared;
 use super::ServerEvent;
 use crate::addr::Stream;
@@ -10,25 +11,38 @@ use std::io::{BufReader, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub fn serve(stream: Stream, shared: Arc<Shared>) {
+pub fn serve(stream: Stream, shared: &Arc<Shared>, ticket: &Ticket) {
     let peer = stream.peer();
-    let rank = match handshake(&stream, &shared) {
-        Ok(rank) => rank,
+    let rank = match handshake(&stream, shared, ticket) {
+        Ok(rank) => {
+            // From here on this thread is a rank's, for the whole job: it no
+            // longer counts among the strangers' handshake threads.
+            shared.handshakes.thread_ended();
+            rank
+        }
         Err(Refusal { reason, tell_peer }) => {
+            // Not in the table any more: it was cut short.
+            let reason = if shared.handshakes.finished(ticket) {
+                reason
+            } else {
+                format!("cut short to make room: more than {} connections were proving the secret at once", shared.handshakes.max())
+            };
             // Reported before the peer hears it: the peer may end the job at
             // once, and mpirun must still have seen the refusal.
-            (shared.sink)(ServerEvent::Refused { peer, reason: reason.clone() });
+            shared.refusals.refused(&shared.sink, peer, reason.clone());
             if tell_peer {
                 let _ = send(&stream, &format!("err {reason}"));
             }
             let _ = stream.shutdown();
+            drop(stream);
+            shared.handshakes.thread_ended();
             return;
         }
     };
     (shared.sink)(ServerEvent::Connected { rank });
     // Requests may come hours apart (finalize after a long run): no timeout.
     let _ = stream.set_read_timeout(None);
-    let _ = requests(rank, stream, &shared);
+    let _ = requests(rank, stream, shared);
 }
 
 fn send(mut w: &Stream, line: &str) -> std::io::Result<()> {
@@ -47,7 +61,7 @@ impl From<String> for Refusal {
     }
 }
 
-fn handshake(stream: &Stream, shared: &Shared) -> Result<u32, Refusal> {
+fn handshake(stream: &Stream, shared: &Shared, ticket: &Ticket) -> Result<u32, Refusal> {
     let cfg = &shared.config;
     stream.set_read_timeout(Some(cfg.hello_timeout)).map_err(|e| e.to_string())?;
     stream.set_write_timeout(Some(cfg.hello_timeout)).map_err(|e| e.to_string())?;
@@ -71,6 +85,11 @@ fn handshake(stream: &Stream, shared: &Shared) -> Result<u32, Refusal> {
     }
     if !auth::verify(&cfg.secret, Role::Client, &nonce, rank, &proof) {
         return refuse(&format!("wrong proof of the job secret for rank {rank}"));
+    }
+    // Leave the table of waiting handshakes before saying ok, so that a
+    // rank told ok is never cut short afterwards.
+    if !shared.handshakes.finished(ticket) {
+        return Err("cut short".to_string().into());
     }
     let answer = auth::prove(&cfg.secret, Role::Server, &client_nonce, rank);
     send(stream, &format!("ok {answer}")).map_err(|e| e.to_string())?;

@@ -4,9 +4,12 @@
 //! checks the peer's proof of the job secret (see `auth`), then serves its
 //! requests. Things the launcher must act on (an abort, a finalize, a lost
 //! peer, a refused stray) are handed to the `sink` callback as
-//! [`ServerEvent`]s.
+//! [`ServerEvent`]s. What a stranger can cost before proving the secret is
+//! bounded (`limits`): connections and threads, log lines, and a failing
+//! `accept` (EMFILE) backs off instead of spinning.
 
 mod conn;
+mod limits;
 mod state;
 
 use crate::addr::{BootstrapAddr, Stream};
@@ -32,11 +35,25 @@ pub struct ServerConfig {
     /// For a TCP service bound to a wildcard address: the host name ranks
     /// should connect to (a specific bound address is advertised as it is).
     pub advertise_host: Option<String>,
+    /// Connections proving the secret at once; a new one past this cuts the
+    /// oldest short. Threads for them: at most twice this.
+    pub max_handshakes: usize,
 }
+
+/// Default [`ServerConfig::max_handshakes`]: far more than ranks connecting
+/// at once need (each proves the secret in one round trip), few threads.
+pub const MAX_HANDSHAKES: usize = 64;
 
 impl ServerConfig {
     pub fn new(size: u32, secret: [u8; 32]) -> ServerConfig {
-        ServerConfig { size, secret, fence_timeout: crate::timeout_from_env(), hello_timeout: Duration::from_secs(10), advertise_host: None }
+        ServerConfig {
+            size,
+            secret,
+            fence_timeout: crate::timeout_from_env(),
+            hello_timeout: Duration::from_secs(10),
+            advertise_host: None,
+            max_handshakes: MAX_HANDSHAKES,
+        }
     }
 }
 
@@ -47,6 +64,9 @@ pub enum ServerEvent {
     Connected { rank: u32 },
     /// A connection failed the handshake and was closed.
     Refused { peer: String, reason: String },
+    /// So many connections failed that these `count` were only counted
+    /// (a flood); see `limits`.
+    RefusedMore { count: u64 },
     /// A rank asked to end the job.
     Abort { rank: u32, code: i32, message: String },
     /// A rank finished MPI cleanly.
@@ -111,12 +131,23 @@ impl Server {
         self.shared.finalized()
     }
 
+    /// Handshakes cut short so far to make room for newer connections.
+    pub fn handshakes_cut(&self) -> u64 {
+        self.shared.handshakes.cut()
+    }
+
+    /// Threads serving connections that have not proved the secret yet.
+    pub fn handshake_threads(&self) -> usize {
+        self.shared.handshakes.threads()
+    }
+
     /// Stops accepting, fails pending fences and closes every connection.
     pub fn shutdown(&mut self) {
         if self.shared.stopping.swap(true, Ordering::SeqCst) {
             return;
         }
         self.shared.end_all("the job is ending");
+        self.shared.handshakes.cut_all();
         // The accept thread blocks in accept(); a connection wakes it.
         let _ = self.wake.connect(Duration::from_secs(1));
         if let Some(h) = self.accept.take() {
@@ -125,6 +156,7 @@ impl Server {
         if let Some(p) = self.unix_path.take() {
             let _ = std::fs::remove_file(p);
         }
+        self.shared.refusals.flush(&self.shared.sink);
     }
 }
 
@@ -135,6 +167,7 @@ impl Drop for Server {
 }
 
 fn accept_loop(listener: Listener, shared: Arc<Shared>) {
+    let mut failures: u32 = 0;
     loop {
         let stream = match &listener {
             Listener::Unix(l) => l.accept().map(|(s, _)| Stream::Unix(s)),
@@ -146,16 +179,34 @@ fn accept_loop(listener: Listener, shared: Arc<Shared>) {
         if shared.stopping.load(Ordering::SeqCst) {
             return;
         }
-        match stream {
+        let s = match stream {
             Ok(s) => {
-                let sh = shared.clone();
-                let spawned = std::thread::Builder::new().name("wanmpi-kv-conn".into()).spawn(move || conn::serve(s, sh));
-                if let Err(e) = spawned {
-                    (shared.sink)(ServerEvent::Refused { peer: "a new connection".into(), reason: format!("no thread for it: {e}") });
-                }
+                failures = 0;
+                s
             }
-            // Transient accept errors (EMFILE, ECONNABORTED): keep serving the job.
-            Err(_) => std::thread::yield_now(),
+            // Transient errors (EMFILE, ENFILE, ENOBUFS, ECONNABORTED): keep
+            // serving the job, but back off: a lasting one (out of
+            // descriptors) would otherwise spin on a connection still queued.
+            Err(e) => {
+                if failures == 0 {
+                    shared.refusals.refused(&shared.sink, "the listener".into(), format!("accept failed: {e}; backing off"));
+                }
+                std::thread::sleep(limits::accept_backoff(failures));
+                failures = failures.saturating_add(1);
+                continue;
+            }
+        };
+        let Some(ticket) = shared.handshakes.admit(&s, Duration::from_secs(1)) else {
+            shared.refusals.refused(&shared.sink, s.peer(), "dropped: every handshake thread is busy".into());
+            continue;
+        };
+        let sh = shared.clone();
+        // `serve` tells `handshakes` when its handshake is over.
+        let spawned = std::thread::Builder::new().name("wanmpi-kv-conn".into()).spawn(move || conn::serve(s, &sh, &ticket));
+        if let Err(e) = spawned {
+            // The closure (and the stream) is gone; so is its ticket's thread.
+            shared.handshakes.thread_ended();
+            shared.refusals.refused(&shared.sink, "a new connection".into(), format!("no thread for it: {e}"));
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The job's shared key/value table and fence.
 
+use super::limits::{Handshakes, RefusalLog};
 use super::{ServerConfig, ServerEvent, Sink};
 use crate::addr::Stream;
 use std::collections::{BTreeSet, HashMap};
@@ -11,6 +12,8 @@ pub struct Shared {
     pub config: ServerConfig,
     pub sink: Sink,
     pub stopping: AtomicBool,
+    pub handshakes: Handshakes,
+    pub refusals: RefusalLog,
     state: Mutex<State>,
     fence_done: Condvar,
 }
@@ -30,7 +33,15 @@ struct State {
 
 impl Shared {
     pub fn new(config: ServerConfig, sink: Sink) -> Shared {
-        Shared { config, sink, stopping: AtomicBool::new(false), state: Mutex::new(State::default()), fence_done: Condvar::new() }
+        Shared {
+            handshakes: Handshakes::new(config.max_handshakes),
+            refusals: RefusalLog::new(),
+            config,
+            sink,
+            stopping: AtomicBool::new(false),
+            state: Mutex::new(State::default()),
+            fence_done: Condvar::new(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -54,7 +54,7 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     if let Some(sites) = site_map {
         common.set(env_vars::ENV_SITE_MAP, &sites);
     }
-    let sink = Sink { mode: spec.output, tag: spec.tag_output, captured: Arc::default() };
+    let sink = Sink { mode: spec.output, tag: spec.tag_output, captured: Arc::default(), lost: Arc::default() };
     // Handed to each rank on a pipe (see `command`), never in its
     // environment or on a command line.
     let secret_line = format!("{}\n", JobEnv::secret_hex(&secret));
@@ -76,9 +76,11 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
         }
     }
     drop(tx);
-    let mut watch = Watch::new(spec, ranks, rx);
+    let mut watch = Watch::new(spec, ranks, rx, sink.lost.clone());
     let mut outcome = watch.run();
+    // Stopping the service reports what it had only counted.
     drop(service);
+    watch.after_service(&mut outcome);
     outcome.output = std::mem::take(&mut *sink.captured.lock().unwrap_or_else(|p| p.into_inner()));
     outcome.job_id = job_id;
     Ok(outcome)

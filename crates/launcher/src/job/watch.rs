@@ -2,9 +2,12 @@
 //! left, collect how each ended.
 
 use super::Event;
+use crate::output::Lost;
 use crate::process::{self, decode, signal_name};
 use crate::spec::{JobOutcome, JobSpec, RankEnd, RankResult};
+use std::io::Write;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::ServerEvent;
 
@@ -47,17 +50,20 @@ pub struct Watch<'a> {
     /// With `tolerate_rank_failure`: rank failures that did not end the job,
     /// in the order they happened.
     tolerated: Vec<(u32, Result<i32, i32>)>,
+    /// Output that could not be written.
+    lost: Arc<Lost>,
 }
 
 impl<'a> Watch<'a> {
-    pub fn new(spec: &'a JobSpec, ranks: Vec<Rank>, rx: Receiver<Event>) -> Watch<'a> {
-        Watch { spec, ranks, rx, messages: Vec::new(), failure: None, pending: None, tolerated: Vec::new() }
+    pub fn new(spec: &'a JobSpec, ranks: Vec<Rank>, rx: Receiver<Event>, lost: Arc<Lost>) -> Watch<'a> {
+        Watch { spec, ranks, rx, messages: Vec::new(), failure: None, pending: None, tolerated: Vec::new(), lost }
     }
 
     fn say(&mut self, msg: String) {
         // A program that captures the output reads the messages from the outcome.
+        // Not eprintln!, which panics when stderr cannot be written.
         if self.spec.output == crate::spec::OutputMode::Forward {
-            eprintln!("mpirun: {msg}");
+            let _ = writeln!(std::io::stderr(), "mpirun: {msg}");
         }
         self.messages.push(msg);
     }
@@ -88,6 +94,9 @@ impl<'a> Watch<'a> {
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
+            if let Some(news) = self.lost.news() {
+                self.say(news);
+            }
             let now = Instant::now();
             if let Some(sig) = self.spec.cancel.as_ref().map(|c| c.load(std::sync::atomic::Ordering::SeqCst)).filter(|s| *s != 0) {
                 let name = i32::try_from(sig).map(signal_name).unwrap_or("a signal");
@@ -116,10 +125,19 @@ impl<'a> Watch<'a> {
             self.end_remaining();
         }
         self.drain_output();
-        let exit_code = failed.as_ref().map(|f| f.code).unwrap_or(0);
+        let mut exit_code = failed.as_ref().map(|f| f.code).unwrap_or(0);
+        let mut failure = failed.map(|f| f.text);
+        // The job's output is part of its result: losing it fails the job.
+        if let Some(lost) = self.lost.summary() {
+            self.say(lost.clone());
+            if exit_code == 0 {
+                exit_code = 1;
+                failure = Some(lost);
+            }
+        }
         JobOutcome {
             exit_code,
-            failure: failed.map(|f| f.text),
+            failure,
             ranks: self
                 .ranks
                 .iter()
@@ -137,6 +155,18 @@ impl<'a> Watch<'a> {
             output: Vec::new(),
             job_id: String::new(),
         }
+    }
+
+    /// After the key/value service stopped: the count of refused
+    /// connections it had not reported one by one goes into the outcome.
+    pub fn after_service(&mut self, outcome: &mut JobOutcome) {
+        let late: Vec<ServerEvent> = self.rx.try_iter().filter_map(|e| if let Event::Kv(k) = e { Some(k) } else { None }).collect();
+        for ev in late {
+            if let ServerEvent::Refused { .. } | ServerEvent::RefusedMore { .. } = ev {
+                self.handle_kv(ev, false);
+            }
+        }
+        outcome.messages.append(&mut self.messages);
     }
 
     /// Updates state; when `judge`, also decides whether the job failed.
@@ -199,6 +229,11 @@ impl<'a> Watch<'a> {
             }
             ServerEvent::Refused { peer, reason } => {
                 self.say(format!("refused a connection to the key/value service from {peer}: {reason}"));
+            }
+            ServerEvent::RefusedMore { count } => {
+                self.say(format!(
+                    "refused {count} more connections to the key/value service that did not prove the job secret (not logged one by one)"
+                ));
             }
             ServerEvent::FenceTimeout { rank, missing } => {
                 let m: Vec<String> = missing.iter().map(|r| r.to_string()).collect();
