@@ -23,7 +23,7 @@ pub fn comparison(c: Comparison) -> c_int {
 /// A new communicator inherits its parent's C error handler (the runtime
 /// copies the handler, whose closure names the parent: re-bind it) and
 /// its Cartesian topology when duplicated.
-fn adopt(parent: c_int, child: CommId, keep_topology: bool) -> R<c_int> {
+pub(crate) fn adopt(parent: c_int, child: CommId, keep_topology: bool) -> R<c_int> {
     let h = comm_handle(child);
     let eh = objs().comm_errh.get(&parent).copied();
     if let Some(eh) = eh {
@@ -33,6 +33,9 @@ fn adopt(parent: c_int, child: CommId, keep_topology: bool) -> R<c_int> {
         let mut o = objs();
         if let Some(c) = o.carts.get(&parent).cloned() {
             o.carts.insert(h, c);
+        }
+        if let Some(g) = o.graphs.get(&parent).cloned() {
+            o.graphs.insert(h, g);
         }
     }
     Ok(h)
@@ -139,6 +142,7 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut c_int) -> c_int {
         rt()?.comm_free(comm_id(*c)?)?;
         let mut o = objs();
         o.carts.remove(c);
+        o.graphs.remove(c);
         o.comm_errh.remove(c);
         *c = COMM_NULL;
         Ok(())
@@ -161,6 +165,7 @@ pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut c_int) -> c_int {
         rt()?.comm_free(id)?;
         let mut o = objs();
         o.carts.remove(c);
+        o.graphs.remove(c);
         o.comm_errh.remove(c);
         *c = COMM_NULL;
         Ok(())

@@ -34,6 +34,8 @@ pub struct Objects {
     pub msgs: Table<(Message, i32)>,
     /// Cartesian topologies by communicator handle.
     pub carts: HashMap<i32, Cart>,
+    /// Graph and distributed-graph topologies by communicator handle.
+    pub graphs: HashMap<i32, crate::graph::GraphTopo>,
     /// The user error handler handle set on each communicator.
     pub comm_errh: HashMap<i32, i32>,
     /// The latest detailed message per error class (MPI_Error_string).
@@ -52,6 +54,7 @@ pub static OBJ: LazyLock<Mutex<Objects>> = LazyLock::new(|| {
         // them apart from request handles.
         msgs: Table::new(Obj::Request, KIND_INDIRECT),
         carts: HashMap::new(),
+        graphs: HashMap::new(),
         comm_errh: HashMap::new(),
         messages: HashMap::new(),
     })

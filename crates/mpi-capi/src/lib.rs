@@ -31,6 +31,7 @@ pub mod convert;
 pub mod datatype;
 pub mod env;
 pub mod errhandler;
+pub mod graph;
 pub mod group;
 pub mod info;
 pub mod op;

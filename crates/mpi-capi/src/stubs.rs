@@ -448,11 +448,6 @@ pub unsafe extern "C" fn PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *m
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_map(comm: c_int, _ndims: c_int, _dims: *const c_int, _periods: *const c_int, _newrank: *mut c_int) -> c_int {
-    unsupported("MPI_Cart_map", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Close_port(_port_name: *const c_void) -> c_int {
     unsupported("MPI_Close_port", predef::COMM_WORLD)
 }
@@ -549,57 +544,6 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
     _win: c_int,
 ) -> c_int {
     unsupported("MPI_Compare_and_swap", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_create(
-    comm_old: c_int,
-    _n: c_int,
-    _sources: *const c_int,
-    _degrees: *const c_int,
-    _destinations: *const c_int,
-    _weights: *const c_int,
-    _info: c_int,
-    _reorder: c_int,
-    comm_dist_graph: *mut c_int,
-) -> c_int {
-    null_out(comm_dist_graph, predef::COMM_NULL);
-    unsupported("MPI_Dist_graph_create", comm_old)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(
-    comm_old: c_int,
-    _indegree: c_int,
-    _sources: *const c_int,
-    _sourceweights: *const c_int,
-    _outdegree: c_int,
-    _destinations: *const c_int,
-    _destweights: *const c_int,
-    _info: c_int,
-    _reorder: c_int,
-    comm_dist_graph: *mut c_int,
-) -> c_int {
-    null_out(comm_dist_graph, predef::COMM_NULL);
-    unsupported("MPI_Dist_graph_create_adjacent", comm_old)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(
-    comm: c_int,
-    _maxindegree: c_int,
-    _sources: *mut c_int,
-    _sourceweights: *mut c_int,
-    _maxoutdegree: c_int,
-    _destinations: *mut c_int,
-    _destweights: *mut c_int,
-) -> c_int {
-    unsupported("MPI_Dist_graph_neighbors", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_neighbors_count(comm: c_int, _indegree: *mut c_int, _outdegree: *mut c_int, _weighted: *mut c_int) -> c_int {
-    unsupported("MPI_Dist_graph_neighbors_count", comm)
 }
 
 #[no_mangle]
@@ -1514,44 +1458,6 @@ pub unsafe extern "C" fn PMPI_Get_elements_c(status: *const c_void, datatype: c_
     let rc = crate::datatype::PMPI_Get_elements(status as _, datatype as _, if count.is_null() { std::ptr::null_mut() } else { &mut count_int });
     widen(count_int, count as *mut c_long, rc);
     rc
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_create(
-    comm_old: c_int,
-    _nnodes: c_int,
-    _indx: *const c_int,
-    _edges: *const c_int,
-    _reorder: c_int,
-    comm_graph: *mut c_int,
-) -> c_int {
-    null_out(comm_graph, predef::COMM_NULL);
-    unsupported("MPI_Graph_create", comm_old)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_get(comm: c_int, _maxindex: c_int, _maxedges: c_int, _indx: *mut c_int, _edges: *mut c_int) -> c_int {
-    unsupported("MPI_Graph_get", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_map(comm: c_int, _nnodes: c_int, _indx: *const c_int, _edges: *const c_int, _newrank: *mut c_int) -> c_int {
-    unsupported("MPI_Graph_map", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_neighbors(comm: c_int, _rank: c_int, _maxneighbors: c_int, _neighbors: *mut c_int) -> c_int {
-    unsupported("MPI_Graph_neighbors", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_neighbors_count(comm: c_int, _rank: c_int, _nneighbors: *mut c_int) -> c_int {
-    unsupported("MPI_Graph_neighbors_count", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graphdims_get(comm: c_int, _nnodes: *mut c_int, _nedges: *mut c_int) -> c_int {
-    unsupported("MPI_Graphdims_get", comm)
 }
 
 #[no_mangle]

@@ -140,7 +140,7 @@ pub unsafe extern "C" fn PMPI_Topo_test(comm: c_int, status: *mut c_int) -> c_in
     call(comm, || {
         comm_id(comm)?;
         let has = objs().carts.contains_key(&comm);
-        *out(status, "status")? = if has { CART } else { UNDEFINED };
+        *out(status, "status")? = if has { CART } else { crate::graph::kind(comm).unwrap_or(UNDEFINED) };
         Ok(())
     })
 }

@@ -15,7 +15,8 @@
  *     fails only itself;
  *   - large-count (_c) calls, c2f/f2c, status conversion, MPI_Aint_add/diff,
  *     MPI_Type_match_size;
- *   - subarray and darray datatypes (C and Fortran order, block, cyclic).
+ *   - subarray and darray datatypes (C and Fortran order, block, cyclic);
+ *   - graph and distributed-graph topologies and their queries.
  */
 #include "check.h"
 
@@ -492,6 +493,63 @@ static void subarray_darray(int rank)
     OK(MPI_Type_free(&t));
 }
 
+static void graph_topologies(int rank)
+{
+    int other = 1 - rank, status = -1, n = -1, m = -1, w = -1;
+    /* MPI-1 graph: each node's one neighbour is the other. */
+    int index[2] = {1, 2}, edges[2] = {1, 0};
+    MPI_Comm g;
+    OK(MPI_Graph_create(MPI_COMM_WORLD, 2, index, edges, 0, &g));
+    OK(MPI_Topo_test(g, &status));
+    CHECK(status == MPI_GRAPH, "MPI_Topo_test says MPI_GRAPH");
+    OK(MPI_Graphdims_get(g, &n, &m));
+    CHECK(n == 2 && m == 2, "MPI_Graphdims_get");
+    int gi[2] = {-1, -1}, ge[2] = {-1, -1};
+    OK(MPI_Graph_get(g, 2, 2, gi, ge));
+    CHECK(gi[0] == 1 && gi[1] == 2 && ge[0] == 1 && ge[1] == 0, "MPI_Graph_get");
+    OK(MPI_Graph_neighbors_count(g, rank, &n));
+    int nb = -1;
+    OK(MPI_Graph_neighbors(g, rank, 1, &nb));
+    CHECK(n == 1 && nb == other, "MPI_Graph_neighbors");
+    int v = rank, got = -1;
+    OK(MPI_Sendrecv(&v, 1, MPI_INT, nb, 37, &got, 1, MPI_INT, nb, 37, g, MPI_STATUS_IGNORE));
+    CHECK(got == other, "communication on the graph communicator");
+    OK(MPI_Comm_free(&g));
+    int dims[1] = {1}, periods[1] = {0}, newrank = -5;
+    OK(MPI_Cart_map(MPI_COMM_WORLD, 1, dims, periods, &newrank));
+    CHECK(newrank == (rank == 0 ? 0 : MPI_UNDEFINED), "MPI_Cart_map of a 1-process grid");
+    OK(MPI_Graph_map(MPI_COMM_WORLD, 2, index, edges, &newrank));
+    CHECK(newrank == rank, "MPI_Graph_map keeps ranks");
+
+    /* Distributed graph from adjacency, weighted. */
+    int src[1] = {other}, sw[1] = {10 + other}, dst[1] = {other}, dw[1] = {10 + rank};
+    MPI_Comm d;
+    OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, src, sw, 1, dst, dw, MPI_INFO_NULL, 0, &d));
+    OK(MPI_Topo_test(d, &status));
+    CHECK(status == MPI_DIST_GRAPH, "MPI_Topo_test says MPI_DIST_GRAPH");
+    OK(MPI_Dist_graph_neighbors_count(d, &n, &m, &w));
+    CHECK(n == 1 && m == 1 && w, "MPI_Dist_graph_neighbors_count (weighted)");
+    int s1 = -1, s1w = -1, d1 = -1, d1w = -1;
+    OK(MPI_Dist_graph_neighbors(d, 1, &s1, &s1w, 1, &d1, &d1w));
+    CHECK(s1 == other && s1w == 10 + other && d1 == other && d1w == 10 + rank, "MPI_Dist_graph_neighbors");
+    OK(MPI_Comm_free(&d));
+    /* Unweighted. */
+    OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, src, MPI_UNWEIGHTED, 1, dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &d));
+    OK(MPI_Dist_graph_neighbors_count(d, &n, &m, &w));
+    CHECK(n == 1 && m == 1 && !w, "unweighted distributed graph");
+    OK(MPI_Comm_free(&d));
+
+    /* The general constructor: rank 0 names every edge, 0->1 (weight 5) and 1->0 (weight 7). */
+    int gs[2] = {0, 1}, gdeg[2] = {1, 1}, gdst[2] = {1, 0}, gw[2] = {5, 7};
+    OK(MPI_Dist_graph_create(MPI_COMM_WORLD, rank == 0 ? 2 : 0, gs, gdeg, gdst, gw, MPI_INFO_NULL, 0, &d));
+    OK(MPI_Dist_graph_neighbors_count(d, &n, &m, &w));
+    CHECK(n == 1 && m == 1 && w, "MPI_Dist_graph_create degrees");
+    OK(MPI_Dist_graph_neighbors(d, 1, &s1, &s1w, 1, &d1, &d1w));
+    CHECK(s1 == other && d1 == other, "MPI_Dist_graph_create neighbours");
+    CHECK(d1w == (rank == 0 ? 5 : 7) && s1w == (rank == 0 ? 7 : 5), "MPI_Dist_graph_create weights");
+    OK(MPI_Comm_free(&d));
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -509,6 +567,7 @@ int main(int argc, char **argv)
     stubs_null_outputs(rank);
     large_count_and_conversions(rank);
     subarray_darray(rank);
+    graph_topologies(rank);
     OK(MPI_Barrier(MPI_COMM_WORLD));
     pass("surface");
     MPI_Finalize();
