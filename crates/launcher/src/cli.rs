@@ -28,6 +28,10 @@ pub struct Args {
     /// host name, otherwise the host is appended.
     #[arg(long, value_name = "CMD", default_value = "ssh")]
     pub launch_agent: String,
+    /// Options for ssh as the launch agent, e.g. "-p 2222 -i KEY -J jump"
+    /// (split on whitespace; repeatable).
+    #[arg(long = "ssh-args", value_name = "ARGS", allow_hyphen_values = true)]
+    pub ssh_args: Vec<String>,
     /// Export VAR (from this environment) or VAR=VALUE to every rank.
     #[arg(short = 'x', value_name = "VAR[=VALUE]")]
     pub export: Vec<String>,
@@ -100,6 +104,7 @@ const TAKES_VALUE: &[&str] = &[
     "--host",
     "--hostfile",
     "--launch-agent",
+    "--ssh-args",
     "-x",
     "--env",
     "--timeout",
@@ -182,6 +187,7 @@ impl Args {
         spec.hosts = hosts;
         spec.oversubscribe = self.oversubscribe;
         spec.launch_agent = self.launch_agent.clone();
+        spec.ssh_args = self.ssh_args.iter().flat_map(|a| a.split_whitespace().map(str::to_string)).collect();
         let lookup = |n: &str| std::env::var(n).ok();
         for x in &self.export {
             spec.env.push(parse_assignment(x, lookup)?);
@@ -325,6 +331,26 @@ mod tests {
         assert!(Args::try_parse_from(v("mpirun --bootstrap carrier-pigeon p")).unwrap().to_spec().is_err());
         assert!(Args::try_parse_from(v("mpirun --timeout -1 p")).map(|a| a.to_spec().is_err()).unwrap_or(true));
         assert!(Args::try_parse_from(v("mpirun -n 2")).is_err());
+    }
+
+    #[test]
+    fn ssh_args_go_right_after_ssh() {
+        let a = Args::try_parse_from(
+            normalize(v("mpirun --ssh-args -p_2222 --ssh-args -J_jump --host far -np 1 prog -p"))
+                .into_iter()
+                .map(|w| w.replace('_', " "))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let s = a.to_spec().unwrap();
+        assert_eq!(s.agent_words(), v("ssh -p 2222 -J jump"));
+        assert_eq!(a.command, v("prog -p"));
+        let mut s = s;
+        s.launch_agent = "/usr/bin/ssh -q".into();
+        assert_eq!(s.agent_words(), v("/usr/bin/ssh -p 2222 -J jump -q"));
+        // Not ssh: the words are the agent's own.
+        s.launch_agent = "ip netns exec {host}".into();
+        assert_eq!(s.agent_words(), v("ip netns exec {host}"));
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub fn shell_quote(w: &str) -> String {
 /// `ip netns exec {host}`) executes its words directly, so they are passed
 /// as they are: no shell sees them until `sh -c STEP`, which passes its
 /// arguments on as `"$@"`, untouched.
-pub fn build(agent: &str, host: &str, local: bool, env: &EnvList, program: &str, args: &[String]) -> RankCommand {
+pub fn build(agent: &[String], host: &str, local: bool, env: &EnvList, program: &str, args: &[String]) -> RankCommand {
     if local {
         let mut argv = vec![program.to_string()];
         argv.extend(args.iter().cloned());
@@ -65,7 +65,7 @@ pub fn build(agent: &str, host: &str, local: bool, env: &EnvList, program: &str,
     }
     let mut argv: Vec<String> = Vec::new();
     let mut templated = false;
-    for word in agent.split_whitespace() {
+    for word in agent {
         templated |= word.contains("{host}");
         argv.push(word.replace("{host}", host));
     }
@@ -86,20 +86,24 @@ pub fn build(agent: &str, host: &str, local: bool, env: &EnvList, program: &str,
 mod tests {
     use super::*;
 
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
     fn env() -> EnvList {
         EnvList(vec![("WANMPI_RANK".into(), "3".into()), ("MSG".into(), "a b".into())])
     }
 
     #[test]
     fn local_ranks_run_the_program_itself() {
-        let c = build("ssh", "localhost", true, &env(), "./prog", &["--flag".into()]);
+        let c = build(&words("ssh"), "localhost", true, &env(), "./prog", &["--flag".into()]);
         assert_eq!(c.argv, ["./prog", "--flag"]);
         assert_eq!(c.env, env());
     }
 
     #[test]
     fn ssh_appends_the_host_and_quotes_for_the_remote_shell() {
-        let c = build("ssh -p 2222", "node7", false, &env(), "/opt/prog", &["it's".into()]);
+        let c = build(&words("ssh -p 2222"), "node7", false, &env(), "/opt/prog", &["it's".into()]);
         let step = r#"'exec 3<&0 0</dev/null; exec "$@"'"#;
         assert_eq!(
             c.argv,
@@ -110,7 +114,7 @@ mod tests {
 
     #[test]
     fn host_template_is_replaced_and_words_are_passed_as_they_are() {
-        let c = build("ip netns exec {host}", "wan-h2", false, &env(), "./prog", &["a b".into()]);
+        let c = build(&words("ip netns exec {host}"), "wan-h2", false, &env(), "./prog", &["a b".into()]);
         assert_eq!(
             c.argv,
             ["ip", "netns", "exec", "wan-h2", "sh", "-c", SECRET_STEP, "wanmpi-rank", "env", "WANMPI_RANK=3", "MSG=a b", "./prog", "a b"]

@@ -40,6 +40,8 @@ pub struct JobSpec {
     /// Runs a program on a named host: `ssh` (host appended) or a command
     /// with `{host}` in it, e.g. `ip netns exec {host}`.
     pub launch_agent: String,
+    /// Words put right after `ssh` when the launch agent is ssh (`--ssh-args`).
+    pub ssh_args: Vec<String>,
     /// Extra variables for every rank (`-x`, `--env`), after WANMPI_*
     /// pass-through and before the launcher's own.
     pub env: Vec<(String, String)>,
@@ -66,6 +68,17 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// The launch agent as words: `launch_agent` split on whitespace, with
+    /// `ssh_args` after the program when that program is ssh.
+    pub fn agent_words(&self) -> Vec<String> {
+        let mut words: Vec<String> = self.launch_agent.split_whitespace().map(str::to_string).collect();
+        let is_ssh = words.first().is_some_and(|p| p.rsplit('/').next() == Some("ssh"));
+        if is_ssh {
+            words.splice(1..1, self.ssh_args.iter().cloned());
+        }
+        words
+    }
+
     /// `np` copies of `program args` on this machine, with defaults.
     pub fn local(program: &str, args: &[&str], np: u32) -> JobSpec {
         JobSpec {
@@ -75,6 +88,7 @@ impl JobSpec {
             hosts: Vec::new(),
             oversubscribe: false,
             launch_agent: "ssh".into(),
+            ssh_args: Vec::new(),
             env: Vec::new(),
             pass_wanmpi_env: true,
             tag_output: false,

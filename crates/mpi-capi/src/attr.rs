@@ -26,7 +26,7 @@ static HOST_VALUE: AtomicI32 = AtomicI32::new(predef::PROC_NULL);
 static IO_VALUE: AtomicI32 = AtomicI32::new(predef::ANY_SOURCE);
 static WTIME_IS_GLOBAL_VALUE: AtomicI32 = AtomicI32::new(0);
 static UNIVERSE_SIZE_VALUE: AtomicI32 = AtomicI32::new(1);
-static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(101);
+pub(crate) static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(101);
 static APPNUM_VALUE: AtomicI32 = AtomicI32::new(0);
 
 fn predefined(k: c_int) -> Option<&'static AtomicI32> {

@@ -674,3 +674,64 @@ pub unsafe extern "C" fn PMPI_Type_create_darray(
         register(newtype, Ok(t))
     })
 }
+
+/// MPI_Type_create_f90_integer (MPI-4.0 §19.1.9): the predefined integer
+/// type with at least `r` decimal digits of range.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_f90_integer(r: c_int, dt: *mut c_int) -> c_int {
+    use wanmpi_runtime::BasicType as B;
+    call(COMM_WORLD, || {
+        let o = out(dt, "newtype")?;
+        let b = match r {
+            ..=2 => B::Int8,
+            3..=4 => B::Int16,
+            5..=9 => B::Int32,
+            10..=18 => B::Int64,
+            _ => return fail(ErrorClass::Arg, format!("no integer type has a range of 10^{r}")),
+        };
+        *o = predef::datatype_handle(b).ok_or_else(|| MpiError::new(ErrorClass::Intern, "a basic type without a handle"))?;
+        Ok(())
+    })
+}
+
+/// The real type with precision `p` and range `r` (MPI_UNDEFINED: any).
+fn f90_real(p: c_int, r: c_int) -> R<wanmpi_runtime::BasicType> {
+    use wanmpi_runtime::BasicType as B;
+    let fits = |mp: c_int, mr: c_int| (p == UNDEFINED || p <= mp) && (r == UNDEFINED || r <= mr);
+    if p == UNDEFINED && r == UNDEFINED {
+        return fail(ErrorClass::Arg, "precision and range are both MPI_UNDEFINED");
+    }
+    if fits(6, 37) {
+        Ok(B::Float)
+    } else if fits(15, 307) {
+        Ok(B::Double)
+    } else if fits(18, 4931) {
+        Ok(B::LongDouble)
+    } else {
+        fail(ErrorClass::Arg, format!("no real type has precision {p} and range 10^{r}"))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_f90_real(p: c_int, r: c_int, dt: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let o = out(dt, "newtype")?;
+        *o = predef::datatype_handle(f90_real(p, r)?).ok_or_else(|| MpiError::new(ErrorClass::Intern, "a basic type without a handle"))?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_f90_complex(p: c_int, r: c_int, dt: *mut c_int) -> c_int {
+    use wanmpi_runtime::BasicType as B;
+    call(COMM_WORLD, || {
+        let o = out(dt, "newtype")?;
+        let b = match f90_real(p, r)? {
+            B::Float => B::CFloatComplex,
+            B::Double => B::CDoubleComplex,
+            _ => B::CLongDoubleComplex,
+        };
+        *o = predef::datatype_handle(b).ok_or_else(|| MpiError::new(ErrorClass::Intern, "a basic type without a handle"))?;
+        Ok(())
+    })
+}

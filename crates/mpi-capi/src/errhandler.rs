@@ -50,6 +50,12 @@ pub unsafe extern "C" fn PMPI_Comm_create_errhandler(f: Option<CErrhFn>, eh: *mu
     })
 }
 
+/// MPI-1's name for MPI_Comm_create_errhandler.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_create(f: Option<CErrhFn>, eh: *mut c_int) -> c_int {
+    PMPI_Comm_create_errhandler(f, eh)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: c_int, eh: c_int) -> c_int {
     call(comm, || set(comm, eh))

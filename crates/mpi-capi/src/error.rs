@@ -55,16 +55,22 @@ pub fn raise(comm: c_int, e: MpiError) -> c_int {
     }
 }
 
-/// The error class of a code (codes are classes; user-added codes are not
-/// supported).
+/// The error class of a code: predefined codes are their classes; codes
+/// and classes the user added (MPI_Add_error_class/_code) are looked up.
 pub fn class_of(code: c_int) -> Option<c_int> {
-    (0..=101).contains(&code).then_some(code)
+    if (0..=101).contains(&code) {
+        return Some(code);
+    }
+    objs().user_codes.get(&code).map(|(class, _)| *class)
 }
 
 /// MPI_Error_string text for a code.
 pub fn describe(code: c_int) -> String {
     if code == SUCCESS {
         return "MPI_SUCCESS: no errors".into();
+    }
+    if let Some((_, text)) = objs().user_codes.get(&code) {
+        return text.clone();
     }
     let detail = objs().messages.get(&code).cloned();
     match class_from_int(code) {
@@ -113,4 +119,58 @@ pub fn class_from_int(code: c_int) -> Option<ErrorClass> {
     ]
     .into_iter()
     .find(|c| *c as c_int == code)
+}
+
+/// MPI_Add_error_class (MPI-4.0 §9.5): a new class, which is also a code.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let o = crate::args::out(errorclass, "errorclass")?;
+        *o = new_code(None)?;
+        Ok(())
+    })
+}
+
+/// MPI_Add_error_code: a new code of an existing class.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
+    call(COMM_WORLD, || {
+        let o = crate::args::out(errorcode, "errorcode")?;
+        if class_of(errorclass) != Some(errorclass) {
+            return fail(ErrorClass::Arg, format!("{errorclass} is not an error class"));
+        }
+        *o = new_code(Some(errorclass))?;
+        Ok(())
+    })
+}
+
+/// MPI_Add_error_string: the text MPI_Error_string gives for a user code.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const std::ffi::c_char) -> c_int {
+    call(COMM_WORLD, || {
+        let s = crate::args::cstr(string, "string")?;
+        if s.len() >= crate::predef::MAX_ERROR_STRING {
+            return fail(ErrorClass::Arg, "the error string is longer than MPI_MAX_ERROR_STRING");
+        }
+        match objs().user_codes.get_mut(&errorcode) {
+            Some(e) => {
+                e.1 = s.to_string();
+                Ok(())
+            }
+            None => fail(ErrorClass::Arg, format!("{errorcode} is not a code or class added by the user")),
+        }
+    })
+}
+
+/// Allocates the next code after MPI_LASTUSEDCODE and moves that attribute.
+fn new_code(class: Option<c_int>) -> R<c_int> {
+    use std::sync::atomic::Ordering;
+    let mut o = objs();
+    let code = crate::attr::LASTUSEDCODE_VALUE
+        .load(Ordering::SeqCst)
+        .checked_add(1)
+        .ok_or_else(|| MpiError::new(ErrorClass::Intern, "no error codes left"))?;
+    o.user_codes.insert(code, (class.unwrap_or(code), String::new()));
+    crate::attr::LASTUSEDCODE_VALUE.store(code, Ordering::SeqCst);
+    Ok(code)
 }

@@ -40,6 +40,8 @@ pub struct Objects {
     pub comm_errh: HashMap<i32, i32>,
     /// The latest detailed message per error class (MPI_Error_string).
     pub messages: HashMap<i32, String>,
+    /// Error classes and codes the user added: code -> (class, string).
+    pub user_codes: HashMap<i32, (i32, String)>,
 }
 
 pub static OBJ: LazyLock<Mutex<Objects>> = LazyLock::new(|| {
@@ -57,6 +59,7 @@ pub static OBJ: LazyLock<Mutex<Objects>> = LazyLock::new(|| {
         graphs: HashMap::new(),
         comm_errh: HashMap::new(),
         messages: HashMap::new(),
+        user_codes: HashMap::new(),
     })
 });
 

@@ -55,21 +55,6 @@ pub unsafe extern "C" fn PMPI_Accumulate_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_class(_errorclass: *mut c_int) -> c_int {
-    unsupported("MPI_Add_error_class", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_code(_errorclass: c_int, _errorcode: *mut c_int) -> c_int {
-    unsupported("MPI_Add_error_code", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_string(_errorcode: c_int, _string: *const c_void) -> c_int {
-    unsupported("MPI_Add_error_string", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -544,12 +529,6 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
     _win: c_int,
 ) -> c_int {
     unsupported("MPI_Compare_and_swap", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_create(_comm_errhandler_fn: *mut c_void, errhandler: *mut c_int) -> c_int {
-    null_out(errhandler, predef::ERRHANDLER_NULL);
-    unsupported("MPI_Errhandler_create", predef::COMM_WORLD)
 }
 
 #[no_mangle]
@@ -3508,24 +3487,6 @@ pub unsafe extern "C" fn PMPI_Type_create_darray_c(
 ) -> c_int {
     null_out(newtype, predef::DATATYPE_NULL);
     unsupported("MPI_Type_create_darray_c", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_complex(_p: c_int, _r: c_int, newtype: *mut c_int) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_f90_complex", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_integer(_r: c_int, newtype: *mut c_int) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_f90_integer", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_real(_p: c_int, _r: c_int, newtype: *mut c_int) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_f90_real", predef::COMM_WORLD)
 }
 
 #[no_mangle]

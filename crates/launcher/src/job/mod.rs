@@ -58,12 +58,13 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     // Handed to each rank on a pipe (see `command`), never in its
     // environment or on a command line.
     let secret_line = format!("{}\n", JobEnv::secret_hex(&secret));
+    let agent = spec.agent_words();
     let mut ranks: Vec<Rank> = Vec::with_capacity(placements.len());
     for (i, p) in placements.iter().enumerate() {
         let rank = i as u32;
         let id = Identity { rank, size, bootstrap: service.address(), job_id: &job_id, addr: p.addr.as_deref() };
         let env = env_vars::for_rank(&common, &id);
-        let cmd = command::build(&spec.launch_agent, &p.host, local[i], &env, &spec.program, &spec.args);
+        let cmd = command::build(&agent, &p.host, local[i], &env, &spec.program, &spec.args);
         match start_rank(rank, p, &cmd, secret_line.as_bytes(), &sink, &tx) {
             Ok(pid) => ranks.push(Rank::new(p.host.clone(), pid)),
             Err(error) => {
