@@ -152,7 +152,10 @@ pub unsafe extern "C" fn PMPI_Type_create_resized(old: c_int, lb: Aint, extent: 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_dup(old: c_int, newtype: *mut c_int) -> c_int {
-    call(COMM_WORLD, || register(newtype, Ok(datatype(old)?.dup())))
+    call(COMM_WORLD, || {
+        register(newtype, Ok(datatype(old)?.dup()))?;
+        crate::type_attr::copy_all(old, *newtype)
+    })
 }
 
 #[no_mangle]
@@ -170,6 +173,8 @@ pub unsafe extern "C" fn PMPI_Type_free(dt: *mut c_int) -> c_int {
         if predef::datatype(*h).is_some() {
             return fail(ErrorClass::Type, "predefined datatypes cannot be freed");
         }
+        crate::args::datatype(*h)?;
+        crate::type_attr::delete_all(*h)?;
         // Operations in progress hold their own reference to the type.
         objs().types.remove(*h).ok_or_else(|| MpiError::new(ErrorClass::Type, format!("{:#x} is not a valid datatype handle", *h)))?;
         *h = DATATYPE_NULL;

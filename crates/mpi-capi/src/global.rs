@@ -40,6 +40,9 @@ pub struct Objects {
     pub comm_errh: HashMap<i32, i32>,
     /// The latest detailed message per error class (MPI_Error_string).
     pub messages: HashMap<i32, String>,
+    /// Datatype keyvals and attributes (`type_attr.rs`).
+    pub type_keyvals: Table<crate::type_attr::TypeKeyval>,
+    pub type_attrs: crate::type_attr::TypeAttrs,
     /// Error classes and codes the user added: code -> (class, string).
     pub user_codes: HashMap<i32, (i32, String)>,
 }
@@ -60,6 +63,8 @@ pub static OBJ: LazyLock<Mutex<Objects>> = LazyLock::new(|| {
         comm_errh: HashMap::new(),
         messages: HashMap::new(),
         user_codes: HashMap::new(),
+        type_keyvals: Table::new(Obj::Keyval, KIND_INDIRECT),
+        type_attrs: Default::default(),
     })
 });
 

@@ -42,4 +42,5 @@ pub mod p2p;
 pub mod request;
 pub mod stubs;
 pub mod topo;
+pub mod type_attr;
 pub mod unsupported;

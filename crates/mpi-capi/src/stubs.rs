@@ -3538,17 +3538,6 @@ pub unsafe extern "C" fn PMPI_Type_create_indexed_block_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_keyval(
-    _type_copy_attr_fn: *mut c_void,
-    _type_delete_attr_fn: *mut c_void,
-    type_keyval: *mut c_int,
-    _extra_state: *mut c_void,
-) -> c_int {
-    null_out(type_keyval, predef::KEYVAL_INVALID);
-    unsupported("MPI_Type_create_keyval", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_resized_c(_oldtype: c_int, _lb: c_long, _extent: c_long, newtype: *mut c_int) -> c_int {
     null_out(newtype, predef::DATATYPE_NULL);
     unsupported("MPI_Type_create_resized_c", predef::COMM_WORLD)
@@ -3578,21 +3567,6 @@ pub unsafe extern "C" fn PMPI_Type_create_subarray_c(
 ) -> c_int {
     null_out(newtype, predef::DATATYPE_NULL);
     unsupported("MPI_Type_create_subarray_c", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_delete_attr(_datatype: c_int, _type_keyval: c_int) -> c_int {
-    unsupported("MPI_Type_delete_attr", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_free_keyval(_type_keyval: *mut c_int) -> c_int {
-    unsupported("MPI_Type_free_keyval", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_attr(_datatype: c_int, _type_keyval: c_int, _attribute_val: *mut c_void, _flag: *mut c_int) -> c_int {
-    unsupported("MPI_Type_get_attr", predef::COMM_WORLD)
 }
 
 #[no_mangle]
@@ -3642,11 +3616,6 @@ pub unsafe extern "C" fn PMPI_Type_indexed_c(
 ) -> c_int {
     null_out(newtype, predef::DATATYPE_NULL);
     unsupported("MPI_Type_indexed_c", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_set_attr(_datatype: c_int, _type_keyval: c_int, _attribute_val: *mut c_void) -> c_int {
-    unsupported("MPI_Type_set_attr", predef::COMM_WORLD)
 }
 
 #[no_mangle]

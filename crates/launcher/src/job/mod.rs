@@ -50,7 +50,11 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let own_env: Vec<(String, String)> = std::env::vars().collect();
     let mut common = env_vars::common(spec, &own_env);
     let (host_map, site_map) = hosts::rank_maps(&placements);
-    common.set(env_vars::ENV_HOST_MAP, &host_map);
+    // A host map the user gave wins: ranks on one machine that must not
+    // share memory (different containers) say so with distinct hosts.
+    if common.get(env_vars::ENV_HOST_MAP).is_none() {
+        common.set(env_vars::ENV_HOST_MAP, &host_map);
+    }
     if let Some(sites) = site_map {
         common.set(env_vars::ENV_SITE_MAP, &sites);
     }

@@ -17,7 +17,8 @@
  *     MPI_Type_match_size;
  *   - subarray and darray datatypes (C and Fortran order, block, cyclic);
  *   - graph and distributed-graph topologies and their queries;
- *   - user error classes, codes and strings; the f90 type constructors.
+ *   - user error classes, codes and strings; the f90 type constructors;
+ *   - attributes on datatypes.
  */
 #include "check.h"
 
@@ -588,6 +589,50 @@ static void user_errors_and_f90(void)
     CHECK(size == 8, "f90 complex of precision 6 has 8 bytes");
 }
 
+static int deleted;
+static int count_delete(MPI_Datatype t, int k, void *v, void *extra)
+{
+    (void)t;
+    (void)k;
+    (void)extra;
+    deleted += *(int *)v;
+    return MPI_SUCCESS;
+}
+
+static void datatype_attributes(void)
+{
+    int k = MPI_KEYVAL_INVALID, a = 1, b = 10, *v = NULL, flag = -1;
+    OK(MPI_Type_create_keyval(MPI_TYPE_DUP_FN, count_delete, &k, NULL));
+    MPI_Datatype t, d;
+    OK(MPI_Type_contiguous(2, MPI_INT, &t));
+    OK(MPI_Type_get_attr(t, k, &v, &flag));
+    CHECK(flag == 0, "no attribute yet");
+    OK(MPI_Type_set_attr(t, k, &a));
+    OK(MPI_Type_get_attr(t, k, &v, &flag));
+    CHECK(flag == 1 && v == &a, "the attribute set");
+    OK(MPI_Type_set_attr(t, k, &b));
+    CHECK(deleted == 1, "replacing an attribute deletes the old value");
+    OK(MPI_Type_dup(t, &d));
+    OK(MPI_Type_get_attr(d, k, &v, &flag));
+    CHECK(flag == 1 && v == &b, "MPI_Type_dup copies it with MPI_TYPE_DUP_FN");
+    OK(MPI_Type_delete_attr(d, k));
+    CHECK(deleted == 11, "MPI_Type_delete_attr calls the delete callback");
+    OK(MPI_Type_get_attr(d, k, &v, &flag));
+    CHECK(flag == 0, "deleted");
+    OK(MPI_Type_free(&t));
+    OK(MPI_Type_free(&d));
+    /* (MPICH deletes t's attributes only once d, built from it, is gone.) */
+    CHECK(deleted == 21, "MPI_Type_free deletes the attributes");
+    /* On a predefined type too. */
+    OK(MPI_Type_set_attr(MPI_INT, k, &a));
+    OK(MPI_Type_get_attr(MPI_INT, k, &v, &flag));
+    CHECK(flag == 1 && v == &a, "an attribute on MPI_INT");
+    OK(MPI_Type_delete_attr(MPI_INT, k));
+    CHECK(deleted == 22, "deleted from MPI_INT");
+    OK(MPI_Type_free_keyval(&k));
+    CHECK(k == MPI_KEYVAL_INVALID, "MPI_Type_free_keyval");
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -607,6 +652,7 @@ int main(int argc, char **argv)
     subarray_darray(rank);
     graph_topologies(rank);
     user_errors_and_f90();
+    datatype_attributes();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     pass("surface");
     MPI_Finalize();
