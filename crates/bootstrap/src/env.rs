@@ -166,7 +166,7 @@ impl JobEnv {
             bootstrap,
             secret: take_secret(crate::timeout_from_env())?,
             job_id,
-            transport: std::env::var(ENV_TRANSPORT).unwrap_or_else(|_| "tcp".into()),
+            transport: std::env::var(ENV_TRANSPORT).unwrap_or_else(|_| "auto".into()),
             addr: std::env::var(ENV_ADDR).ok().filter(|s| !s.is_empty()),
         }))
     }

@@ -26,3 +26,19 @@ fn a_killed_rank_ends_the_job_naming_it() {
 fn a_rank_exiting_without_finalize_ends_the_job_naming_it() {
     dies("exit");
 }
+
+/// Killed while its long messages stream out: over shared memory a ring is
+/// left half written. The job still ends naming the rank, and no segment of
+/// the job stays behind in /dev/shm.
+#[test]
+fn a_rank_killed_mid_message_ends_the_job_naming_it_and_leaves_no_segment() {
+    let segments = || -> Vec<String> {
+        std::fs::read_dir("/dev/shm")
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("wanmpi-shm-")).collect())
+            .unwrap_or_default()
+    };
+    let before = segments();
+    dies("midsend");
+    let left: Vec<String> = segments().into_iter().filter(|s| !before.contains(s)).collect();
+    assert!(left.is_empty(), "the jobs left shared-memory files behind: {left:?}");
+}

@@ -17,7 +17,8 @@
 //! context is marked relaxed: only per-(context, source, tag) order is kept
 //! and a wildcard receive takes whichever matching message arrived first.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 use wanmpi_transport::PeerId;
 use wanmpi_wire::Envelope;
 

@@ -44,9 +44,14 @@ pub struct Args {
     /// End the job (non-zero exit) if it runs longer than this.
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
-    /// Transport (WANMPI_TRANSPORT): tcp, sctp, wamp, adaptive.
+    /// Transport (WANMPI_TRANSPORT): auto (default: shared memory on a host, tcp in a site,
+    /// --wan-transport between sites), or one for every peer: tcp, sctp, wamp, adaptive, shm.
     #[arg(long, value_name = "NAME")]
     pub transport: Option<String>,
+    /// What carries traffic between sites under --transport auto (WANMPI_WAN_TRANSPORT):
+    /// tcp (default), sctp, wamp, adaptive.
+    #[arg(long, value_name = "NAME")]
+    pub wan_transport: Option<String>,
     /// Eager/rendezvous threshold (WANMPI_EAGER_LIMIT).
     #[arg(long, value_name = "BYTES")]
     pub eager_limit: Option<u64>,
@@ -109,6 +114,7 @@ const TAKES_VALUE: &[&str] = &[
     "--env",
     "--timeout",
     "--transport",
+    "--wan-transport",
     "--eager-limit",
     "--bootstrap",
     "--host-addr",
@@ -201,6 +207,7 @@ impl Args {
         spec.tag_output = self.tag_output;
         spec.timeout = self.timeout.map(|t| seconds("--timeout", t)).transpose()?;
         spec.transport = self.transport.clone();
+        spec.wan_transport = self.wan_transport.clone();
         spec.eager_limit = self.eager_limit;
         spec.progress_thread = self.progress_thread;
         spec.tolerate_rank_failure = self.tolerate_rank_failure;

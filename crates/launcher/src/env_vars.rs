@@ -10,6 +10,8 @@ pub const ENV_PROGRESS_THREAD: &str = "WANMPI_PROGRESS_THREAD";
 pub const ENV_TOLERATE: &str = "WANMPI_TOLERATE_RANK_FAILURE";
 /// Host index of every rank, comma-separated in rank order.
 pub const ENV_HOST_MAP: &str = "WANMPI_HOST_MAP";
+/// What carries traffic between sites under the auto transport.
+pub const ENV_WAN_TRANSPORT: &str = "WANMPI_WAN_TRANSPORT";
 /// Site index of every rank, when sites are known (hostfile `site=`,
 /// emulated sites); else the ranks measure them.
 pub const ENV_SITE_MAP: &str = "WANMPI_SITE_MAP";
@@ -64,8 +66,11 @@ pub fn common(spec: &JobSpec, own_env: &[(String, String)]) -> EnvList {
     for (k, v) in &spec.env {
         e.set(k, v);
     }
-    let transport = spec.transport.clone().or_else(|| e.get(ENV_TRANSPORT).map(str::to_string)).unwrap_or_else(|| "tcp".into());
+    let transport = spec.transport.clone().or_else(|| e.get(ENV_TRANSPORT).map(str::to_string)).unwrap_or_else(|| "auto".into());
     e.set(ENV_TRANSPORT, &transport);
+    if let Some(w) = &spec.wan_transport {
+        e.set(ENV_WAN_TRANSPORT, w);
+    }
     if let Some(n) = spec.eager_limit {
         e.set(ENV_EAGER_LIMIT, &n.to_string());
     }
@@ -151,6 +156,6 @@ mod tests {
         assert_eq!(r.get("WANMPI_JOB_SECRET_FD"), Some("3"));
         assert_eq!(r.get("WANMPI_JOB_SECRET"), None);
         assert_eq!(r.get("WANMPI_ADDR"), Some("198.18.0.2"));
-        assert_eq!(common(&JobSpec::local("p", &[], 1), &[]).get("WANMPI_TRANSPORT"), Some("tcp"));
+        assert_eq!(common(&JobSpec::local("p", &[], 1), &[]).get("WANMPI_TRANSPORT"), Some("auto"));
     }
 }

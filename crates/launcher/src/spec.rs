@@ -49,8 +49,11 @@ pub struct JobSpec {
     pub pass_wanmpi_env: bool,
     pub tag_output: bool,
     pub timeout: Option<Duration>,
-    /// `WANMPI_TRANSPORT`; `None`: this process's WANMPI_TRANSPORT, or tcp.
+    /// `WANMPI_TRANSPORT`; `None`: this process's WANMPI_TRANSPORT, or auto.
     pub transport: Option<String>,
+    /// `WANMPI_WAN_TRANSPORT` (auto's transport between sites); `None`: the
+    /// ranks' default (tcp) or this process's variable.
+    pub wan_transport: Option<String>,
     pub eager_limit: Option<u64>,
     pub progress_thread: bool,
     /// `WANMPI_TOLERATE_RANK_FAILURE=1`, and a failing rank does not end the
@@ -94,6 +97,7 @@ impl JobSpec {
             tag_output: false,
             timeout: None,
             transport: None,
+            wan_transport: None,
             eager_limit: None,
             progress_thread: false,
             tolerate_rank_failure: false,

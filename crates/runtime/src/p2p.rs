@@ -215,6 +215,11 @@ pub struct Completion {
 }
 
 pub(crate) fn test_locked(st: &mut State, r: Req) -> MpiResult<Option<Completion>> {
+    // Looking is cheaper than taking the entry out and putting it back: a
+    // blocking call tests on every spin.
+    if !peek_locked(st, r)? {
+        return Ok(None);
+    }
     let mut e = st.reqs.remove(r).ok_or_else(|| MpiError::new(ErrorClass::Request, "request handle is not valid (already completed or freed)"))?;
     let res = test_entry(st, &mut e);
     let persistent = matches!(e, Entry::Persistent { .. });

@@ -3,7 +3,7 @@
 //! release buffered-send space), persistent requests, and requests that are
 //! complete from the start (MPI_PROC_NULL).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use wanmpi_engine::datatype::Datatype;

@@ -154,6 +154,9 @@ impl Runtime {
     fn block_on_transport(&self, timeout: Duration) {
         match self.ready_fd {
             Some(fd) => {
+                if !self.lock().transport.prepare_sleep() {
+                    return; // something arrived meanwhile
+                }
                 let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
                 let ms = timeout.as_millis().clamp(0, i32::MAX as u128) as i32;
                 // SAFETY: one valid pollfd for the duration of the call.

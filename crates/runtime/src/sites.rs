@@ -95,6 +95,12 @@ impl SiteMap {
         self.site.get(r as usize).copied().unwrap_or(0) as usize
     }
 
+    /// The index of every rank as given (no `MAX_SITES` collapse): a host
+    /// map read with `parse` gives each rank's host.
+    pub fn indices(&self) -> &[u32] {
+        &self.site
+    }
+
     pub fn count(&self) -> usize {
         self.count
     }

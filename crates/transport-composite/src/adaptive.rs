@@ -21,31 +21,34 @@ const MIN_SAMPLE: u64 = 100;
 /// past the threshold.
 const MARGIN: f64 = 1.25;
 
+/// Which side of `FAR` a peer is on: the near part (tcp) or the far one
+/// (wamp, or whatever carries WAN traffic).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
-    Tcp,
-    Wamp,
+    Near,
+    Far,
 }
 
-fn rtt_of(tcp: Option<&PathStats>, wamp: Option<&PathStats>) -> Option<Duration> {
+fn rtt_of(near: Option<&PathStats>, far: Option<&PathStats>) -> Option<Duration> {
     // Each transport's smallest round trip; wamp's handshake gives one from
     // the start, tcp's from its first segments.
-    [tcp, wamp].into_iter().flatten().map(|p| p.min_rtt).filter(|d| !d.is_zero()).min()
+    [near, far].into_iter().flatten().map(|p| p.min_rtt).filter(|d| !d.is_zero()).min()
 }
 
-fn loss_of(tcp: Option<&PathStats>, wamp: Option<&PathStats>) -> Option<f64> {
-    [tcp, wamp].into_iter().flatten().filter(|p| p.sent >= MIN_SAMPLE).map(|p| p.loss).reduce(f64::max)
+fn loss_of(near: Option<&PathStats>, far: Option<&PathStats>) -> Option<f64> {
+    [near, far].into_iter().flatten().filter(|p| p.sent >= MIN_SAMPLE).map(|p| p.loss).reduce(f64::max)
 }
 
-/// The rule, as a pure function of what was measured and the current choice.
-pub fn decide(current: Choice, tcp: Option<&PathStats>, wamp: Option<&PathStats>) -> (Choice, String) {
-    let far = if current == Choice::Wamp { FAR.div_f64(MARGIN) } else { FAR.mul_f64(MARGIN) };
-    let rtt = rtt_of(tcp, wamp);
-    let loss = loss_of(tcp, wamp).map_or(String::new(), |l| format!(", {:.2} % lost", l * 100.0));
+/// The rule, as a pure function of what the near and far parts measured
+/// and the current choice.
+pub fn decide(current: Choice, near: Option<&PathStats>, far: Option<&PathStats>) -> (Choice, String) {
+    let threshold = if current == Choice::Far { FAR.div_f64(MARGIN) } else { FAR.mul_f64(MARGIN) };
+    let rtt = rtt_of(near, far);
+    let loss = loss_of(near, far).map_or(String::new(), |l| format!(", {:.2} % lost", l * 100.0));
     match rtt {
-        Some(r) if r >= far => (Choice::Wamp, format!("far (round trip {:.1} ms{loss})", r.as_secs_f64() * 1e3)),
-        Some(r) => (Choice::Tcp, format!("near (round trip {:.2} ms{loss})", r.as_secs_f64() * 1e3)),
-        None => (Choice::Tcp, "no round trip measured yet".into()),
+        Some(r) if r >= threshold => (Choice::Far, format!("far (round trip {:.1} ms{loss})", r.as_secs_f64() * 1e3)),
+        Some(r) => (Choice::Near, format!("near (round trip {:.2} ms{loss})", r.as_secs_f64() * 1e3)),
+        None => (Choice::Near, "no round trip measured yet".into()),
     }
 }
 
@@ -57,9 +60,9 @@ pub struct AdaptiveRoute {
 
 impl Route for AdaptiveRoute {
     fn choose(&mut self, _peer: PeerId, current: &Pick, paths: &[Option<PathStats>]) -> Pick {
-        let cur = if current.small == self.wamp { Choice::Wamp } else { Choice::Tcp };
+        let cur = if current.small == self.wamp { Choice::Far } else { Choice::Near };
         let (c, why) = decide(cur, paths[self.tcp].as_ref(), paths[self.wamp].as_ref());
-        Pick::all(if c == Choice::Wamp { self.wamp } else { self.tcp }, why)
+        Pick::all(if c == Choice::Far { self.wamp } else { self.tcp }, why)
     }
 }
 
@@ -77,22 +80,22 @@ mod tests {
         use Choice::*;
         let rows: &[(Choice, Option<PathStats>, Option<PathStats>, Choice)] = &[
             // near: tcp, lossy or not
-            (Tcp, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 10)), Tcp),
-            (Wamp, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 1000)), Tcp),
-            (Tcp, Some(path(0.2, 0.02, 1000)), Some(path(0.2, 0.02, 1000)), Tcp),
+            (Near, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 10)), Near),
+            (Far, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 1000)), Near),
+            (Near, Some(path(0.2, 0.02, 1000)), Some(path(0.2, 0.02, 1000)), Near),
             // far: wamp, whatever the loss
-            (Tcp, Some(path(40.0, 0.0, 1000)), Some(path(40.0, 0.0, 0)), Wamp),
-            (Tcp, None, Some(path(20.0, 0.0, 0)), Wamp),
-            (Tcp, Some(path(160.0, 0.02, 1000)), None, Wamp),
+            (Near, Some(path(40.0, 0.0, 1000)), Some(path(40.0, 0.0, 0)), Far),
+            (Near, None, Some(path(20.0, 0.0, 0)), Far),
+            (Near, Some(path(160.0, 0.02, 1000)), None, Far),
             // the smaller of the two round trips counts
-            (Tcp, Some(path(0.3, 0.0, 1000)), Some(path(40.0, 0.0, 0)), Tcp),
+            (Near, Some(path(0.3, 0.0, 1000)), Some(path(40.0, 0.0, 0)), Near),
             // hysteresis around the threshold
-            (Wamp, Some(path(1.8, 0.0, 1000)), None, Wamp),
-            (Tcp, Some(path(2.2, 0.0, 1000)), None, Tcp),
-            (Tcp, Some(path(2.6, 0.0, 1000)), None, Wamp),
-            (Wamp, Some(path(1.5, 0.0, 1000)), None, Tcp),
+            (Far, Some(path(1.8, 0.0, 1000)), None, Far),
+            (Near, Some(path(2.2, 0.0, 1000)), None, Near),
+            (Near, Some(path(2.6, 0.0, 1000)), None, Far),
+            (Far, Some(path(1.5, 0.0, 1000)), None, Near),
             // nothing known: tcp
-            (Tcp, None, None, Tcp),
+            (Near, None, None, Near),
         ];
         for (i, (cur, t, w, want)) in rows.iter().enumerate() {
             let (got, why) = decide(*cur, t.as_ref(), w.as_ref());

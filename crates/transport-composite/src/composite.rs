@@ -80,17 +80,32 @@ fn epoll_of(parts: &[Box<dyn Transport>]) -> Result<(OwnedFd, bool), TransportEr
 impl Composite {
     /// Joins connected transports of the same job (same rank and size).
     pub fn new(name: &'static str, parts: Vec<Box<dyn Transport>>, route: Box<dyn Route>) -> Result<Composite, TransportError> {
+        Composite::with_limits(name, parts, route, 0, usize::MAX)
+    }
+
+    /// Like `new`, with at least `channels` channels and frames of at most
+    /// `max_frame` bytes: a job whose ranks have different parts (shared
+    /// memory on some hosts only) must still agree on both, since a frame's
+    /// prefix names its channel.
+    pub fn with_limits(
+        name: &'static str,
+        parts: Vec<Box<dyn Transport>>,
+        route: Box<dyn Route>,
+        channels: u16,
+        max_frame: usize,
+    ) -> Result<Composite, TransportError> {
         let first = parts.first().ok_or_else(|| TransportError::Setup("a composite transport needs at least one part".into()))?;
         let (rank, size) = (first.rank(), first.size());
         if parts.iter().any(|p| p.rank() != rank || p.size() != size) {
             return Err(TransportError::Setup("the parts of a composite transport disagree on rank or size".into()));
         }
-        let channels = parts.iter().map(|p| p.caps().channels).max().unwrap_or(1);
-        let max_frame = parts.iter().map(|p| p.caps().max_frame).min().unwrap_or(0).saturating_sub(PREFIX_LEN);
+        let channels = parts.iter().map(|p| p.caps().channels).max().unwrap_or(1).max(channels);
+        let max_frame = parts.iter().map(|p| p.caps().max_frame).min().unwrap_or(0).min(max_frame).saturating_sub(PREFIX_LEN);
         let caps = Caps { name, channels, max_frame, eager_limit_hint: first.caps().eager_limit_hint, reliable: true };
+        let mut route = route;
         let peers = (0..size)
-            .map(|_| PeerState {
-                pick: Pick::all(0, "not decided yet"),
+            .map(|peer| PeerState {
+                pick: first_pick(&parts, route.as_mut(), peer),
                 decided: None,
                 sent: vec![(0, 0); parts.len()],
                 switches: 0,
@@ -115,6 +130,11 @@ impl Composite {
         self.peers.get(peer as usize).map(|p| &p.sent[..])
     }
 
+    /// Part `i` unless it does not reach `peer`; then the first that does.
+    fn serving(&self, peer: PeerId, i: usize) -> usize {
+        serving(&self.parts, peer, i)
+    }
+
     fn pick(&mut self, peer: PeerId, len: usize) -> usize {
         let now = Instant::now();
         let st = &self.peers[peer as usize];
@@ -123,8 +143,7 @@ impl Composite {
         }
         let paths: Vec<Option<PathStats>> = self.parts.iter().map(|p| p.path(peer)).collect();
         let mut pick = self.route.choose(peer, &st.pick, &paths);
-        let last = self.parts.len() - 1;
-        (pick.small, pick.large) = (pick.small.min(last), pick.large.min(last));
+        (pick.small, pick.large) = (self.serving(peer, pick.small), self.serving(peer, pick.large));
         let st = &mut self.peers[peer as usize];
         if st.decided.is_some() && (pick.small, pick.large) != (st.pick.small, st.pick.large) {
             st.switches += 1;
@@ -152,6 +171,24 @@ impl Composite {
         }
         s
     }
+}
+
+/// Part `i` if it exists and reaches `peer`, else the first part that does
+/// (else part 0, whose `try_send` will say the peer is not served).
+fn serving(parts: &[Box<dyn Transport>], peer: PeerId, i: usize) -> usize {
+    if parts.get(i).is_some_and(|p| p.serves(peer)) {
+        return i;
+    }
+    parts.iter().position(|p| p.serves(peer)).unwrap_or(0)
+}
+
+/// The route's first word on `peer`, before anything was measured, so that
+/// `path` answers for the right part before the first frame goes.
+fn first_pick(parts: &[Box<dyn Transport>], route: &mut dyn Route, peer: PeerId) -> Pick {
+    let paths: Vec<Option<PathStats>> = parts.iter().map(|p| p.path(peer)).collect();
+    let mut pick = route.choose(peer, &Pick::all(serving(parts, peer, 0), "not decided yet"), &paths);
+    (pick.small, pick.large) = (serving(parts, peer, pick.small), serving(parts, peer, pick.large));
+    pick
 }
 
 /// Hands a frame to the engine in its channel's order (holding it if it
@@ -253,7 +290,8 @@ impl Transport for Composite {
             if st.lost_reported {
                 continue;
             }
-            if st.lost_parts.iter().all(|&l| l) || now.saturating_duration_since(*since) >= LOSS_GRACE {
+            let every_part = self.parts.iter().zip(&st.lost_parts).all(|(p, &lost)| lost || !p.serves(peer as u32));
+            if every_part || now.saturating_duration_since(*since) >= LOSS_GRACE {
                 st.lost_reported = true;
                 sink(Incoming::PeerLost { peer: peer as u32, reason: reason.clone() });
                 n += 1;
@@ -271,6 +309,9 @@ impl Transport for Composite {
     }
 
     fn wait(&mut self, timeout: Duration) -> Result<(), TransportError> {
+        if !self.prepare_sleep() {
+            return Ok(());
+        }
         let mut t = if self.blind { timeout.min(Duration::from_millis(1)) } else { timeout };
         let now = Instant::now();
         for st in self.peers.iter().filter(|st| !st.lost_reported) {
@@ -293,6 +334,20 @@ impl Transport for Composite {
 
     fn readiness_fd(&self) -> Option<i32> {
         Some(self.epoll.as_raw_fd())
+    }
+
+    /// Every part prepares (each may arm its own wake-up).
+    fn prepare_sleep(&mut self) -> bool {
+        // Not `all`: every part must prepare, even after one said no.
+        let mut may = true;
+        for p in &mut self.parts {
+            may &= p.prepare_sleep();
+        }
+        may
+    }
+
+    fn serves(&self, peer: PeerId) -> bool {
+        self.parts.iter().any(|p| p.serves(peer))
     }
 
     fn path(&self, peer: PeerId) -> Option<PathStats> {

@@ -1,8 +1,9 @@
 //! A transport made of several transports, for the two places where one
 //! peer may be reached more than one way: the adaptive transport of the
 //! WAMP paper (tcp and wamp to every peer, each frame on whichever the
-//! measured path favours) and, later, a transport per peer (shared memory,
-//! LAN, WAN).
+//! measured path favours) and the transport per peer (shared memory to this
+//! host's ranks, the LAN transport in this site, the WAN transport to other
+//! sites: `per_peer.rs`).
 //!
 //! Every frame gets a 6-byte prefix: its channel and its sequence number on
 //! that (peer, channel). The receiver delivers each channel's frames in
@@ -18,8 +19,10 @@
 
 mod adaptive;
 mod composite;
+mod per_peer;
 mod route;
 
 pub use adaptive::{decide, AdaptiveRoute, Choice};
 pub use composite::{Composite, PREFIX_LEN};
+pub use per_peer::{PerPeerRoute, Reach};
 pub use route::{Pick, Route, EVALUATE_EVERY};

@@ -42,12 +42,18 @@ pub struct ShmOptions {
     /// (0: after every empty call). An armed reader costs each incoming
     /// message a doorbell ring, two syscalls (about 1 us); a reader that
     /// polls without arming is not woken by the readiness fd. 0 is right for
-    /// any caller that may sleep on the fd after one empty poll (the
-    /// runtime's progress thread); the runtime's blocking calls spin
-    /// `WANMPI_SPIN_ROUNDS` (2000) rounds before sleeping, so any value below
-    /// that keeps them correct and spares busy ping-pongs the syscalls.
-    /// `wait` always arms.
+    /// a caller that may sleep on the fd after one empty poll without
+    /// saying so; `ARM_ONLY_BEFORE_SLEEP` for one that calls
+    /// `Transport::prepare_sleep` before every sleep on the fd (the
+    /// runtime), which spares a busy ping-pong every syscall. `wait` and
+    /// `prepare_sleep` always arm.
     pub arm_after: u32,
+}
+
+impl ShmOptions {
+    /// `arm_after` for a caller that calls `prepare_sleep` before sleeping:
+    /// `poll_recv` never arms.
+    pub const ARM_ONLY_BEFORE_SLEEP: u32 = u32::MAX;
 }
 
 impl Default for ShmOptions {

@@ -4,9 +4,10 @@
 //! - A reader that may sleep *arms*: sets `armed` in each incoming ring,
 //!   fences (SeqCst), then re-checks every ring; data found means it rings
 //!   its own doorbell instead of sleeping on it. `wait` always arms.
-//!   `poll_recv` arms when it returns with the rings empty (by default every
-//!   time, see `ShmOptions::arm_after`), because the runtime polls the
-//!   readiness fd directly, without telling us it is about to sleep.
+//!   `prepare_sleep` arms (the runtime calls it before it sleeps on the
+//!   readiness fd); so may `poll_recv` when it returns with the rings empty
+//!   (`ShmOptions::arm_after`), for callers that sleep on the fd without
+//!   saying so.
 //! - A writer publishes `tail`, fences (SeqCst), and if `armed` is set swaps
 //!   it to 0 and rings the reader's doorbell. Either the writer sees the flag
 //!   or the reader's re-check sees the data (the two fences order them).
@@ -170,7 +171,9 @@ pub struct ShmTransport {
     rings_read: u64,
     /// Rings we gave ourselves.
     self_rings: u64,
-    next_check: Instant,
+    /// When `poll_recv` next looks at the peers' liveness, on the coarse
+    /// clock (`coarse_now`): the fine one costs every busy poll a clock read.
+    next_check: Duration,
     /// First link served by the next `poll_recv` (round robin).
     start: usize,
     pollfds: Vec<libc::pollfd>,
@@ -192,7 +195,7 @@ impl ShmTransport {
             rank,
             size,
             caps,
-            next_check: Instant::now() + opts.liveness_interval,
+            next_check: coarse_now() + opts.liveness_interval,
             opts,
             links,
             index,
@@ -257,7 +260,7 @@ impl ShmTransport {
         pending
     }
 
-    fn check_liveness(&mut self, now: Instant) {
+    fn check_liveness(&mut self, now: Duration) {
         self.next_check = now + self.opts.liveness_interval;
         for l in &mut self.links {
             l.check_alive();
@@ -302,7 +305,7 @@ impl ShmTransport {
         let err = (r < 0).then(std::io::Error::last_os_error);
         if fds[1..].iter().any(|p| p.revents != 0) {
             // A peer exited: look at once rather than at the next interval.
-            self.next_check = Instant::now();
+            self.next_check = Duration::ZERO;
         }
         self.pollfds = fds;
         match err {
@@ -310,6 +313,15 @@ impl ShmTransport {
             _ => Ok(()),
         }
     }
+}
+
+/// The monotonic clock at tick resolution (a few ms), read without the
+/// hardware counter: enough for liveness checks every `liveness_interval`.
+fn coarse_now() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a live timespec; CLOCK_MONOTONIC_COARSE always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 /// Counts a ring, then gives it: a reader that sees a byte has always seen
@@ -381,7 +393,7 @@ impl Transport for ShmTransport {
                 n += 1;
             }
         }
-        let now = Instant::now();
+        let now = coarse_now();
         if now >= self.next_check {
             self.check_liveness(now);
         }
@@ -399,7 +411,12 @@ impl Transport for ShmTransport {
             self.ring_self();
         } else {
             self.idle_polls = if n > 0 { 0 } else { self.idle_polls.saturating_add(1) };
-            if self.opts.arm_after == 0 || self.idle_polls >= self.opts.arm_after {
+            let arm = match self.opts.arm_after {
+                0 => true,
+                ShmOptions::ARM_ONLY_BEFORE_SLEEP => false,
+                n => self.idle_polls >= n,
+            };
+            if arm {
                 self.arm();
             }
         }
@@ -420,6 +437,14 @@ impl Transport for ShmTransport {
 
     fn readiness_fd(&self) -> Option<i32> {
         Some(self.doorbell.fd())
+    }
+
+    fn prepare_sleep(&mut self) -> bool {
+        self.self_queue.is_empty() && !self.arm()
+    }
+
+    fn serves(&self, peer: PeerId) -> bool {
+        peer == self.rank || self.links.iter().any(|l| l.peer == peer)
     }
 
     /// A fixed estimate, not a measurement: see `PATH_RTT`.

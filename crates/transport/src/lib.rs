@@ -137,6 +137,21 @@ pub trait Transport: Send {
         None
     }
 
+    /// Called just before the caller sleeps on `readiness_fd` (with nothing
+    /// else to do): a transport whose wake-ups cost its peers something
+    /// (shm's doorbell: a system call per message) asks for them only now.
+    /// Returns false when something is already waiting, so the caller must
+    /// not sleep. `wait` does this itself.
+    fn prepare_sleep(&mut self) -> bool {
+        true
+    }
+
+    /// Whether this transport reaches `peer` at all (a transport of one
+    /// host serves only that host's ranks).
+    fn serves(&self, peer: PeerId) -> bool {
+        peer < self.size()
+    }
+
     /// What the transport measured of its path to `peer`, if it measures.
     fn path(&self, _peer: PeerId) -> Option<PathStats> {
         None

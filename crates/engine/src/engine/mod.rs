@@ -13,7 +13,8 @@ mod send;
 mod stats;
 mod window;
 
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet};
+use std::collections::VecDeque;
 
 use wanmpi_transport::{Caps, PeerId};
 
@@ -82,7 +83,7 @@ pub struct Engine {
     /// Peers known to be gone, with the reason.
     lost: HashMap<PeerId, String>,
     /// Peers that said goodbye (finalized): their leaving is no failure.
-    departed: std::collections::HashSet<PeerId>,
+    departed: FxHashSet<PeerId>,
     stats: EngineStats,
 }
 
@@ -96,13 +97,13 @@ impl Engine {
             reqs: Requests::default(),
             matcher: Matcher::default(),
             out: (0..size).map(|_| VecDeque::new()).collect(),
-            next_seq: HashMap::new(),
-            inbound: HashMap::new(),
-            unexpected_data: HashMap::new(),
+            next_seq: HashMap::default(),
+            inbound: HashMap::default(),
+            unexpected_data: HashMap::default(),
             credits: (0..size).map(|_| VecDeque::new()).collect(),
             announced_max: vec![0; size as usize],
             window: window::Windows::new(size),
-            lost: HashMap::new(),
+            lost: HashMap::default(),
             departed: Default::default(),
             stats: EngineStats::default(),
         }
