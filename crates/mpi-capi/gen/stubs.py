@@ -16,8 +16,9 @@ writes two generated files, both committed:
           fails with MPI_ERR_COUNT when they do not; or
         - a stub: sets every output handle to its null value and fails with
           MPI_ERR_UNSUPPORTED_OPERATION through the error handler of its
-          communicator argument (MPI_COMM_WORLD's without one; files and
-          sessions return the code, as their default handler does).
+          communicator argument (MPI_COMM_WORLD's without one; file calls
+          through MPI_FILE_NULL's handler, MPI_ERRORS_RETURN unless the
+          user set another; sessions return the code).
 
 Run it again after writing a function by hand: its stub goes away.
     python3 crates/mpi-capi/gen/stubs.py [MPICH_INCLUDE_DIR]
@@ -232,7 +233,9 @@ def rust_stub(name, ps):
             elif p.ptr == 1 and not p.const and p.arrays == 0 and p.base == "int" and p.name.endswith("keyval"):
                 body.append(f"    null_out({p.rust_name()}, predef::KEYVAL_INVALID);")
     comm = next((p for p in ps if p.base == "MPI_Comm" and p.ptr == 0), None)
-    if returned(name):
+    if name.startswith("MPI_File") or name.startswith("MPI_Register_datarep"):
+        body.append(f"    unsupported_file(\"{name}\")")
+    elif returned(name):
         body.append(f"    unsupported_returned(\"{name}\")")
     elif comm is not None:
         body.append(f"    unsupported(\"{name}\", {comm.rust_name()})")
@@ -284,7 +287,7 @@ def main():
         "use std::os::raw::{c_int, c_long};",
         "",
         "use crate::predef;",
-        "use crate::unsupported::{narrow, null_file, null_out, too_large, unsupported, unsupported_returned, widen};",
+        "use crate::unsupported::{narrow, null_file, null_out, too_large, unsupported, unsupported_file, unsupported_returned, widen};",
         "",
     ]
     nfwd = nstub = 0

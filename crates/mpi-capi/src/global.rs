@@ -43,6 +43,9 @@ pub struct Objects {
     /// Datatype keyvals and attributes (`type_attr.rs`).
     pub type_keyvals: Table<crate::type_attr::TypeKeyval>,
     pub type_attrs: crate::type_attr::TypeAttrs,
+    /// The error handler of MPI_FILE_NULL (MPI_ERRORS_RETURN at first), the
+    /// one file handle there is while MPI-IO is not supported.
+    pub file_null_errh: i32,
     /// Error classes and codes the user added: code -> (class, string).
     pub user_codes: HashMap<i32, (i32, String)>,
 }
@@ -63,6 +66,7 @@ pub static OBJ: LazyLock<Mutex<Objects>> = LazyLock::new(|| {
         comm_errh: HashMap::new(),
         messages: HashMap::new(),
         user_codes: HashMap::new(),
+        file_null_errh: crate::predef::ERRORS_RETURN,
         type_keyvals: Table::new(Obj::Keyval, KIND_INDIRECT),
         type_attrs: Default::default(),
     })

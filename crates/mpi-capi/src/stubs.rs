@@ -10,7 +10,7 @@ use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
 
 use crate::predef;
-use crate::unsupported::{narrow, null_file, null_out, too_large, unsupported, unsupported_returned, widen};
+use crate::unsupported::{narrow, null_file, null_out, too_large, unsupported, unsupported_file, unsupported_returned, widen};
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate(
@@ -588,82 +588,65 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_call_errhandler(_fh: *mut c_void, _errorcode: c_int) -> c_int {
-    unsupported_returned("MPI_File_call_errhandler")
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_File_close(_fh: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_close")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_create_errhandler(_file_errhandler_fn: *mut c_void, errhandler: *mut c_int) -> c_int {
-    null_out(errhandler, predef::ERRHANDLER_NULL);
-    unsupported_returned("MPI_File_create_errhandler")
+    unsupported_file("MPI_File_close")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_delete(_filename: *const c_void, _info: c_int) -> c_int {
-    unsupported_returned("MPI_File_delete")
+    unsupported_file("MPI_File_delete")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_amode(_fh: *mut c_void, _amode: *mut c_int) -> c_int {
-    unsupported_returned("MPI_File_get_amode")
+    unsupported_file("MPI_File_get_amode")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_atomicity(_fh: *mut c_void, _flag: *mut c_int) -> c_int {
-    unsupported_returned("MPI_File_get_atomicity")
+    unsupported_file("MPI_File_get_atomicity")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_byte_offset(_fh: *mut c_void, _offset: c_long, _disp: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_get_byte_offset")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_errhandler(_file: *mut c_void, errhandler: *mut c_int) -> c_int {
-    null_out(errhandler, predef::ERRHANDLER_NULL);
-    unsupported_returned("MPI_File_get_errhandler")
+    unsupported_file("MPI_File_get_byte_offset")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_group(_fh: *mut c_void, group: *mut c_int) -> c_int {
     null_out(group, predef::GROUP_NULL);
-    unsupported_returned("MPI_File_get_group")
+    unsupported_file("MPI_File_get_group")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_info(_fh: *mut c_void, info_used: *mut c_int) -> c_int {
     null_out(info_used, predef::INFO_NULL);
-    unsupported_returned("MPI_File_get_info")
+    unsupported_file("MPI_File_get_info")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_position(_fh: *mut c_void, _offset: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_get_position")
+    unsupported_file("MPI_File_get_position")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_position_shared(_fh: *mut c_void, _offset: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_get_position_shared")
+    unsupported_file("MPI_File_get_position_shared")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_size(_fh: *mut c_void, _size: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_get_size")
+    unsupported_file("MPI_File_get_size")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_type_extent(_fh: *mut c_void, _datatype: c_int, _extent: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_get_type_extent")
+    unsupported_file("MPI_File_get_type_extent")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_type_extent_c(_fh: *mut c_void, _datatype: c_int, _extent: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_get_type_extent_c")
+    unsupported_file("MPI_File_get_type_extent_c")
 }
 
 #[no_mangle]
@@ -676,19 +659,19 @@ pub unsafe extern "C" fn PMPI_File_get_view(
 ) -> c_int {
     null_out(etype, predef::DATATYPE_NULL);
     null_out(filetype, predef::DATATYPE_NULL);
-    unsupported_returned("MPI_File_get_view")
+    unsupported_file("MPI_File_get_view")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, request: *mut c_int) -> c_int {
     null_out(request, predef::REQUEST_NULL);
-    unsupported_returned("MPI_File_iread")
+    unsupported_file("MPI_File_iread")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_all(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, request: *mut c_int) -> c_int {
     null_out(request, predef::REQUEST_NULL);
-    unsupported_returned("MPI_File_iread_all")
+    unsupported_file("MPI_File_iread_all")
 }
 
 #[no_mangle]
@@ -707,7 +690,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at(
     request: *mut c_int,
 ) -> c_int {
     null_out(request, predef::REQUEST_NULL);
-    unsupported_returned("MPI_File_iread_at")
+    unsupported_file("MPI_File_iread_at")
 }
 
 #[no_mangle]
@@ -720,7 +703,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at_all(
     request: *mut c_int,
 ) -> c_int {
     null_out(request, predef::REQUEST_NULL);
-    unsupported_returned("MPI_File_iread_at_all")
+    unsupported_file("MPI_File_iread_at_all")
 }
 
 #[no_mangle]
@@ -758,7 +741,7 @@ pub unsafe extern "C" fn PMPI_File_iread_c(fh: *mut c_void, buf: *mut c_void, co
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_shared(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, request: *mut c_int) -> c_int {
     null_out(request, predef::REQUEST_NULL);
-    unsupported_returned("MPI_File_iread_shared")
+    unsupported_file("MPI_File_iread_shared")
 }
 
 #[no_mangle]
@@ -770,13 +753,13 @@ pub unsafe extern "C" fn PMPI_File_iread_shared_c(fh: *mut c_void, buf: *mut c_v
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int, request: *mut c_int) -> c_int {
     null_out(request, predef::REQUEST_NULL);
-    unsupported_returned("MPI_File_iwrite")
+    unsupported_file("MPI_File_iwrite")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_all(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int, request: *mut c_int) -> c_int {
     null_out(request, predef::REQUEST_NULL);
-    unsupported_returned("MPI_File_iwrite_all")
+    unsupported_file("MPI_File_iwrite_all")
 }
 
 #[no_mangle]
@@ -795,7 +778,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at(
     request: *mut c_int,
 ) -> c_int {
     null_out(request, predef::REQUEST_NULL);
-    unsupported_returned("MPI_File_iwrite_at")
+    unsupported_file("MPI_File_iwrite_at")
 }
 
 #[no_mangle]
@@ -808,7 +791,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at_all(
     request: *mut c_int,
 ) -> c_int {
     null_out(request, predef::REQUEST_NULL);
-    unsupported_returned("MPI_File_iwrite_at_all")
+    unsupported_file("MPI_File_iwrite_at_all")
 }
 
 #[no_mangle]
@@ -852,7 +835,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_shared(
     request: *mut c_int,
 ) -> c_int {
     null_out(request, predef::REQUEST_NULL);
-    unsupported_returned("MPI_File_iwrite_shared")
+    unsupported_file("MPI_File_iwrite_shared")
 }
 
 #[no_mangle]
@@ -870,27 +853,27 @@ pub unsafe extern "C" fn PMPI_File_iwrite_shared_c(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_open(_comm: c_int, _filename: *const c_void, _amode: c_int, _info: c_int, fh: *mut c_void) -> c_int {
     null_file(fh);
-    unsupported_returned("MPI_File_open")
+    unsupported_file("MPI_File_open")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_preallocate(_fh: *mut c_void, _size: c_long) -> c_int {
-    unsupported_returned("MPI_File_preallocate")
+    unsupported_file("MPI_File_preallocate")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_read")
+    unsupported_file("MPI_File_read")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_read_all")
+    unsupported_file("MPI_File_read_all")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all_begin(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int) -> c_int {
-    unsupported_returned("MPI_File_read_all_begin")
+    unsupported_file("MPI_File_read_all_begin")
 }
 
 #[no_mangle]
@@ -907,7 +890,7 @@ pub unsafe extern "C" fn PMPI_File_read_all_c(fh: *mut c_void, buf: *mut c_void,
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all_end(_fh: *mut c_void, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_read_all_end")
+    unsupported_file("MPI_File_read_all_end")
 }
 
 #[no_mangle]
@@ -919,7 +902,7 @@ pub unsafe extern "C" fn PMPI_File_read_at(
     _datatype: c_int,
     _status: *mut c_void,
 ) -> c_int {
-    unsupported_returned("MPI_File_read_at")
+    unsupported_file("MPI_File_read_at")
 }
 
 #[no_mangle]
@@ -931,12 +914,12 @@ pub unsafe extern "C" fn PMPI_File_read_at_all(
     _datatype: c_int,
     _status: *mut c_void,
 ) -> c_int {
-    unsupported_returned("MPI_File_read_at_all")
+    unsupported_file("MPI_File_read_at_all")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all_begin(_fh: *mut c_void, _offset: c_long, _buf: *mut c_void, _count: c_int, _datatype: c_int) -> c_int {
-    unsupported_returned("MPI_File_read_at_all_begin")
+    unsupported_file("MPI_File_read_at_all_begin")
 }
 
 #[no_mangle]
@@ -960,7 +943,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_all_c(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all_end(_fh: *mut c_void, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_read_at_all_end")
+    unsupported_file("MPI_File_read_at_all_end")
 }
 
 #[no_mangle]
@@ -984,12 +967,12 @@ pub unsafe extern "C" fn PMPI_File_read_c(fh: *mut c_void, buf: *mut c_void, cou
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_read_ordered")
+    unsupported_file("MPI_File_read_ordered")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_begin(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int) -> c_int {
-    unsupported_returned("MPI_File_read_ordered_begin")
+    unsupported_file("MPI_File_read_ordered_begin")
 }
 
 #[no_mangle]
@@ -1006,12 +989,12 @@ pub unsafe extern "C" fn PMPI_File_read_ordered_c(fh: *mut c_void, buf: *mut c_v
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_end(_fh: *mut c_void, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_read_ordered_end")
+    unsupported_file("MPI_File_read_ordered_end")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_shared(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_read_shared")
+    unsupported_file("MPI_File_read_shared")
 }
 
 #[no_mangle]
@@ -1022,32 +1005,27 @@ pub unsafe extern "C" fn PMPI_File_read_shared_c(fh: *mut c_void, buf: *mut c_vo
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_seek(_fh: *mut c_void, _offset: c_long, _whence: c_int) -> c_int {
-    unsupported_returned("MPI_File_seek")
+    unsupported_file("MPI_File_seek")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_seek_shared(_fh: *mut c_void, _offset: c_long, _whence: c_int) -> c_int {
-    unsupported_returned("MPI_File_seek_shared")
+    unsupported_file("MPI_File_seek_shared")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_set_atomicity(_fh: *mut c_void, _flag: c_int) -> c_int {
-    unsupported_returned("MPI_File_set_atomicity")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_errhandler(_file: *mut c_void, _errhandler: c_int) -> c_int {
-    unsupported_returned("MPI_File_set_errhandler")
+    unsupported_file("MPI_File_set_atomicity")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_set_info(_fh: *mut c_void, _info: c_int) -> c_int {
-    unsupported_returned("MPI_File_set_info")
+    unsupported_file("MPI_File_set_info")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_set_size(_fh: *mut c_void, _size: c_long) -> c_int {
-    unsupported_returned("MPI_File_set_size")
+    unsupported_file("MPI_File_set_size")
 }
 
 #[no_mangle]
@@ -1059,27 +1037,27 @@ pub unsafe extern "C" fn PMPI_File_set_view(
     _datarep: *const c_void,
     _info: c_int,
 ) -> c_int {
-    unsupported_returned("MPI_File_set_view")
+    unsupported_file("MPI_File_set_view")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_sync(_fh: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_sync")
+    unsupported_file("MPI_File_sync")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_write")
+    unsupported_file("MPI_File_write")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_write_all")
+    unsupported_file("MPI_File_write_all")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all_begin(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int) -> c_int {
-    unsupported_returned("MPI_File_write_all_begin")
+    unsupported_file("MPI_File_write_all_begin")
 }
 
 #[no_mangle]
@@ -1096,7 +1074,7 @@ pub unsafe extern "C" fn PMPI_File_write_all_c(fh: *mut c_void, buf: *const c_vo
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all_end(_fh: *mut c_void, _buf: *const c_void, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_write_all_end")
+    unsupported_file("MPI_File_write_all_end")
 }
 
 #[no_mangle]
@@ -1108,7 +1086,7 @@ pub unsafe extern "C" fn PMPI_File_write_at(
     _datatype: c_int,
     _status: *mut c_void,
 ) -> c_int {
-    unsupported_returned("MPI_File_write_at")
+    unsupported_file("MPI_File_write_at")
 }
 
 #[no_mangle]
@@ -1120,7 +1098,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all(
     _datatype: c_int,
     _status: *mut c_void,
 ) -> c_int {
-    unsupported_returned("MPI_File_write_at_all")
+    unsupported_file("MPI_File_write_at_all")
 }
 
 #[no_mangle]
@@ -1131,7 +1109,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_begin(
     _count: c_int,
     _datatype: c_int,
 ) -> c_int {
-    unsupported_returned("MPI_File_write_at_all_begin")
+    unsupported_file("MPI_File_write_at_all_begin")
 }
 
 #[no_mangle]
@@ -1161,7 +1139,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_c(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at_all_end(_fh: *mut c_void, _buf: *const c_void, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_write_at_all_end")
+    unsupported_file("MPI_File_write_at_all_end")
 }
 
 #[no_mangle]
@@ -1191,12 +1169,12 @@ pub unsafe extern "C" fn PMPI_File_write_ordered(
     _datatype: c_int,
     _status: *mut c_void,
 ) -> c_int {
-    unsupported_returned("MPI_File_write_ordered")
+    unsupported_file("MPI_File_write_ordered")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_begin(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int) -> c_int {
-    unsupported_returned("MPI_File_write_ordered_begin")
+    unsupported_file("MPI_File_write_ordered_begin")
 }
 
 #[no_mangle]
@@ -1219,7 +1197,7 @@ pub unsafe extern "C" fn PMPI_File_write_ordered_c(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_end(_fh: *mut c_void, _buf: *const c_void, _status: *mut c_void) -> c_int {
-    unsupported_returned("MPI_File_write_ordered_end")
+    unsupported_file("MPI_File_write_ordered_end")
 }
 
 #[no_mangle]
@@ -1230,7 +1208,7 @@ pub unsafe extern "C" fn PMPI_File_write_shared(
     _datatype: c_int,
     _status: *mut c_void,
 ) -> c_int {
-    unsupported_returned("MPI_File_write_shared")
+    unsupported_file("MPI_File_write_shared")
 }
 
 #[no_mangle]
@@ -3002,7 +2980,7 @@ pub unsafe extern "C" fn PMPI_Register_datarep(
     _dtype_file_extent_fn: *mut c_void,
     _extra_state: *mut c_void,
 ) -> c_int {
-    unsupported_returned("MPI_Register_datarep")
+    unsupported_file("MPI_Register_datarep")
 }
 
 #[no_mangle]
@@ -3013,7 +2991,7 @@ pub unsafe extern "C" fn PMPI_Register_datarep_c(
     _dtype_file_extent_fn: *mut c_void,
     _extra_state: *mut c_void,
 ) -> c_int {
-    unsupported_returned("MPI_Register_datarep_c")
+    unsupported_file("MPI_Register_datarep_c")
 }
 
 #[no_mangle]
@@ -3388,12 +3366,6 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace_c(
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_call_errhandler(_session: c_int, _errorcode: c_int) -> c_int {
     unsupported_returned("MPI_Session_call_errhandler")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_create_errhandler(_session_errhandler_fn: *mut c_void, errhandler: *mut c_int) -> c_int {
-    null_out(errhandler, predef::ERRHANDLER_NULL);
-    unsupported_returned("MPI_Session_create_errhandler")
 }
 
 #[no_mangle]
@@ -3785,12 +3757,6 @@ pub unsafe extern "C" fn PMPI_Win_create_c(
 pub unsafe extern "C" fn PMPI_Win_create_dynamic(_info: c_int, comm: c_int, win: *mut c_int) -> c_int {
     null_out(win, predef::WIN_NULL);
     unsupported("MPI_Win_create_dynamic", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_errhandler(_win_errhandler_fn: *mut c_void, errhandler: *mut c_int) -> c_int {
-    null_out(errhandler, predef::ERRHANDLER_NULL);
-    unsupported("MPI_Win_create_errhandler", predef::COMM_WORLD)
 }
 
 #[no_mangle]

@@ -24,10 +24,20 @@ pub fn unsupported(name: &str, comm: c_int) -> c_int {
     raise(comm, not_supported(name))
 }
 
-/// Fails `name` with the code only: the default error handler of files and
-/// sessions is MPI_ERRORS_RETURN.
+/// Fails `name` with the code only (sessions: there is no session whose
+/// handler could apply).
 pub fn unsupported_returned(name: &str) -> c_int {
     code_of(&not_supported(name))
+}
+
+/// Fails file call `name` through MPI_FILE_NULL's error handler
+/// (MPI_ERRORS_RETURN unless the user set another), as MPI-IO errors
+/// without a file go.
+pub fn unsupported_file(name: &str) -> c_int {
+    let code = code_of(&not_supported(name));
+    // SAFETY: MPI_FILE_NULL is a valid argument.
+    unsafe { crate::errhandler::PMPI_File_call_errhandler(std::ptr::null_mut(), code) };
+    code
 }
 
 /// Sets a handle output argument to `null` (nothing when it is a null pointer).

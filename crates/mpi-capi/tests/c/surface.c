@@ -18,7 +18,7 @@
  *   - subarray and darray datatypes (C and Fortran order, block, cyclic);
  *   - graph and distributed-graph topologies and their queries;
  *   - user error classes, codes and strings; the f90 type constructors;
- *   - attributes on datatypes.
+ *   - attributes on datatypes; MPI_FILE_NULL's error handler.
  */
 #include "check.h"
 
@@ -633,6 +633,32 @@ static void datatype_attributes(void)
     CHECK(k == MPI_KEYVAL_INVALID, "MPI_Type_free_keyval");
 }
 
+static int file_errors;
+static void count_file_error(MPI_File *fh, int *code, ...)
+{
+    (void)fh;
+    (void)code;
+    file_errors++;
+}
+
+static void file_null_errhandler(void)
+{
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL, mine;
+    OK(MPI_File_get_errhandler(MPI_FILE_NULL, &eh));
+    CHECK(eh == MPI_ERRORS_RETURN, "MPI_FILE_NULL's handler is MPI_ERRORS_RETURN");
+    OK(MPI_File_create_errhandler(count_file_error, &mine));
+    OK(MPI_File_set_errhandler(MPI_FILE_NULL, mine));
+    OK(MPI_File_get_errhandler(MPI_FILE_NULL, &eh));
+    CHECK(eh == mine, "the handler set on MPI_FILE_NULL");
+    OK(MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_OTHER));
+    CHECK(file_errors == 1, "MPI_File_call_errhandler calls it");
+    MPI_File fh;
+    int rc = MPI_File_open(MPI_COMM_SELF, "/nonexistent-dir/x", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    CHECK(rc != MPI_SUCCESS && file_errors == 2, "a failed MPI_File_open goes through MPI_FILE_NULL's handler");
+    OK(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
+    OK(MPI_Errhandler_free(&mine));
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -653,6 +679,7 @@ int main(int argc, char **argv)
     graph_topologies(rank);
     user_errors_and_f90();
     datatype_attributes();
+    file_null_errhandler();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     pass("surface");
     MPI_Finalize();
