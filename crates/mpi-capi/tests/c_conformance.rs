@@ -1,12 +1,13 @@
 //! The conformance suite as C programs (tests/c), built with wanmpi's mpicc
-//! and run under wanmpi's mpirun over every transport (tcp, and sctp with
-//! its default 10 streams and with 1 stream).
+//! and run under wanmpi's mpirun over every transport (the default auto,
+//! which is shared memory on one host; tcp; sctp with its default 10 streams
+//! and with 1 stream; wamp; adaptive).
 
 mod common;
 
 use common::*;
 
-const TRANSPORTS: &[(&str, &str)] = &[("tcp", "10"), ("sctp", "10"), ("sctp", "1"), ("wamp", "10"), ("adaptive", "10")];
+const TRANSPORTS: &[(&str, &str)] = &[("auto", "10"), ("tcp", "10"), ("sctp", "10"), ("sctp", "1"), ("wamp", "10"), ("adaptive", "10")];
 
 fn suite(name: &str, ranks: &[usize]) {
     let exe = compile(&prefix().join("bin/mpicc"), name, "mpicc");

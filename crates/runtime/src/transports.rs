@@ -215,8 +215,8 @@ fn auto(env: &JobEnv, kv: &mut dyn KeyValue) -> MpiResult<Box<dyn Transport>> {
         return Ok(parts.pop().expect("one part"));
     }
     if parts.is_empty() {
-        // A job of one rank, or one host without shared memory: tcp serves self-sends.
-        return tcp(env, kv).map_err(|e| setup("tcp", e));
+        // A job of one rank: its sends to itself need no socket.
+        return shm(env, &[env.rank]).map_err(|e| setup("shm", e));
     }
     // Every rank must agree on channels and frame size, with or without shm.
     let (mut channels, mut max_frame) = (0, usize::MAX);
