@@ -49,7 +49,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub transport: Option<String>,
     /// What carries traffic between sites under --transport auto (WANMPI_WAN_TRANSPORT):
-    /// tcp (default), sctp, wamp, adaptive.
+    /// wamp (default), tcp, sctp, adaptive.
     #[arg(long, value_name = "NAME")]
     pub wan_transport: Option<String>,
     /// Eager/rendezvous threshold (WANMPI_EAGER_LIMIT).

@@ -52,7 +52,7 @@ pub struct JobSpec {
     /// `WANMPI_TRANSPORT`; `None`: this process's WANMPI_TRANSPORT, or auto.
     pub transport: Option<String>,
     /// `WANMPI_WAN_TRANSPORT` (auto's transport between sites); `None`: the
-    /// ranks' default (tcp) or this process's variable.
+    /// ranks' default (wamp) or this process's variable.
     pub wan_transport: Option<String>,
     pub eager_limit: Option<u64>,
     pub progress_thread: bool,

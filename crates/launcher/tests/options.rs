@@ -66,7 +66,7 @@ fn variables_are_exported_to_every_rank() {
 #[test]
 fn transport_defaults_to_the_environment_then_auto() {
     assert!(mpirun(&["-n", "1", PROBE, "env:WANMPI_TRANSPORT"]).stdout.contains("WANMPI_TRANSPORT=auto\n"));
-    // --wan-transport reaches the ranks; without it they choose (tcp).
+    // --wan-transport reaches the ranks; without it they choose (wamp).
     assert!(mpirun(&["-n", "1", "--wan-transport", "sctp", PROBE, "env:WANMPI_WAN_TRANSPORT"]).stdout.contains("WANMPI_WAN_TRANSPORT=sctp\n"));
     let mut c = command(&["-n", "1", PROBE, "env:WANMPI_TRANSPORT"]);
     c.env("WANMPI_TRANSPORT", "wamp");

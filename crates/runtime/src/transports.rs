@@ -3,7 +3,7 @@
 //!
 //! `auto` (the default) is the transport per peer: shared memory to ranks on
 //! this host, tcp to the other hosts of this site, and the WAN transport
-//! (`WANMPI_WAN_TRANSPORT`, tcp unless told) to other sites, joined in one
+//! (`WANMPI_WAN_TRANSPORT`, wamp unless told) to other sites, joined in one
 //! `Composite` whose route is fixed per peer from the launcher's host and
 //! site maps. Where the launcher gave no site map and the WAN transport is
 //! not tcp, both tcp and the WAN transport reach every other host and the
@@ -23,6 +23,10 @@ pub const KNOWN: &[&str] = &["auto", "tcp", "sctp", "wamp", "adaptive", "shm"];
 pub const WAN_KNOWN: &[&str] = &["tcp", "sctp", "wamp", "adaptive"];
 /// Names the WAN transport of `auto`.
 pub const ENV_WAN_TRANSPORT: &str = "WANMPI_WAN_TRANSPORT";
+/// The WAN transport unless told: on the plain-MPI farm across 20 and 80 ms,
+/// lossy or not, wamp to far peers beat tcp in every cell measured
+/// (docs/benchmarks.md sections 13 to 15).
+pub const DEFAULT_WAN: &str = "wamp";
 /// `0` keeps `auto` off shared memory (ranks of one host use tcp).
 pub const ENV_SHM: &str = "WANMPI_SHM";
 
@@ -150,6 +154,10 @@ pub struct Plan {
 }
 
 pub fn plan(rank: u32, place: &Placement, wan: &str, use_shm: bool) -> Plan {
+    // Without sites, every remote peer already goes near or far by the
+    // adaptive rule: adaptive (tcp + wamp) as the far part would only add a
+    // second tcp.
+    let wan = if wan == "adaptive" && place.site.is_none() { "wamp" } else { wan };
     let size = place.host.len() as u32;
     let local: Vec<u32> = (0..size).filter(|&p| place.same_host(rank, p)).collect();
     let shm = (use_shm && local.len() > 1).then_some(local);
@@ -193,7 +201,7 @@ pub fn plan(rank: u32, place: &Placement, wan: &str, use_shm: bool) -> Plan {
 }
 
 fn auto(env: &JobEnv, kv: &mut dyn KeyValue) -> MpiResult<Box<dyn Transport>> {
-    let wan = std::env::var(ENV_WAN_TRANSPORT).unwrap_or_else(|_| "tcp".into());
+    let wan = std::env::var(ENV_WAN_TRANSPORT).unwrap_or_else(|_| DEFAULT_WAN.into());
     if !WAN_KNOWN.contains(&wan.as_str()) {
         return Err(MpiError::new(
             ErrorClass::Arg,
@@ -317,6 +325,8 @@ mod tests {
         assert_eq!(p.shm, None);
         assert_eq!(p.net, vec!["tcp".to_string(), "wamp".to_string()]);
         assert_eq!(p.reach[1], Reach::ByDistance { near: 0, far: 1 });
+        // Adaptive as the WAN transport is that same choice.
+        assert_eq!(plan(0, &place(&[0, 1, 2], None), "adaptive", true).net, vec!["tcp".to_string(), "wamp".to_string()]);
         // With tcp as the WAN transport there is nothing to choose.
         assert_eq!(plan(0, &place(&[0, 1, 2], None), "tcp", true).reach[2], Reach::Fixed(0, "the only network transport"));
     }

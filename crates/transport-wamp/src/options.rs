@@ -49,7 +49,11 @@ pub struct WampOptions {
     pub overflow_timeout: Duration,
     /// Paper mode: send a whole frame before handling ACKs (UNINTERRUPTED, 1).
     pub uninterrupted: bool,
-    /// Packets sent before the first rate sample (WANMPI_WAMP_INITIAL_WINDOW, 32).
+    /// Packets sent before the first rate sample (WANMPI_WAMP_INITIAL_WINDOW,
+    /// 128). An MPI job's first messages to a far peer are often its largest
+    /// burst (a farm hands every worker its first tasks at once); 32 packets
+    /// cost the 128 KiB plain-MPI farm at 80 ms one way about 0.3 s more at
+    /// no loss and made it stall at 1 % (docs/benchmarks.md section 15).
     pub initial_window: u32,
     /// AEAD on every datagram (WANMPI_WAMP_ENCRYPT, 1; 0 only to measure the cost).
     pub encrypt: bool,
@@ -93,7 +97,7 @@ impl Default for WampOptions {
             xmt_timeout: Duration::from_millis(50),
             overflow_timeout: Duration::from_millis(1),
             uninterrupted: true,
-            initial_window: 32,
+            initial_window: 128,
             encrypt: true,
             fec: Fec::Auto,
             gso: true,
