@@ -55,6 +55,7 @@ impl Runtime {
             bsend: BsendPool::default(),
             messages: Default::default(),
             transport_busy: false,
+            arrivals: 0,
             fatal: None,
             wan: crate::wan::WanPlan::new(rank, size, grant, opts.wan_peers),
         };

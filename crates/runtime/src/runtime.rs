@@ -3,6 +3,7 @@
 //! unlocks; blocking calls wait for the transport's readiness outside the
 //! lock, so the optional progress thread can advance messages meanwhile.
 
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -18,6 +19,15 @@ use crate::context::ContextPool;
 use crate::options::RuntimeOptions;
 use crate::reqtable::ReqTable;
 
+/// A nonblocking eventfd, or None if the system has none to give.
+fn eventfd() -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain syscall; the fd is owned at once.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    // SAFETY: fd is a fresh descriptor we own.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
 /// Everything the lock protects.
 pub struct State {
     pub engine: Engine,
@@ -31,6 +41,9 @@ pub struct State {
     /// progress step. Flushing only then spares transports whose flush is a
     /// full pump (sctp) a second pass on every step.
     pub transport_busy: bool,
+    /// Events the transport delivered so far: the progress thread wakes a
+    /// sleeping caller when it took some (see `Runtime::waker`).
+    pub arrivals: u64,
     /// A fatal error seen during progress (a lost peer without
     /// --tolerate-rank-failure); reported by the next call.
     pub fatal: Option<MpiError>,
@@ -45,6 +58,10 @@ pub struct Runtime {
     pub(crate) opts: RuntimeOptions,
     /// Readiness fd of the transport, polled outside the lock.
     ready_fd: Option<i32>,
+    /// An eventfd the progress thread signals after it took arrivals: they
+    /// may have completed what a blocked call sleeps on, and that call's
+    /// transport fd will not fire again for them.
+    waker: Option<std::os::fd::OwnedFd>,
     pub(crate) kv: Mutex<Option<Client>>,
     pub(crate) started: Instant,
     stop: Arc<AtomicBool>,
@@ -65,6 +82,7 @@ impl Runtime {
             size,
             opts,
             ready_fd,
+            waker: eventfd(),
             kv: Mutex::new(kv),
             started: Instant::now(),
             stop: Arc::new(AtomicBool::new(false)),
@@ -101,9 +119,9 @@ impl Runtime {
 
     /// One progress step under the lock: drain arrivals, send what can go.
     pub(crate) fn progress(&self, st: &mut State) -> MpiResult<()> {
-        let State { engine, transport, transport_busy, wan, .. } = st;
+        let State { engine, transport, transport_busy, wan, arrivals, .. } = st;
         let io = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("transport: {e}"));
-        transport.poll_recv(&mut |ev| engine.handle_incoming(ev)).map_err(io)?;
+        *arrivals += transport.poll_recv(&mut |ev| engine.handle_incoming(ev)).map_err(io)? as u64;
         wan.refresh(engine, transport.as_ref());
         let mut sent = false;
         engine
@@ -137,7 +155,8 @@ impl Runtime {
                 if let Some(v) = done(&mut st)? {
                     return Ok(v);
                 }
-                st.engine.has_pending_output()
+                // Data the transport holds back (paced) also needs the next step soon.
+                st.engine.has_pending_output() || st.transport_busy
             };
             idle_rounds += 1;
             if idle_rounds < self.opts.spin_rounds {
@@ -157,10 +176,16 @@ impl Runtime {
                 if !self.lock().transport.prepare_sleep() {
                     return; // something arrived meanwhile
                 }
-                let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                let waker = self.waker.as_ref().map_or(-1, |w| w.as_raw_fd());
+                let mut p = [libc::pollfd { fd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: waker, events: libc::POLLIN, revents: 0 }];
                 let ms = timeout.as_millis().clamp(0, i32::MAX as u128) as i32;
-                // SAFETY: one valid pollfd for the duration of the call.
-                unsafe { libc::poll(&mut p, 1, ms.max(if timeout.is_zero() { 0 } else { 1 })) };
+                // SAFETY: a valid pollfd array of the length passed (a negative fd is ignored).
+                unsafe { libc::poll(p.as_mut_ptr(), 2, ms.max(if timeout.is_zero() { 0 } else { 1 })) };
+                if p[1].revents != 0 {
+                    let mut v = 0u64;
+                    // SAFETY: reads 8 bytes into v from our own nonblocking eventfd.
+                    unsafe { libc::read(waker, (&mut v as *mut u64).cast(), 8) };
+                }
             }
             None => {
                 let mut st = self.lock();
@@ -179,17 +204,29 @@ impl Runtime {
             .name("wanmpi-progress".into())
             .spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let pending = {
+                    let (pending, took) = {
                         let mut st = rt.lock();
+                        let before = st.arrivals;
                         let _ = rt.progress(&mut st);
-                        st.engine.has_pending_output()
+                        (st.engine.has_pending_output(), st.arrivals != before)
                     };
+                    if took {
+                        rt.wake_sleepers();
+                    }
                     let t = if pending { Duration::from_micros(100) } else { rt.opts.progress_interval };
                     rt.block_on_transport(t);
                 }
             })
             .ok();
         *self.progress_thread.lock().unwrap_or_else(|p| p.into_inner()) = h;
+    }
+
+    fn wake_sleepers(&self) {
+        if let Some(w) = &self.waker {
+            let one = 1u64;
+            // SAFETY: writes 8 bytes from `one` to our own eventfd; a full counter only fails (EAGAIN).
+            unsafe { libc::write(w.as_raw_fd(), (&one as *const u64).cast(), 8) };
+        }
     }
 
     pub(crate) fn stop_progress_thread(&self) {
