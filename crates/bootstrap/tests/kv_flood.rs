@@ -37,8 +37,15 @@ fn flooder(port: u16, made: Arc<AtomicUsize>, stop: Arc<AtomicBool>, kind: usize
         let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { continue };
         made.fetch_add(1, Ordering::Relaxed);
         match kind % 4 {
-            // Silence: hold it open and say nothing.
-            0 => held.push(s),
+            // Silence: hold it open and say nothing. The first `HELD` stay
+            // open for the whole flood time, whatever the machine's speed:
+            // the service may accept them late (its backlog), and one closed
+            // by then would prove nothing.
+            0 => {
+                if held.len() < HELD {
+                    held.push(s);
+                }
+            }
             // Garbage where the hello should be.
             1 => {
                 let _ = s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -54,9 +61,12 @@ fn flooder(port: u16, made: Arc<AtomicUsize>, stop: Arc<AtomicBool>, kind: usize
             // Connect and go.
             _ => drop(s),
         }
-        if held.len() > HELD {
+        if kind % 4 == 1 && held.len() > HELD {
             held.remove(0);
         }
+    }
+    while kind % 4 == 0 && !stop.load(Ordering::Relaxed) && started.elapsed() < FLOOD_TIME {
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
