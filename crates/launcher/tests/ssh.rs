@@ -5,7 +5,8 @@
 //! `--ssh-args`, find mpirun's key/value service over TCP (nothing on a
 //! shared /tmp), and receive the job secret over ssh's standard input: no
 //! process on the machine has it on its command line or in its environment
-//! while the job runs, and hostile values reach the far side intact.
+//! while the job runs, and hostile values reach the far side intact. Ranks
+//! sharing a host share one ssh connection.
 //!
 //! Needs root, /usr/sbin/sshd, ssh, ssh-keygen and the emulator's forwarder
 //! (`cargo build -p wanmpi-emulator`, same profile); says why and skips
@@ -22,14 +23,22 @@ use wanmpi_emulator::{Emulation, LinkProfile, Topology, UpOptions};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
-/// sshd processes, ended when the test ends however it ends.
-struct Daemons(Vec<Child>);
+/// sshd processes and the namespaces they serve, ended when the test ends
+/// however it ends. A session sshd forked survives its daemon (and would
+/// hold the test's stderr open): every process left in a server's
+/// namespace is ended too.
+struct Daemons(Vec<(Child, String)>);
 
 impl Drop for Daemons {
     fn drop(&mut self) {
-        for c in &mut self.0 {
+        for (c, netns) in &mut self.0 {
             let _ = c.kill();
             let _ = c.wait();
+            let pids = Command::new("ip").args(["netns", "pids", netns.as_str()]).output().map(|o| o.stdout).unwrap_or_default();
+            for pid in String::from_utf8_lossy(&pids).split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+                // SAFETY: kill(2) on a pid read from our own namespace.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
         }
     }
 }
@@ -126,7 +135,7 @@ fn bring_up(name: &str) -> Site {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start sshd");
-        daemons.0.push(child);
+        daemons.0.push((child, h.netns.clone()));
         servers.push(addr);
     }
     let ssh_args = format!(
@@ -232,6 +241,13 @@ fn ranks_start_over_ssh_and_no_process_shows_the_secret() {
     let ssh_clients =
         all_pids().into_iter().filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).map(|c| c.starts_with(b"ssh\0")).unwrap_or(false)).count();
     assert!(ssh_clients >= 3, "{ssh_clients} ssh clients for 3 ranks");
+    // One connection per host: the two ranks on the second server share one.
+    let ss = Command::new("ip").args(["netns", "exec", &site.client_ns, "ss", "-Htn", "state", "established"]).output().expect("ss");
+    let table = String::from_utf8_lossy(&ss.stdout).into_owned();
+    for s in &site.servers {
+        let conns = table.lines().filter(|l| l.split_whitespace().any(|w| w == format!("{s}:22"))).count();
+        assert_eq!(conns, 1, "ssh connections to {s}:\n{table}");
+    }
     let r = finish(child, started);
     lines.extend(r.stdout.lines().map(str::to_string));
     assert_eq!(r.code, Some(0), "stdout: {lines:?}\nstderr: {}", r.stderr);

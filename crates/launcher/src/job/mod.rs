@@ -2,6 +2,7 @@
 //! rank, then watch them (see `watch`) until the job ends.
 
 mod bootstrap;
+mod ssh_mux;
 mod watch;
 
 use crate::command;
@@ -11,6 +12,7 @@ use crate::hosts::{self, Placement};
 use crate::output::Sink;
 use crate::process;
 use crate::spec::{JobOutcome, JobSpec, StreamKind};
+use std::io::Write;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 use wanmpi_bootstrap::{JobEnv, ServerEvent};
@@ -63,28 +65,58 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     // environment or on a command line.
     let secret_line = format!("{}\n", JobEnv::secret_hex(&secret));
     let agent = spec.agent_words();
-    let mut ranks: Vec<Rank> = Vec::with_capacity(placements.len());
-    for (i, p) in placements.iter().enumerate() {
-        let rank = i as u32;
-        let id = Identity { rank, size, bootstrap: service.address(), job_id: &job_id, addr: p.addr.as_deref() };
-        let env = env_vars::for_rank(&common, &id);
-        let cmd = command::build(&agent, &p.host, local[i], &env, &spec.program, &spec.args);
-        match start_rank(rank, p, &cmd, secret_line.as_bytes(), &sink, &tx) {
-            Ok(pid) => ranks.push(Rank::new(p.host.clone(), pid)),
-            Err(error) => {
-                // Nothing may outlive a failed start.
-                for r in &ranks {
-                    process::signal_group(r.pid, libc::SIGKILL);
+    let rank_hosts: Vec<(&str, bool)> = placements.iter().zip(&local).map(|(p, l)| (p.host.as_str(), *l)).collect();
+    let mux = ssh_mux::Mux::plan(&agent, &rank_hosts, &job_id)?;
+    // First every rank that opens its own connection (the first on each
+    // host), then the others, once their host's shared connection is up.
+    let mut order: Vec<usize> = (0..placements.len()).collect();
+    let mut opened: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut first_pass = Vec::new();
+    order.retain(|&i| {
+        let h = placements[i].host.as_str();
+        let waits = mux.as_ref().is_some_and(|m| m.shares(h)) && !opened.insert(h);
+        if !waits {
+            first_pass.push(i);
+        }
+        waits
+    });
+    let mut started: Vec<Option<Rank>> = placements.iter().map(|_| None).collect();
+    for (pass, indices) in [first_pass, order].into_iter().enumerate() {
+        for i in indices {
+            let p = &placements[i];
+            let rank = i as u32;
+            let agent = match &mux {
+                Some(m) => {
+                    if pass == 1 && !m.wait_for_master(&p.host, ssh_mux::MASTER_WAIT) {
+                        // The rank connects on its own: slower, still right.
+                        let _ = writeln!(std::io::stderr(), "mpirun: no shared ssh connection to {} yet; rank {rank} opens its own", p.host);
+                    }
+                    m.agent_for(&agent, &p.host)
                 }
-                return Err(LaunchError::Spawn { rank, host: p.host.clone(), program: spec.program.clone(), error });
+                None => agent.clone(),
+            };
+            let id = Identity { rank, size, bootstrap: service.address(), job_id: &job_id, addr: p.addr.as_deref() };
+            let env = env_vars::for_rank(&common, &id);
+            let cmd = command::build(&agent, &p.host, local[i], &env, &spec.program, &spec.args);
+            match start_rank(rank, p, &cmd, secret_line.as_bytes(), &sink, &tx) {
+                Ok(pid) => started[i] = Some(Rank::new(p.host.clone(), pid)),
+                Err(error) => {
+                    // Nothing may outlive a failed start.
+                    for r in started.iter().flatten() {
+                        process::signal_group(r.pid, libc::SIGKILL);
+                    }
+                    return Err(LaunchError::Spawn { rank, host: p.host.clone(), program: spec.program.clone(), error });
+                }
             }
         }
     }
+    let ranks: Vec<Rank> = started.into_iter().flatten().collect();
     drop(tx);
     let mut watch = Watch::new(spec, ranks, rx, sink.lost.clone());
     let mut outcome = watch.run();
     // Stopping the service reports what it had only counted.
     drop(service);
+    drop(mux);
     watch.after_service(&mut outcome);
     outcome.output = std::mem::take(&mut *sink.captured.lock().unwrap_or_else(|p| p.into_inner()));
     outcome.job_id = job_id;
