@@ -95,6 +95,15 @@
 //! | 3000 | site leaders' messages (to, from or among leaders) |
 //! | 3001 | scatterv's blocks from the root to a leader (the counts go first with 3000) |
 //!
+//! # Schedules (nonblocking collectives, in progress)
+//!
+//! `sched/` writes an algorithm down as rounds of sends, receives and local
+//! steps that a [`sched::Run`] advances without blocking over any
+//! [`sched::Port`]; barrier, bcast and allreduce (flat) exist so far, with
+//! the same messages and combining order as the blocking versions. Their
+//! tags carry the collective's number on the communicator
+//! ([`sched::tag`], all >= 65536), so several may be outstanding at once.
+//!
 //! # MPI_IN_PLACE
 //!
 //! A `None` send buffer (or receive buffer, for scatter) means MPI_IN_PLACE
@@ -114,6 +123,7 @@ mod reduce;
 mod reduce_scatter;
 mod scan;
 mod scatter;
+pub mod sched;
 mod sites;
 #[cfg(test)]
 mod testing;
