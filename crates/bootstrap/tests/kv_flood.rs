@@ -65,7 +65,7 @@ fn flooder(port: u16, made: Arc<AtomicUsize>, stop: Arc<AtomicBool>, kind: usize
             held.remove(0);
         }
     }
-    while kind % 4 == 0 && !stop.load(Ordering::Relaxed) && started.elapsed() < FLOOD_TIME {
+    while kind.is_multiple_of(4) && !stop.load(Ordering::Relaxed) && started.elapsed() < FLOOD_TIME {
         std::thread::sleep(Duration::from_millis(20));
     }
 }

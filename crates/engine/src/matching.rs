@@ -139,6 +139,10 @@ impl Matcher {
     /// in sequence order.
     pub fn rematch(&mut self, peer: PeerId, ctx: u32) -> Vec<(Unexp, RequestId)> {
         let mut out = vec![];
+        // Only a wildcard-tag receive ever waits for a gap to fill.
+        if !self.posted.iter().any(|p| p.tag.is_none() && p.ctx == ctx) {
+            return out;
+        }
         loop {
             let lowest =
                 self.unexpected.iter().enumerate().filter(|(_, u)| u.peer == peer && u.env.ctx == ctx).min_by_key(|(_, u)| u.env.seq).map(|(i, _)| i);

@@ -162,7 +162,9 @@ impl Requests {
         self.live += 1;
         if let Some(index) = self.free.pop() {
             let slot = &mut self.slots[index as usize];
-            slot.0 = slot.0.wrapping_add(1);
+            // 31 bits: a message id with the top bit set is never a
+            // request's (see `Engine::send_now`).
+            slot.0 = slot.0.wrapping_add(1) & 0x7fff_ffff;
             slot.1 = Some(r);
             RequestId { index, generation: slot.0 }
         } else {

@@ -38,17 +38,13 @@ unsafe fn irecv(buf: *mut c_void, c: c_int, dt: c_int, source: c_int, tag: c_int
     rt()?.irecv(buf as *mut u8, a.n, &a.dt, source, tag, cid)
 }
 
-/// Waits for a runtime request and turns a failed status into an error.
-fn finish(r: Req) -> R<Status> {
-    let c = rt()?.wait(r)?;
-    match c.status.error {
-        Some(e) => Err(e),
-        None => Ok(c.status),
-    }
-}
-
 unsafe fn send(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode) -> c_int {
-    call(comm, || finish(isend(buf, c, dt, dest, tag, comm, mode)?).map(|_| ()))
+    call(comm, || {
+        let a = decode(buf, c, dt)?;
+        let cid = comm_id(comm)?;
+        let s = rt()?.send(buf as *const u8, a.n, &a.dt, dest, tag, cid, mode)?;
+        s.error.map_or(Ok(()), Err)
+    })
 }
 
 #[no_mangle]
@@ -97,10 +93,11 @@ pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, c: c_int, dt: c_int, de
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, c: c_int, dt: c_int, source: c_int, tag: c_int, comm: c_int, st: *mut MPI_Status) -> c_int {
     call(comm, || {
-        let r = irecv(buf, c, dt, source, tag, comm)?;
-        let done = rt()?.wait(r)?;
-        status::write(st, &done.status);
-        done.status.error.map_or(Ok(()), Err)
+        let a = decode(buf, c, dt)?;
+        let cid = comm_id(comm)?;
+        let s = rt()?.recv(buf as *mut u8, a.n, &a.dt, source, tag, cid)?;
+        status::write(st, &s);
+        s.error.map_or(Ok(()), Err)
     })
 }
 

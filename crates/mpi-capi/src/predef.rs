@@ -2,7 +2,7 @@
 //! (the low 16 bits encode size and index), operations, error handlers,
 //! communicators and the predefined attribute keys.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::LazyLock;
 
 use wanmpi_runtime::{BasicType, Datatype, PredefOp};

@@ -56,6 +56,7 @@ impl Runtime {
             messages: Default::default(),
             transport_busy: false,
             arrivals: 0,
+            activity: 0,
             fatal: None,
             wan: crate::wan::WanPlan::new(rank, size, grant, opts.wan_peers),
         };

@@ -64,6 +64,58 @@ pub(crate) fn recv_target(buf: *mut u8, count: usize, dt: &Datatype) -> MpiResul
     Ok((rb, Some(Unpack { staging, base: buf, count, datatype: dt.clone() })))
 }
 
+/// A send checked against its communicator: where it goes and what it carries.
+pub(crate) struct CheckedSend {
+    world: u32,
+    ctx: u32,
+    len: usize,
+    data: SendData,
+}
+
+/// Checks a send's arguments and finds its destination and data (packed
+/// when the datatype is not contiguous or the send is buffered). `None`
+/// for MPI_PROC_NULL.
+///
+/// # Safety
+/// `buf` must hold `count` elements of `dt`.
+// MPI_Isend's arguments plus the locked state and the collective-context flag.
+#[allow(clippy::too_many_arguments)]
+unsafe fn check_send(
+    st: &State,
+    buf: *const u8,
+    count: usize,
+    dt: &Datatype,
+    dest: i32,
+    tag: i32,
+    comm: CommId,
+    mode: SendMode,
+    coll: bool,
+) -> MpiResult<Option<CheckedSend>> {
+    let c = comm_ref(st, comm)?;
+    if !coll && !(0..=TAG_UB).contains(&tag) {
+        return err(ErrorClass::Tag, format!("send tag {tag} outside 0..={TAG_UB}"));
+    }
+    check_datatype(dt)?;
+    if dest == PROC_NULL {
+        return Ok(None);
+    }
+    let group = c.peer_group();
+    let world = usize::try_from(dest)
+        .ok()
+        .and_then(|d| group.world(d))
+        .ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("destination rank {dest} is not in a communicator of size {}", group.size())))?;
+    let ctx = if coll { c.coll_ctx() } else { c.p2p_ctx() };
+    let len = byte_len(count, dt)?;
+    let data = if mode == SendMode::Buffered || !dt.is_contiguous() {
+        let mut v = Vec::with_capacity(len);
+        dt.pack(buf, count, &mut v);
+        SendData::Owned(v)
+    } else {
+        SendData::Raw { ptr: buf.wrapping_offset(dt.true_lb()), len }
+    };
+    Ok(Some(CheckedSend { world, ctx, len, data }))
+}
+
 /// Sends `count` elements of `dt` at `buf` on a communicator's context.
 ///
 /// # Safety
@@ -81,27 +133,8 @@ pub(crate) unsafe fn isend_locked(
     mode: SendMode,
     coll: bool,
 ) -> MpiResult<Entry> {
-    let c = comm_ref(st, comm)?;
-    if !coll && !(0..=TAG_UB).contains(&tag) {
-        return err(ErrorClass::Tag, format!("send tag {tag} outside 0..={TAG_UB}"));
-    }
-    check_datatype(dt)?;
-    if dest == PROC_NULL {
+    let Some(CheckedSend { world, ctx, len, data }) = check_send(st, buf, count, dt, dest, tag, comm, mode, coll)? else {
         return Ok(Entry::Done(Status::proc_null()));
-    }
-    let group = c.peer_group();
-    let world = usize::try_from(dest)
-        .ok()
-        .and_then(|d| group.world(d))
-        .ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("destination rank {dest} is not in a communicator of size {}", group.size())))?;
-    let ctx = if coll { c.coll_ctx() } else { c.p2p_ctx() };
-    let len = byte_len(count, dt)?;
-    let data = if mode == SendMode::Buffered || !dt.is_contiguous() {
-        let mut v = Vec::with_capacity(len);
-        dt.pack(buf, count, &mut v);
-        SendData::Owned(v)
-    } else {
-        SendData::Raw { ptr: buf.wrapping_offset(dt.true_lb()), len }
     };
     let emode = if mode == SendMode::Synchronous { EngineMode::Synchronous } else { EngineMode::Standard };
     if mode == SendMode::Buffered {
@@ -262,6 +295,63 @@ impl Runtime {
         let r = st.reqs.insert(e);
         self.progress(&mut st)?;
         Ok(r)
+    }
+
+    /// MPI_Send and MPI_Rsend, blocking. A short message the transport
+    /// takes at once never becomes a request (`Engine::send_now`); the
+    /// other modes are a nonblocking send and a wait.
+    ///
+    /// # Safety
+    /// `buf` must hold `count` elements of `dt`.
+    // Mirrors MPI_Send's argument list (with the send mode as one more).
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn send(&self, buf: *const u8, count: usize, dt: &Datatype, dest: i32, tag: i32, comm: CommId, mode: SendMode) -> MpiResult<Status> {
+        if !matches!(mode, SendMode::Standard | SendMode::Ready) {
+            let r = self.isend(buf, count, dt, dest, tag, comm, mode)?;
+            return self.wait(r).map(|c| c.status);
+        }
+        let mut st = self.lock();
+        let Some(CheckedSend { world, ctx, data, .. }) = check_send(&st, buf, count, dt, dest, tag, comm, mode, false)? else {
+            return Ok(Status::proc_null());
+        };
+        let State { engine, transport, .. } = &mut *st;
+        let queued = engine.send_now(world, ctx, tag, data, &mut |p, c, parts| transport.try_send(p, c, parts))?;
+        let Some(id) = queued else {
+            // What the transport took may sit in its buffer (tcp): push it on.
+            let io = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("transport: {e}"));
+            st.transport_busy = st.transport.flush().map_err(io)?;
+            st.activity += 1;
+            return Ok(Status::proc_null());
+        };
+        drop(st);
+        let es = self.wait_until(|st| st.engine.test(id))?;
+        Ok(finish(None, None, es))
+    }
+
+    /// MPI_Recv: a receive and its wait, without a request handle.
+    ///
+    /// # Safety
+    /// `buf` must have room for `count` elements of `dt`.
+    pub unsafe fn recv(&self, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32, comm: CommId) -> MpiResult<Status> {
+        let mut st = self.lock();
+        let e = irecv_locked(&mut st, buf, count, dt, source, tag, comm, false)?;
+        let Entry::Active { id, group, unpack } = e else {
+            return Ok(Status::proc_null());
+        };
+        // A message that was already here matched at once.
+        if let Some(es) = st.engine.test(id)? {
+            return Ok(finish(group, unpack, es));
+        }
+        drop(st);
+        match self.wait_until(|st| st.engine.test(id)) {
+            Ok(es) => Ok(finish(group, unpack, es)),
+            Err(e) => {
+                // The receive may still complete into its staging buffer:
+                // the table keeps both until then.
+                self.lock().reqs.insert(Entry::Active { id, group, unpack });
+                Err(e)
+            }
+        }
     }
 
     /// MPI_Irecv.

@@ -10,12 +10,19 @@
 //! `PAD` record covering the rest, so a frame's bytes are contiguous and can
 //! be handed out in place.
 //!
-//! Memory ordering: the producer writes the bytes and the header word, then
-//! stores `tail` with Release; the consumer loads `tail` with Acquire before
-//! reading anything below it. The consumer stores `head` with Release after
-//! it is done with a record; the producer loads `head` with Acquire before
-//! reusing that space. Each side keeps its own counter locally and only
-//! publishes it, so a peer scribbling on the shared counters cannot make
+//! Memory ordering: a record's header word is its publication. The
+//! producer writes the bytes, then the header word with Release; the
+//! consumer polls the word at its `head` with Acquire (zero: nothing yet),
+//! so a small frame costs the consumer one cache line, not a counter and a
+//! line. Before publishing a record the producer zeroes the word right after
+//! it (the next record's place, inside free space): old bytes from an
+//! earlier lap are never read as a header. When a record would not fit
+//! before the end, the producer writes it at offset 0 first and publishes
+//! the `PAD` record last. `tail` is still stored (Release) for the
+//! consumer's space estimate; the consumer stores `head` with Release after
+//! it is done with a record, and the producer loads `head` with Acquire
+//! before reusing that space. Each side keeps its own counter locally and
+//! only publishes it, so a peer scribbling on shared memory cannot make
 //! this side read or write outside the data area: every value read from
 //! shared memory (the other side's counter, a header word) is read once,
 //! then checked against the ring before use.
@@ -143,24 +150,29 @@ impl Producer {
         if len > u32::MAX as usize || rec > cap {
             return Err(RingError::BadRecord { off: 0, word: len as u64, why: "frame larger than the ring" });
         }
+        // One more word: the next record's place, zeroed below.
+        let want = pad + rec + REC_HDR;
         let free = cap - self.tail.wrapping_sub(self.head_seen) as usize;
-        if free < pad + rec && self.refresh()? < pad + rec {
+        if free < want && self.refresh()? < want {
             return Ok(false);
         }
-        let mut off = (self.tail as usize) & (cap - 1);
-        if pad > 0 {
-            self.mem.word_at(off).store(word(pad - REC_HDR, 0, KIND_PAD), Ordering::Relaxed);
-            off = 0;
-        }
+        let pad_at = (self.tail as usize) & (cap - 1);
+        let off = if pad > 0 { 0 } else { pad_at };
+        self.mem.word_at((off + rec) & (cap - 1)).store(0, Ordering::Relaxed);
         let mut at = off + REC_HDR;
         for p in parts {
             // SAFETY: at + p.len() <= off + rec <= cap (need() placed the
             // record wholly inside the data area), and the consumer does not
-            // read this range until tail is published below.
+            // read this range until its header word is published below.
             unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), self.mem.data.add(at), p.len()) };
             at += p.len();
         }
-        self.mem.word_at(off).store(word(len, channel, KIND_FRAME), Ordering::Relaxed);
+        self.mem.word_at(off).store(word(len, channel, KIND_FRAME), Ordering::Release);
+        if pad > 0 {
+            // Published after the record at 0, so a consumer that follows the
+            // padding finds it there.
+            self.mem.word_at(pad_at).store(word(pad - REC_HDR, 0, KIND_PAD), Ordering::Release);
+        }
         self.tail = self.tail.wrapping_add((pad + rec) as u64);
         self.mem.tail().store(self.tail, Ordering::Release);
         Ok(true)
@@ -176,7 +188,6 @@ impl Producer {
 pub(crate) struct Consumer {
     mem: RingMem,
     head: u64,
-    tail_seen: u64,
     max_frame: usize,
     channels: u16,
 }
@@ -186,17 +197,13 @@ impl Consumer {
     /// channels below `channels`; anything else is a corrupt ring.
     pub(crate) fn new(mem: RingMem, max_frame: usize, channels: u16) -> Consumer {
         let head = mem.head().load(Ordering::Relaxed);
-        Consumer { mem, head, tail_seen: head, max_frame, channels }
+        Consumer { mem, head, max_frame, channels }
     }
 
     /// Whether a record is waiting (reads the producer's counter).
     pub(crate) fn has_data(&mut self) -> Result<bool, RingError> {
-        if self.head == self.tail_seen {
-            let tail = self.mem.tail().load(Ordering::Acquire);
-            self.mem.check(self.head, tail)?;
-            self.tail_seen = tail;
-        }
-        Ok(self.head != self.tail_seen)
+        let off = (self.head as usize) & (self.mem.cap - 1);
+        Ok(self.mem.word_at(off).load(Ordering::Acquire) != 0)
     }
 
     /// Bytes the producer could write now (reads its counter).
@@ -210,22 +217,18 @@ impl Consumer {
     pub(crate) fn pop(&mut self, f: impl FnOnce(u16, &[u8])) -> Result<bool, RingError> {
         let cap = self.mem.cap;
         loop {
-            if !self.has_data()? {
-                return Ok(false);
-            }
-            let avail = self.tail_seen.wrapping_sub(self.head) as usize;
             let off = (self.head as usize) & (cap - 1);
             // Read the word once: the producer could change it under us.
-            let w = self.mem.word_at(off).load(Ordering::Relaxed);
+            let w = self.mem.word_at(off).load(Ordering::Acquire);
+            if w == 0 {
+                return Ok(false);
+            }
             let (len, channel, kind) = ((w & 0xffff_ffff) as usize, (w >> 32) as u16, w >> 48);
             let bad = |why| Err(RingError::BadRecord { off, word: w, why });
             match kind {
                 KIND_PAD => {
                     if off + REC_HDR + len != cap {
                         return bad("padding does not end at the end of the ring");
-                    }
-                    if cap - off > avail {
-                        return bad("padding beyond what was written");
                     }
                     self.advance(cap - off);
                 }
@@ -236,9 +239,6 @@ impl Consumer {
                     }
                     if off + rec > cap {
                         return bad("frame runs past the end of the ring");
-                    }
-                    if rec > avail {
-                        return bad("frame beyond what was written");
                     }
                     if channel >= self.channels {
                         return bad("channel out of range");
@@ -325,29 +325,51 @@ mod tests {
     fn full_ring_refuses_until_drained_and_pads_at_the_end() {
         let ring = HeapRing::new(256);
         let (mut p, mut c) = (Producer::new(ring.mem()), Consumer::new(ring.mem(), 64, 1));
-        let f = [7u8; 56]; // 64-byte records: four fill the ring
-        for _ in 0..4 {
+        let f = [7u8; 56]; // 64-byte records; each push also needs the next word free
+        for _ in 0..3 {
             assert!(p.try_push(0, &[&f], 56).unwrap());
         }
-        assert!(!p.try_push(0, &[b"x"], 1).unwrap());
+        assert!(!p.try_push(0, &[&f], 56).unwrap(), "64 bytes free, 72 needed");
         assert!(!p.is_drained().unwrap());
         assert_eq!(pop_vec(&mut c).unwrap().1, f.to_vec());
-        // One record free: a 40-byte frame (48-byte record) fits at offset 0.
-        assert!(p.try_push(0, &[&[1u8; 40]], 40).unwrap());
-        for _ in 0..3 {
+        assert!(p.try_push(0, &[&[1u8; 56]], 56).unwrap()); // 192..256, next word at 0
+        for _ in 0..2 {
             assert_eq!(pop_vec(&mut c).unwrap().1.len(), 56);
         }
-        assert_eq!(pop_vec(&mut c).unwrap().1, vec![1u8; 40]);
-        assert!(p.try_push(0, &[&[2u8; 48]], 48).unwrap()); // 48..104
-        assert!(pop_vec(&mut c).is_some());
-        assert!(p.try_push(0, &[&[3u8; 64]], 64).unwrap()); // 104..176
-        assert!(p.try_push(0, &[&[4u8; 64]], 64).unwrap()); // 176..248
-        assert!(p.try_push(0, &[&[5u8; 64]], 64).unwrap()); // padding 248..256, then 0..72
-        for b in [3u8, 4, 5] {
+        assert_eq!(pop_vec(&mut c).unwrap().1, vec![1u8; 56]);
+        assert!(pop_vec(&mut c).is_none());
+        assert!(p.try_push(0, &[&[2u8; 48]], 48).unwrap()); // 0..56
+        assert_eq!(pop_vec(&mut c).unwrap().1, vec![2u8; 48]);
+        assert!(p.try_push(0, &[&[3u8; 64]], 64).unwrap()); // 56..128
+        assert!(p.try_push(0, &[&[4u8; 64]], 64).unwrap()); // 128..200
+        assert!(!p.try_push(0, &[&[5u8; 64]], 64).unwrap(), "padding 56 + record 72 + 8 > 112 free");
+        assert_eq!(pop_vec(&mut c).unwrap().1, vec![3u8; 64]);
+        assert!(p.try_push(0, &[&[5u8; 64]], 64).unwrap()); // padding 200..256, then 0..72
+        for b in [4u8, 5] {
             assert_eq!(pop_vec(&mut c).unwrap().1, vec![b; 64]);
         }
         assert!(pop_vec(&mut c).is_none());
         assert!(p.is_drained().unwrap());
+    }
+
+    /// A record shorter than the one it overwrites leaves old payload bytes
+    /// where the next header goes: they are never read as one.
+    #[test]
+    fn old_bytes_of_an_earlier_lap_are_never_a_header() {
+        let ring = HeapRing::new(256);
+        let (mut p, mut c) = (Producer::new(ring.mem()), Consumer::new(ring.mem(), 64, 1));
+        // Lap 1: 64-byte records whose payload looks like frame headers.
+        let fake = word(8, 0, KIND_FRAME).to_le_bytes().repeat(7);
+        for _ in 0..3 {
+            assert!(p.try_push(0, &[&fake], 56).unwrap());
+            assert_eq!(pop_vec(&mut c).unwrap().1, fake);
+        }
+        assert!(p.try_push(0, &[&fake], 56).unwrap());
+        assert_eq!(pop_vec(&mut c).unwrap().1, fake);
+        // Lap 2: a 16-byte record at 0; the word at 16 held lap 1's payload.
+        assert!(p.try_push(0, &[b"12345678"], 8).unwrap());
+        assert_eq!(pop_vec(&mut c).unwrap().1, b"12345678".to_vec());
+        assert!(pop_vec(&mut c).is_none(), "read old payload as a frame");
     }
 
     #[test]
@@ -357,7 +379,6 @@ mod tests {
         assert!(p.try_push(0, &[b"hello"], 5).unwrap());
         let cases = [
             (word(1 << 30, 0, KIND_FRAME), "longer"),
-            (word(60, 0, KIND_FRAME), "beyond"),
             (word(5, 9, KIND_FRAME), "channel"),
             (word(5, 0, 7), "kind"),
             (word(8, 0, KIND_PAD), "padding"),
@@ -375,8 +396,8 @@ mod tests {
         assert!(c.pop(|_, _| {}).unwrap_err().to_string().contains("past the end"));
         // Counters further apart than the ring, seen by either end.
         ring.set_counters(0, 1 << 40);
-        let mut c = Consumer::new(ring.mem(), 128, 1);
-        assert!(matches!(c.pop(|_, _| {}), Err(RingError::BadCounters { .. })));
+        let c = Consumer::new(ring.mem(), 128, 1);
+        assert!(matches!(c.free_bytes(), Err(RingError::BadCounters { .. })));
         let mut p = Producer::new(ring.mem());
         assert!(matches!(p.is_drained(), Err(RingError::BadCounters { .. })));
     }

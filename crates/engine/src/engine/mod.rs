@@ -69,6 +69,8 @@ pub struct Engine {
     out: Vec<VecDeque<OutItem>>,
     /// Next sequence number per (destination, context).
     next_seq: HashMap<(PeerId, u32), u64>,
+    /// Ids of the messages `send_now` sent without a request.
+    express_ids: u64,
     /// Incoming messages whose data is still arriving, by (peer, msg id).
     inbound: HashMap<(PeerId, u64), Target>,
     unexpected_data: HashMap<(PeerId, u64), Buffered>,
@@ -98,6 +100,7 @@ impl Engine {
             matcher: Matcher::default(),
             out: (0..size).map(|_| VecDeque::new()).collect(),
             next_seq: HashMap::default(),
+            express_ids: 0,
             inbound: HashMap::default(),
             unexpected_data: HashMap::default(),
             credits: (0..size).map(|_| VecDeque::new()).collect(),

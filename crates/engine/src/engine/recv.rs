@@ -236,7 +236,10 @@ impl Engine {
         } else if u.sync {
             self.queue_control(u.peer, channel, Frame::SyncAck { msg_id: u.env.msg_id });
         }
-        if expect > 0 {
+        // A message whose bytes are all here (the usual short one) never
+        // needs an entry for its later frames.
+        let later_frames = expect > 0 && have.len() < expect;
+        if later_frames {
             self.inbound.insert((u.peer, u.env.msg_id), Target::Recv(id));
         }
         self.place(id, u.peer, u.env.msg_id, 0, have);

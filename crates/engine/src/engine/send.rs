@@ -19,6 +19,20 @@ pub enum SendMode {
     Synchronous,
 }
 
+/// Message ids of sends that never had a request (`Engine::send_now`).
+const EXPRESS_ID: u64 = 1 << 63;
+
+/// A send checked and numbered, not yet queued.
+struct PlannedSend {
+    dest: PeerId,
+    ctx: u32,
+    tag: i32,
+    seq: u64,
+    channel: u16,
+    proto: Protocol,
+    sync: bool,
+}
+
 /// The transport's send call as [`Engine::transmit`] uses it: hands one
 /// frame (as a list of byte slices) to `peer` on `channel`.
 pub type FrameSink<'a> = dyn FnMut(PeerId, u16, &[&[u8]]) -> Result<SendStatus, TransportError> + 'a;
@@ -30,6 +44,40 @@ impl Engine {
     /// A `SendData::Raw` buffer must stay valid and unchanged until the
     /// request completes.
     pub unsafe fn isend(&mut self, dest: PeerId, ctx: u32, tag: i32, data: SendData, mode: SendMode) -> MpiResult<RequestId> {
+        let p = self.plan_send(dest, ctx, tag, data.len(), mode)?;
+        Ok(self.queue_send(p, data))
+    }
+
+    /// A blocking standard send's short cut: a message that fits one frame
+    /// goes to the transport at once when nothing is queued before it to
+    /// `dest`, and needs no request. `Ok(None)` when it left; otherwise it
+    /// is queued like `isend` and its request returned.
+    ///
+    /// # Safety
+    /// As `isend`.
+    pub unsafe fn send_now(&mut self, dest: PeerId, ctx: u32, tag: i32, data: SendData, send: &mut FrameSink<'_>) -> MpiResult<Option<RequestId>> {
+        let p = self.plan_send(dest, ctx, tag, data.len(), SendMode::Standard)?;
+        let len = data.len();
+        if p.proto != Protocol::Eager || len > self.chunk() || !self.out[dest as usize].is_empty() {
+            return Ok(Some(self.queue_send(p, data)));
+        }
+        // Its own id space (top bit set): the receiver keys buffered
+        // unexpected data by (sender, message id).
+        self.express_ids = self.express_ids.wrapping_add(1);
+        let env = Envelope { ctx, tag, seq: p.seq, msg_id: EXPRESS_ID | self.express_ids, total_len: len as u64 };
+        let mut header = HeaderBuf::new();
+        Frame::Eager { env, flags: 0, payload: &[] }.emit_header(&mut header);
+        // SAFETY: the caller keeps the buffer valid for this call.
+        let payload = unsafe { data.slice(0, len) };
+        match send(dest, p.channel, &[header.as_slice(), payload]) {
+            Ok(SendStatus::Sent) => Ok(None),
+            Ok(SendStatus::WouldBlock) => Ok(Some(self.queue_send(p, data))),
+            Err(e) => err(ErrorClass::Other, format!("transport: {e}")),
+        }
+    }
+
+    /// Checks a send and settles its sequence number, credit and protocol.
+    fn plan_send(&mut self, dest: PeerId, ctx: u32, tag: i32, len: usize, mode: SendMode) -> MpiResult<PlannedSend> {
         if dest >= self.size {
             return err(ErrorClass::Rank, format!("destination {dest} is not a process of this job (size {})", self.size));
         }
@@ -39,7 +87,6 @@ impl Engine {
         let seq_slot = self.next_seq.entry((dest, ctx)).or_insert(0);
         let seq = *seq_slot;
         *seq_slot += 1;
-        let len = data.len();
         let credit = self.take_credit(dest, ctx, tag, len);
         let proto = protocol::select(len, self.cfg.eager_limit, credit, self.window.available(dest));
         match proto {
@@ -54,25 +101,20 @@ impl Engine {
         self.stats.msgs_sent += 1;
         self.stats.bytes_sent += len as u64;
         let channel = self.channel_for(ctx, tag);
+        Ok(PlannedSend { dest, ctx, tag, seq, channel, proto, sync: mode == SendMode::Synchronous })
+    }
+
+    /// Makes the request of a planned send and queues it to its peer.
+    fn queue_send(&mut self, p: PlannedSend, data: SendData) -> RequestId {
+        let PlannedSend { dest, ctx, tag, seq, channel, proto, sync } = p;
         let id = self.reqs.insert(Request {
-            kind: ReqKind::Send(SendReq {
-                dest,
-                ctx,
-                tag,
-                seq,
-                channel,
-                data,
-                sync: mode == SendMode::Synchronous,
-                proto,
-                phase: SendPhase::Queued,
-                acked: false,
-            }),
+            kind: ReqKind::Send(SendReq { dest, ctx, tag, seq, channel, data, sync, proto, phase: SendPhase::Queued, acked: false }),
             complete: false,
             status: Status::empty(),
             detached: false,
         });
         self.out[dest as usize].push_back(OutItem::Message(id));
-        Ok(id)
+        id
     }
 
     /// Consumes the oldest credit of `dest` that a message on (ctx, tag)
