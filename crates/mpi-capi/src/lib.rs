@@ -37,6 +37,7 @@ pub mod errhandler;
 pub mod graph;
 pub mod group;
 pub mod info;
+pub mod large_count;
 pub mod op;
 pub mod p2p;
 pub mod request;

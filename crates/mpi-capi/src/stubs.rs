@@ -2,13 +2,15 @@
 //! hand; write the function in its chapter's file and run the generator again.
 //!
 //! The MPICH-ABI functions wanmpi does not implement by hand. Large-count `_c`
-//! functions that differ from their int version only in MPI_Count scalars call
-//! it when the values fit in an int; the rest are stubs that set their output
-//! handles to null and fail with MPI_ERR_UNSUPPORTED_OPERATION (unsupported.rs).
+//! functions that differ from their int version only in MPI_Count scalars,
+//! outputs and count arrays call it when the values fit in an int
+//! (large_count.rs); the rest are stubs that set their output handles to null
+//! and fail with MPI_ERR_UNSUPPORTED_OPERATION (unsupported.rs).
 
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
 
+use crate::large_count;
 use crate::predef;
 use crate::unsupported::{narrow, null_file, null_out, too_large, unsupported, unsupported_file, unsupported_returned, widen};
 
@@ -104,16 +106,33 @@ pub unsafe extern "C" fn PMPI_Allgather_init_c(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv_c(
-    _sendbuf: *const c_void,
-    _sendcount: c_long,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _displs: *const c_void,
-    _recvtype: c_int,
+    sendbuf: *const c_void,
+    sendcount: c_long,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    displs: *const c_void,
+    recvtype: c_int,
     comm: c_int,
 ) -> c_int {
-    unsupported("MPI_Allgatherv_c", comm)
+    let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Allgatherv_c", "sendcount") };
+    let len = large_count::group_len(comm);
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Allgatherv_c", "recvcounts");
+    };
+    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+        return too_large("MPI_Allgatherv_c", "displs");
+    };
+    crate::coll::PMPI_Allgatherv(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&displs_int, displs as *const c_void),
+        recvtype as _,
+        comm as _,
+    )
 }
 
 #[no_mangle]
@@ -135,19 +154,37 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv_init_c(
-    _sendbuf: *const c_void,
-    _sendcount: c_long,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _displs: *const c_void,
-    _recvtype: c_int,
+    sendbuf: *const c_void,
+    sendcount: c_long,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    displs: *const c_void,
+    recvtype: c_int,
     comm: c_int,
-    _info: c_int,
+    info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Allgatherv_init_c", comm)
+    let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Allgatherv_init_c", "sendcount") };
+    let len = large_count::group_len(comm);
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Allgatherv_init_c", "recvcounts");
+    };
+    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+        return too_large("MPI_Allgatherv_init_c", "displs");
+    };
+    PMPI_Allgatherv_init(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&displs_int, displs as *const c_void),
+        recvtype as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -243,17 +280,41 @@ pub unsafe extern "C" fn PMPI_Alltoall_init_c(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtype: c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    sdispls: *const c_void,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    rdispls: *const c_void,
+    recvtype: c_int,
     comm: c_int,
 ) -> c_int {
-    unsupported("MPI_Alltoallv_c", comm)
+    let len = large_count::group_len(comm);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Alltoallv_c", "sendcounts");
+    };
+    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+        return too_large("MPI_Alltoallv_c", "sdispls");
+    };
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Alltoallv_c", "recvcounts");
+    };
+    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+        return too_large("MPI_Alltoallv_c", "rdispls");
+    };
+    crate::coll::PMPI_Alltoallv(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        recvtype as _,
+        comm as _,
+    )
 }
 
 #[no_mangle]
@@ -276,20 +337,45 @@ pub unsafe extern "C" fn PMPI_Alltoallv_init(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv_init_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtype: c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    sdispls: *const c_void,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    rdispls: *const c_void,
+    recvtype: c_int,
     comm: c_int,
-    _info: c_int,
+    info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Alltoallv_init_c", comm)
+    let len = large_count::group_len(comm);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Alltoallv_init_c", "sendcounts");
+    };
+    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+        return too_large("MPI_Alltoallv_init_c", "sdispls");
+    };
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Alltoallv_init_c", "recvcounts");
+    };
+    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+        return too_large("MPI_Alltoallv_init_c", "rdispls");
+    };
+    PMPI_Alltoallv_init(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        recvtype as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -309,17 +395,41 @@ pub unsafe extern "C" fn PMPI_Alltoallw(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallw_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtypes: *const c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    sdispls: *const c_void,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    rdispls: *const c_void,
+    recvtypes: *const c_int,
     comm: c_int,
 ) -> c_int {
-    unsupported("MPI_Alltoallw_c", comm)
+    let len = large_count::group_len(comm);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Alltoallw_c", "sendcounts");
+    };
+    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+        return too_large("MPI_Alltoallw_c", "sdispls");
+    };
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Alltoallw_c", "recvcounts");
+    };
+    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+        return too_large("MPI_Alltoallw_c", "rdispls");
+    };
+    PMPI_Alltoallw(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        sendtypes as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        recvtypes as _,
+        comm as _,
+    )
 }
 
 #[no_mangle]
@@ -342,20 +452,45 @@ pub unsafe extern "C" fn PMPI_Alltoallw_init(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallw_init_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtypes: *const c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    sdispls: *const c_void,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    rdispls: *const c_void,
+    recvtypes: *const c_int,
     comm: c_int,
-    _info: c_int,
+    info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Alltoallw_init_c", comm)
+    let len = large_count::group_len(comm);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Alltoallw_init_c", "sendcounts");
+    };
+    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+        return too_large("MPI_Alltoallw_init_c", "sdispls");
+    };
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Alltoallw_init_c", "recvcounts");
+    };
+    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+        return too_large("MPI_Alltoallw_init_c", "rdispls");
+    };
+    PMPI_Alltoallw_init(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        sendtypes as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        recvtypes as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -645,8 +780,8 @@ pub unsafe extern "C" fn PMPI_File_get_type_extent(_fh: *mut c_void, _datatype: 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_type_extent_c(_fh: *mut c_void, _datatype: c_int, _extent: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_get_type_extent_c")
+pub unsafe extern "C" fn PMPI_File_get_type_extent_c(fh: *mut c_void, datatype: c_int, extent: *mut c_void) -> c_int {
+    PMPI_File_get_type_extent(fh as _, datatype as _, extent as _)
 }
 
 #[no_mangle]
@@ -1270,17 +1405,35 @@ pub unsafe extern "C" fn PMPI_Gather_init_c(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv_c(
-    _sendbuf: *const c_void,
-    _sendcount: c_long,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _displs: *const c_void,
-    _recvtype: c_int,
-    _root: c_int,
+    sendbuf: *const c_void,
+    sendcount: c_long,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    displs: *const c_void,
+    recvtype: c_int,
+    root: c_int,
     comm: c_int,
 ) -> c_int {
-    unsupported("MPI_Gatherv_c", comm)
+    let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Gatherv_c", "sendcount") };
+    let len = large_count::root_len(comm, root);
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Gatherv_c", "recvcounts");
+    };
+    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+        return too_large("MPI_Gatherv_c", "displs");
+    };
+    crate::coll::PMPI_Gatherv(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&displs_int, displs as *const c_void),
+        recvtype as _,
+        root as _,
+        comm as _,
+    )
 }
 
 #[no_mangle]
@@ -1303,20 +1456,39 @@ pub unsafe extern "C" fn PMPI_Gatherv_init(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv_init_c(
-    _sendbuf: *const c_void,
-    _sendcount: c_long,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _displs: *const c_void,
-    _recvtype: c_int,
-    _root: c_int,
+    sendbuf: *const c_void,
+    sendcount: c_long,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    displs: *const c_void,
+    recvtype: c_int,
+    root: c_int,
     comm: c_int,
-    _info: c_int,
+    info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Gatherv_init_c", comm)
+    let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Gatherv_init_c", "sendcount") };
+    let len = large_count::root_len(comm, root);
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Gatherv_init_c", "recvcounts");
+    };
+    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+        return too_large("MPI_Gatherv_init_c", "displs");
+    };
+    PMPI_Gatherv_init(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&displs_int, displs as *const c_void),
+        recvtype as _,
+        root as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -1489,18 +1661,35 @@ pub unsafe extern "C" fn PMPI_Iallgatherv(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgatherv_c(
-    _sendbuf: *const c_void,
-    _sendcount: c_long,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _displs: *const c_void,
-    _recvtype: c_int,
+    sendbuf: *const c_void,
+    sendcount: c_long,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    displs: *const c_void,
+    recvtype: c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Iallgatherv_c", comm)
+    let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Iallgatherv_c", "sendcount") };
+    let len = large_count::group_len(comm);
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Iallgatherv_c", "recvcounts");
+    };
+    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+        return too_large("MPI_Iallgatherv_c", "displs");
+    };
+    PMPI_Iallgatherv(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&displs_int, displs as *const c_void),
+        recvtype as _,
+        comm as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -1581,19 +1770,43 @@ pub unsafe extern "C" fn PMPI_Ialltoallv(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoallv_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtype: c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    sdispls: *const c_void,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    rdispls: *const c_void,
+    recvtype: c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ialltoallv_c", comm)
+    let len = large_count::group_len(comm);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Ialltoallv_c", "sendcounts");
+    };
+    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+        return too_large("MPI_Ialltoallv_c", "sdispls");
+    };
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Ialltoallv_c", "recvcounts");
+    };
+    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+        return too_large("MPI_Ialltoallv_c", "rdispls");
+    };
+    PMPI_Ialltoallv(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        recvtype as _,
+        comm as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -1615,19 +1828,43 @@ pub unsafe extern "C" fn PMPI_Ialltoallw(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoallw_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtypes: *const c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    sdispls: *const c_void,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    rdispls: *const c_void,
+    recvtypes: *const c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ialltoallw_c", comm)
+    let len = large_count::group_len(comm);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Ialltoallw_c", "sendcounts");
+    };
+    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+        return too_large("MPI_Ialltoallw_c", "sdispls");
+    };
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Ialltoallw_c", "recvcounts");
+    };
+    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+        return too_large("MPI_Ialltoallw_c", "rdispls");
+    };
+    PMPI_Ialltoallw(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        sendtypes as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        recvtypes as _,
+        comm as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -1742,19 +1979,37 @@ pub unsafe extern "C" fn PMPI_Igatherv(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Igatherv_c(
-    _sendbuf: *const c_void,
-    _sendcount: c_long,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _displs: *const c_void,
-    _recvtype: c_int,
-    _root: c_int,
+    sendbuf: *const c_void,
+    sendcount: c_long,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    displs: *const c_void,
+    recvtype: c_int,
+    root: c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Igatherv_c", comm)
+    let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Igatherv_c", "sendcount") };
+    let len = large_count::root_len(comm, root);
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Igatherv_c", "recvcounts");
+    };
+    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+        return too_large("MPI_Igatherv_c", "displs");
+    };
+    PMPI_Igatherv(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&displs_int, displs as *const c_void),
+        recvtype as _,
+        root as _,
+        comm as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -1812,18 +2067,35 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv_c(
-    _sendbuf: *const c_void,
-    _sendcount: c_long,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _displs: *const c_void,
-    _recvtype: c_int,
+    sendbuf: *const c_void,
+    sendcount: c_long,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    displs: *const c_void,
+    recvtype: c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ineighbor_allgatherv_c", comm)
+    let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Ineighbor_allgatherv_c", "sendcount") };
+    let len = large_count::group_len(comm);
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Ineighbor_allgatherv_c", "recvcounts");
+    };
+    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+        return too_large("MPI_Ineighbor_allgatherv_c", "displs");
+    };
+    PMPI_Ineighbor_allgatherv(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&displs_int, displs as *const c_void),
+        recvtype as _,
+        comm as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -1876,19 +2148,43 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtype: c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    sdispls: *const c_void,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    rdispls: *const c_void,
+    recvtype: c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ineighbor_alltoallv_c", comm)
+    let len = large_count::group_len(comm);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Ineighbor_alltoallv_c", "sendcounts");
+    };
+    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+        return too_large("MPI_Ineighbor_alltoallv_c", "sdispls");
+    };
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Ineighbor_alltoallv_c", "recvcounts");
+    };
+    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+        return too_large("MPI_Ineighbor_alltoallv_c", "rdispls");
+    };
+    PMPI_Ineighbor_alltoallv(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        sendtype as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        recvtype as _,
+        comm as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -1910,19 +2206,37 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtypes: *const c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    sdispls: *const c_void,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    rdispls: *const c_void,
+    recvtypes: *const c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ineighbor_alltoallw_c", comm)
+    let len = large_count::group_len(comm);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Ineighbor_alltoallw_c", "sendcounts");
+    };
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Ineighbor_alltoallw_c", "recvcounts");
+    };
+    PMPI_Ineighbor_alltoallw(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        sdispls as _,
+        sendtypes as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        rdispls as _,
+        recvtypes as _,
+        comm as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -2028,16 +2342,27 @@ pub unsafe extern "C" fn PMPI_Ireduce_scatter_block_c(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_scatter_c(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _datatype: c_int,
-    _op: c_int,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    datatype: c_int,
+    op: c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ireduce_scatter_c", comm)
+    let len = large_count::local_len(comm);
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Ireduce_scatter_c", "recvcounts");
+    };
+    PMPI_Ireduce_scatter(
+        sendbuf as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        datatype as _,
+        op as _,
+        comm as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -2134,19 +2459,38 @@ pub unsafe extern "C" fn PMPI_Iscatterv(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscatterv_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _displs: *const c_void,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_long,
-    _recvtype: c_int,
-    _root: c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    displs: *const c_void,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_long,
+    recvtype: c_int,
+    root: c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Iscatterv_c", comm)
+    let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Iscatterv_c", "recvcount") };
+    let len = large_count::root_len(comm, root);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Iscatterv_c", "sendcounts");
+    };
+    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+        return too_large("MPI_Iscatterv_c", "displs");
+    };
+    PMPI_Iscatterv(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&displs_int, displs as *const c_void),
+        sendtype as _,
+        recvbuf as _,
+        recvcount,
+        recvtype as _,
+        root as _,
+        comm as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -2644,15 +2988,16 @@ pub unsafe extern "C" fn PMPI_Pack_external(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external_c(
-    _datarep: *const c_void,
-    _inbuf: *const c_void,
-    _incount: c_long,
-    _datatype: c_int,
-    _outbuf: *mut c_void,
-    _outsize: c_long,
-    _position: *mut c_void,
+    datarep: *const c_void,
+    inbuf: *const c_void,
+    incount: c_long,
+    datatype: c_int,
+    outbuf: *mut c_void,
+    outsize: c_long,
+    position: *mut c_void,
 ) -> c_int {
-    unsupported("MPI_Pack_external_c", predef::COMM_WORLD)
+    let Some(incount) = narrow(incount) else { return too_large("MPI_Pack_external_c", "incount") };
+    PMPI_Pack_external(datarep as _, inbuf as _, incount, datatype as _, outbuf as _, outsize as _, position as _)
 }
 
 #[no_mangle]
@@ -2661,8 +3006,9 @@ pub unsafe extern "C" fn PMPI_Pack_external_size(_datarep: *const c_void, _incou
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external_size_c(_datarep: *const c_void, _incount: c_long, _datatype: c_int, _size: *mut c_void) -> c_int {
-    unsupported("MPI_Pack_external_size_c", predef::COMM_WORLD)
+pub unsafe extern "C" fn PMPI_Pack_external_size_c(datarep: *const c_void, incount: c_long, datatype: c_int, size: *mut c_void) -> c_int {
+    let Some(incount) = narrow(incount) else { return too_large("MPI_Pack_external_size_c", "incount") };
+    PMPI_Pack_external_size(datarep as _, incount, datatype as _, size as _)
 }
 
 #[no_mangle]
@@ -2932,14 +3278,25 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init_c(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_c(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _datatype: c_int,
-    _op: c_int,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    datatype: c_int,
+    op: c_int,
     comm: c_int,
 ) -> c_int {
-    unsupported("MPI_Reduce_scatter_c", comm)
+    let len = large_count::local_len(comm);
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Reduce_scatter_c", "recvcounts");
+    };
+    crate::coll::PMPI_Reduce_scatter(
+        sendbuf as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        datatype as _,
+        op as _,
+        comm as _,
+    )
 }
 
 #[no_mangle]
@@ -2959,17 +3316,29 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_init(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _datatype: c_int,
-    _op: c_int,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_void,
+    datatype: c_int,
+    op: c_int,
     comm: c_int,
-    _info: c_int,
+    info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Reduce_scatter_init_c", comm)
+    let len = large_count::local_len(comm);
+    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+        return too_large("MPI_Reduce_scatter_init_c", "recvcounts");
+    };
+    PMPI_Reduce_scatter_init(
+        sendbuf as _,
+        recvbuf as _,
+        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        datatype as _,
+        op as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -3245,17 +3614,36 @@ pub unsafe extern "C" fn PMPI_Scatter_init_c(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _displs: *const c_void,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_long,
-    _recvtype: c_int,
-    _root: c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    displs: *const c_void,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_long,
+    recvtype: c_int,
+    root: c_int,
     comm: c_int,
 ) -> c_int {
-    unsupported("MPI_Scatterv_c", comm)
+    let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Scatterv_c", "recvcount") };
+    let len = large_count::root_len(comm, root);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Scatterv_c", "sendcounts");
+    };
+    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+        return too_large("MPI_Scatterv_c", "displs");
+    };
+    crate::coll::PMPI_Scatterv(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&displs_int, displs as *const c_void),
+        sendtype as _,
+        recvbuf as _,
+        recvcount,
+        recvtype as _,
+        root as _,
+        comm as _,
+    )
 }
 
 #[no_mangle]
@@ -3278,20 +3666,40 @@ pub unsafe extern "C" fn PMPI_Scatterv_init(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv_init_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _displs: *const c_void,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_long,
-    _recvtype: c_int,
-    _root: c_int,
+    sendbuf: *const c_void,
+    sendcounts: *const c_void,
+    displs: *const c_void,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_long,
+    recvtype: c_int,
+    root: c_int,
     comm: c_int,
-    _info: c_int,
+    info: c_int,
     request: *mut c_int,
 ) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Scatterv_init_c", comm)
+    let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Scatterv_init_c", "recvcount") };
+    let len = large_count::root_len(comm, root);
+    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
+    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+        return too_large("MPI_Scatterv_init_c", "sendcounts");
+    };
+    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+        return too_large("MPI_Scatterv_init_c", "displs");
+    };
+    PMPI_Scatterv_init(
+        sendbuf as _,
+        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&displs_int, displs as *const c_void),
+        sendtype as _,
+        recvbuf as _,
+        recvcount,
+        recvtype as _,
+        root as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -3446,99 +3854,162 @@ pub unsafe extern "C" fn PMPI_Type_contiguous_c(count: c_long, oldtype: c_int, n
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_darray_c(
-    _size: c_int,
-    _rank: c_int,
-    _ndims: c_int,
-    _array_of_gsizes: *const c_void,
-    _array_of_distribs: *const c_int,
-    _array_of_dargs: *const c_int,
-    _array_of_psizes: *const c_int,
-    _order: c_int,
-    _oldtype: c_int,
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    array_of_gsizes: *const c_void,
+    array_of_distribs: *const c_int,
+    array_of_dargs: *const c_int,
+    array_of_psizes: *const c_int,
+    order: c_int,
+    oldtype: c_int,
     newtype: *mut c_int,
 ) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_darray_c", predef::COMM_WORLD)
+    let len = ndims;
+    let Ok(array_of_gsizes_int) = large_count::narrow_array(array_of_gsizes as *const c_long, len) else {
+        return too_large("MPI_Type_create_darray_c", "array_of_gsizes");
+    };
+    crate::datatype::PMPI_Type_create_darray(
+        size as _,
+        rank as _,
+        ndims as _,
+        large_count::array_arg(&array_of_gsizes_int, array_of_gsizes as *const c_void),
+        array_of_distribs as _,
+        array_of_dargs as _,
+        array_of_psizes as _,
+        order as _,
+        oldtype as _,
+        newtype as _,
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed_block_c(
-    _count: c_long,
-    _blocklength: c_long,
-    _array_of_displacements: *const c_void,
-    _oldtype: c_int,
+    count: c_long,
+    blocklength: c_long,
+    array_of_displacements: *const c_void,
+    oldtype: c_int,
     newtype: *mut c_int,
 ) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_hindexed_block_c", predef::COMM_WORLD)
+    let Some(count) = narrow(count) else { return too_large("MPI_Type_create_hindexed_block_c", "count") };
+    let Some(blocklength) = narrow(blocklength) else { return too_large("MPI_Type_create_hindexed_block_c", "blocklength") };
+    crate::datatype::PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements as _, oldtype as _, newtype as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed_c(
-    _count: c_long,
-    _array_of_blocklengths: *const c_void,
-    _array_of_displacements: *const c_void,
-    _oldtype: c_int,
+    count: c_long,
+    array_of_blocklengths: *const c_void,
+    array_of_displacements: *const c_void,
+    oldtype: c_int,
     newtype: *mut c_int,
 ) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_hindexed_c", predef::COMM_WORLD)
+    let Some(count) = narrow(count) else { return too_large("MPI_Type_create_hindexed_c", "count") };
+    let len = count;
+    let Ok(array_of_blocklengths_int) = large_count::narrow_array(array_of_blocklengths as *const c_long, len) else {
+        return too_large("MPI_Type_create_hindexed_c", "array_of_blocklengths");
+    };
+    crate::datatype::PMPI_Type_create_hindexed(
+        count,
+        large_count::array_arg(&array_of_blocklengths_int, array_of_blocklengths as *const c_void),
+        array_of_displacements as _,
+        oldtype as _,
+        newtype as _,
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hvector_c(
-    _count: c_long,
-    _blocklength: c_long,
-    _stride: c_long,
-    _oldtype: c_int,
+    count: c_long,
+    blocklength: c_long,
+    stride: c_long,
+    oldtype: c_int,
     newtype: *mut c_int,
 ) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_hvector_c", predef::COMM_WORLD)
+    let Some(count) = narrow(count) else { return too_large("MPI_Type_create_hvector_c", "count") };
+    let Some(blocklength) = narrow(blocklength) else { return too_large("MPI_Type_create_hvector_c", "blocklength") };
+    crate::datatype::PMPI_Type_create_hvector(count, blocklength, stride as _, oldtype as _, newtype as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_indexed_block_c(
-    _count: c_long,
-    _blocklength: c_long,
-    _array_of_displacements: *const c_void,
-    _oldtype: c_int,
+    count: c_long,
+    blocklength: c_long,
+    array_of_displacements: *const c_void,
+    oldtype: c_int,
     newtype: *mut c_int,
 ) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_indexed_block_c", predef::COMM_WORLD)
+    let Some(count) = narrow(count) else { return too_large("MPI_Type_create_indexed_block_c", "count") };
+    let Some(blocklength) = narrow(blocklength) else { return too_large("MPI_Type_create_indexed_block_c", "blocklength") };
+    let len = count;
+    let Ok(array_of_displacements_int) = large_count::narrow_array(array_of_displacements as *const c_long, len) else {
+        return too_large("MPI_Type_create_indexed_block_c", "array_of_displacements");
+    };
+    crate::datatype::PMPI_Type_create_indexed_block(
+        count,
+        blocklength,
+        large_count::array_arg(&array_of_displacements_int, array_of_displacements as *const c_void),
+        oldtype as _,
+        newtype as _,
+    )
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_resized_c(_oldtype: c_int, _lb: c_long, _extent: c_long, newtype: *mut c_int) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_resized_c", predef::COMM_WORLD)
+pub unsafe extern "C" fn PMPI_Type_create_resized_c(oldtype: c_int, lb: c_long, extent: c_long, newtype: *mut c_int) -> c_int {
+    crate::datatype::PMPI_Type_create_resized(oldtype as _, lb as _, extent as _, newtype as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_struct_c(
-    _count: c_long,
-    _array_of_blocklengths: *const c_void,
-    _array_of_displacements: *const c_void,
-    _array_of_types: *const c_int,
+    count: c_long,
+    array_of_blocklengths: *const c_void,
+    array_of_displacements: *const c_void,
+    array_of_types: *const c_int,
     newtype: *mut c_int,
 ) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_struct_c", predef::COMM_WORLD)
+    let Some(count) = narrow(count) else { return too_large("MPI_Type_create_struct_c", "count") };
+    let len = count;
+    let Ok(array_of_blocklengths_int) = large_count::narrow_array(array_of_blocklengths as *const c_long, len) else {
+        return too_large("MPI_Type_create_struct_c", "array_of_blocklengths");
+    };
+    crate::datatype::PMPI_Type_create_struct(
+        count,
+        large_count::array_arg(&array_of_blocklengths_int, array_of_blocklengths as *const c_void),
+        array_of_displacements as _,
+        array_of_types as _,
+        newtype as _,
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_subarray_c(
-    _ndims: c_int,
-    _array_of_sizes: *const c_void,
-    _array_of_subsizes: *const c_void,
-    _array_of_starts: *const c_void,
-    _order: c_int,
-    _oldtype: c_int,
+    ndims: c_int,
+    array_of_sizes: *const c_void,
+    array_of_subsizes: *const c_void,
+    array_of_starts: *const c_void,
+    order: c_int,
+    oldtype: c_int,
     newtype: *mut c_int,
 ) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_create_subarray_c", predef::COMM_WORLD)
+    let len = ndims;
+    let Ok(array_of_sizes_int) = large_count::narrow_array(array_of_sizes as *const c_long, len) else {
+        return too_large("MPI_Type_create_subarray_c", "array_of_sizes");
+    };
+    let Ok(array_of_subsizes_int) = large_count::narrow_array(array_of_subsizes as *const c_long, len) else {
+        return too_large("MPI_Type_create_subarray_c", "array_of_subsizes");
+    };
+    let Ok(array_of_starts_int) = large_count::narrow_array(array_of_starts as *const c_long, len) else {
+        return too_large("MPI_Type_create_subarray_c", "array_of_starts");
+    };
+    crate::datatype::PMPI_Type_create_subarray(
+        ndims as _,
+        large_count::array_arg(&array_of_sizes_int, array_of_sizes as *const c_void),
+        large_count::array_arg(&array_of_subsizes_int, array_of_subsizes as *const c_void),
+        large_count::array_arg(&array_of_starts_int, array_of_starts as *const c_void),
+        order as _,
+        oldtype as _,
+        newtype as _,
+    )
 }
 
 #[no_mangle]
@@ -3569,25 +4040,38 @@ pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_extent_c(_datatype: c_int, _lb: *mut c_void, _extent: *mut c_void) -> c_int {
-    unsupported("MPI_Type_get_extent_c", predef::COMM_WORLD)
+pub unsafe extern "C" fn PMPI_Type_get_extent_c(datatype: c_int, lb: *mut c_void, extent: *mut c_void) -> c_int {
+    crate::datatype::PMPI_Type_get_extent(datatype as _, lb as _, extent as _)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_true_extent_c(_datatype: c_int, _true_lb: *mut c_void, _true_extent: *mut c_void) -> c_int {
-    unsupported("MPI_Type_get_true_extent_c", predef::COMM_WORLD)
+pub unsafe extern "C" fn PMPI_Type_get_true_extent_c(datatype: c_int, true_lb: *mut c_void, true_extent: *mut c_void) -> c_int {
+    crate::datatype::PMPI_Type_get_true_extent(datatype as _, true_lb as _, true_extent as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_indexed_c(
-    _count: c_long,
-    _array_of_blocklengths: *const c_void,
-    _array_of_displacements: *const c_void,
-    _oldtype: c_int,
+    count: c_long,
+    array_of_blocklengths: *const c_void,
+    array_of_displacements: *const c_void,
+    oldtype: c_int,
     newtype: *mut c_int,
 ) -> c_int {
-    null_out(newtype, predef::DATATYPE_NULL);
-    unsupported("MPI_Type_indexed_c", predef::COMM_WORLD)
+    let Some(count) = narrow(count) else { return too_large("MPI_Type_indexed_c", "count") };
+    let len = count;
+    let Ok(array_of_blocklengths_int) = large_count::narrow_array(array_of_blocklengths as *const c_long, len) else {
+        return too_large("MPI_Type_indexed_c", "array_of_blocklengths");
+    };
+    let Ok(array_of_displacements_int) = large_count::narrow_array(array_of_displacements as *const c_long, len) else {
+        return too_large("MPI_Type_indexed_c", "array_of_displacements");
+    };
+    crate::datatype::PMPI_Type_indexed(
+        count,
+        large_count::array_arg(&array_of_blocklengths_int, array_of_blocklengths as *const c_void),
+        large_count::array_arg(&array_of_displacements_int, array_of_displacements as *const c_void),
+        oldtype as _,
+        newtype as _,
+    )
 }
 
 #[no_mangle]
@@ -3617,12 +4101,12 @@ pub unsafe extern "C" fn PMPI_Unpack_c(
     comm: c_int,
 ) -> c_int {
     let Some(insize) = narrow(insize) else { return too_large("MPI_Unpack_c", "insize") };
+    let Some(outcount) = narrow(outcount) else { return too_large("MPI_Unpack_c", "outcount") };
     let mut position_int: c_int = 0;
     if let Some(v) = (position as *const c_long).as_ref() {
         let Some(v) = narrow(*v) else { return too_large("MPI_Unpack_c", "position") };
         position_int = v;
     }
-    let Some(outcount) = narrow(outcount) else { return too_large("MPI_Unpack_c", "outcount") };
     let rc = crate::datatype::PMPI_Unpack(
         inbuf as _,
         insize,
@@ -3651,15 +4135,16 @@ pub unsafe extern "C" fn PMPI_Unpack_external(
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Unpack_external_c(
-    _datarep: *const c_void,
-    _inbuf: *const c_void,
-    _insize: c_long,
-    _position: *mut c_void,
-    _outbuf: *mut c_void,
-    _outcount: c_long,
-    _datatype: c_int,
+    datarep: *const c_void,
+    inbuf: *const c_void,
+    insize: c_long,
+    position: *mut c_void,
+    outbuf: *mut c_void,
+    outcount: c_long,
+    datatype: c_int,
 ) -> c_int {
-    unsupported("MPI_Unpack_external_c", predef::COMM_WORLD)
+    let Some(outcount) = narrow(outcount) else { return too_large("MPI_Unpack_external_c", "outcount") };
+    PMPI_Unpack_external(datarep as _, inbuf as _, insize as _, position as _, outbuf as _, outcount, datatype as _)
 }
 
 #[no_mangle]

@@ -42,6 +42,11 @@ fn communicators_datatypes_and_errors() {
 }
 
 #[test]
+fn large_count_calls() {
+    suite("large_count", &[1, 2, 3]);
+}
+
+#[test]
 fn examples_run() {
     let cc = prefix().join("bin/mpicc");
     let dir = out_dir("examples");

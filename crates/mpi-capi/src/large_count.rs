@@ -1,0 +1,81 @@
+//! What the generated large-count (`_c`) forwarders of `stubs.rs` need for
+//! their array arguments: MPI-4's `MPI_Count`/`MPI_Aint` arrays of counts and
+//! displacements become the `int` arrays of the int version, when every value
+//! fits, and the length of each array comes from the call's own arguments (a
+//! count, a number of dimensions, or the communicator's group size).
+//!
+//! mpi4py 4 calls the `_c` functions whenever `mpi.h` declares them, so these
+//! carry every v-collective and derived datatype a Python program uses.
+
+use std::ffi::c_void;
+use std::os::raw::{c_int, c_long};
+
+use crate::comm::{PMPI_Comm_rank, PMPI_Comm_remote_size, PMPI_Comm_size, PMPI_Comm_test_inter};
+use crate::predef;
+
+/// `len` values of a large-count array as ints; `Err` when one does not fit.
+/// A null array stays empty (the forwarder passes the null pointer on).
+pub unsafe fn narrow_array(p: *const c_long, len: c_int) -> Result<Vec<c_int>, ()> {
+    if p.is_null() || len <= 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the caller's array of `len` values, as the MPI call defines it.
+    let vals = std::slice::from_raw_parts(p, len as usize);
+    vals.iter().map(|&v| c_int::try_from(v).map_err(|_| ())).collect()
+}
+
+/// The int array to pass on: the narrowed copy, or the caller's pointer when
+/// nothing was read (null, or an argument the call does not look at).
+pub fn array_arg(narrowed: &[c_int], original: *const c_void) -> *const c_int {
+    if narrowed.is_empty() {
+        original as *const c_int
+    } else {
+        narrowed.as_ptr()
+    }
+}
+
+fn query(f: unsafe extern "C" fn(c_int, *mut c_int) -> c_int, comm: c_int) -> c_int {
+    let mut v: c_int = 0;
+    // SAFETY: a valid output pointer; an invalid communicator returns an
+    // error, and the int version called next reports it.
+    if unsafe { f(comm, &mut v) } != 0 {
+        return 0;
+    }
+    v
+}
+
+fn is_inter(comm: c_int) -> bool {
+    query(PMPI_Comm_test_inter, comm) != 0
+}
+
+/// Entries of a collective's per-rank arrays: the group it exchanges with
+/// (the remote group of an inter-communicator).
+pub fn group_len(comm: c_int) -> c_int {
+    if is_inter(comm) {
+        query(PMPI_Comm_remote_size, comm)
+    } else {
+        query(PMPI_Comm_size, comm)
+    }
+}
+
+/// Entries of `MPI_Reduce_scatter`'s counts: the local group.
+pub fn local_len(comm: c_int) -> c_int {
+    query(PMPI_Comm_size, comm)
+}
+
+/// Entries of a rooted v-collective's arrays, which only the root reads.
+pub fn root_len(comm: c_int, root: c_int) -> c_int {
+    if is_inter(comm) {
+        return if root == predef::ROOT { query(PMPI_Comm_remote_size, comm) } else { 0 };
+    }
+    if query(PMPI_Comm_rank, comm) == root {
+        query(PMPI_Comm_size, comm)
+    } else {
+        0
+    }
+}
+
+/// MPI_IN_PLACE is `(void *)-1`: the send-side arrays are not read then.
+pub fn in_place(p: *const c_void) -> bool {
+    p as isize == -1
+}
