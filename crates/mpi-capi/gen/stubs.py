@@ -237,10 +237,10 @@ def rust_forwarder(name, ps, plan, module):
         elif how == "array":
             t = f"{n}_int"
             length = "send_len" if "send_len" in "".join(pre) and send_array(p, how) else "len"
-            pre.append(f"    let Ok({t}) = large_count::narrow_array({n} as *const c_long, {length}) else {{")
+            pre.append(f"    let Some({t}) = large_count::narrow_array({n} as *const c_long, {length}) else {{")
             pre.append(f"        return too_large(\"{name}\", \"{p.name}\");")
             pre.append("    };")
-            call.append(f"large_count::array_arg(&{t}, {n} as *const c_void)")
+            call.append(f"large_count::array_arg(&{t}, {n})")
         else:
             t = f"{n}_int"
             if how == "inout":

@@ -13,15 +13,15 @@ use std::os::raw::{c_int, c_long};
 use crate::comm::{PMPI_Comm_rank, PMPI_Comm_remote_size, PMPI_Comm_size, PMPI_Comm_test_inter};
 use crate::predef;
 
-/// `len` values of a large-count array as ints; `Err` when one does not fit.
+/// `len` values of a large-count array as ints; None when one does not fit.
 /// A null array stays empty (the forwarder passes the null pointer on).
-pub unsafe fn narrow_array(p: *const c_long, len: c_int) -> Result<Vec<c_int>, ()> {
+pub unsafe fn narrow_array(p: *const c_long, len: c_int) -> Option<Vec<c_int>> {
     if p.is_null() || len <= 0 {
-        return Ok(Vec::new());
+        return Some(Vec::new());
     }
     // SAFETY: the caller's array of `len` values, as the MPI call defines it.
     let vals = std::slice::from_raw_parts(p, len as usize);
-    vals.iter().map(|&v| c_int::try_from(v).map_err(|_| ())).collect()
+    vals.iter().map(|&v| c_int::try_from(v).ok()).collect()
 }
 
 /// The int array to pass on: the narrowed copy, or the caller's pointer when

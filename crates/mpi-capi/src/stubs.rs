@@ -117,10 +117,10 @@ pub unsafe extern "C" fn PMPI_Allgatherv_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Allgatherv_c", "sendcount") };
     let len = large_count::group_len(comm);
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Allgatherv_c", "recvcounts");
     };
-    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Allgatherv_c", "displs");
     };
     crate::coll::PMPI_Allgatherv(
@@ -128,8 +128,8 @@ pub unsafe extern "C" fn PMPI_Allgatherv_c(
         sendcount,
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&displs_int, displs as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&displs_int, displs),
         recvtype as _,
         comm as _,
     )
@@ -167,10 +167,10 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Allgatherv_init_c", "sendcount") };
     let len = large_count::group_len(comm);
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Allgatherv_init_c", "recvcounts");
     };
-    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Allgatherv_init_c", "displs");
     };
     PMPI_Allgatherv_init(
@@ -178,8 +178,8 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init_c(
         sendcount,
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&displs_int, displs as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&displs_int, displs),
         recvtype as _,
         comm as _,
         info as _,
@@ -292,26 +292,26 @@ pub unsafe extern "C" fn PMPI_Alltoallv_c(
 ) -> c_int {
     let len = large_count::group_len(comm);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Alltoallv_c", "sendcounts");
     };
-    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+    let Some(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
         return too_large("MPI_Alltoallv_c", "sdispls");
     };
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Alltoallv_c", "recvcounts");
     };
-    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+    let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Alltoallv_c", "rdispls");
     };
     crate::coll::PMPI_Alltoallv(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
-        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
+        large_count::array_arg(&sdispls_int, sdispls),
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&rdispls_int, rdispls),
         recvtype as _,
         comm as _,
     )
@@ -351,26 +351,26 @@ pub unsafe extern "C" fn PMPI_Alltoallv_init_c(
 ) -> c_int {
     let len = large_count::group_len(comm);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Alltoallv_init_c", "sendcounts");
     };
-    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+    let Some(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
         return too_large("MPI_Alltoallv_init_c", "sdispls");
     };
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Alltoallv_init_c", "recvcounts");
     };
-    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+    let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Alltoallv_init_c", "rdispls");
     };
     PMPI_Alltoallv_init(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
-        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
+        large_count::array_arg(&sdispls_int, sdispls),
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&rdispls_int, rdispls),
         recvtype as _,
         comm as _,
         info as _,
@@ -407,26 +407,26 @@ pub unsafe extern "C" fn PMPI_Alltoallw_c(
 ) -> c_int {
     let len = large_count::group_len(comm);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Alltoallw_c", "sendcounts");
     };
-    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+    let Some(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
         return too_large("MPI_Alltoallw_c", "sdispls");
     };
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Alltoallw_c", "recvcounts");
     };
-    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+    let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Alltoallw_c", "rdispls");
     };
     PMPI_Alltoallw(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
-        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
+        large_count::array_arg(&sdispls_int, sdispls),
         sendtypes as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&rdispls_int, rdispls),
         recvtypes as _,
         comm as _,
     )
@@ -466,26 +466,26 @@ pub unsafe extern "C" fn PMPI_Alltoallw_init_c(
 ) -> c_int {
     let len = large_count::group_len(comm);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Alltoallw_init_c", "sendcounts");
     };
-    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+    let Some(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
         return too_large("MPI_Alltoallw_init_c", "sdispls");
     };
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Alltoallw_init_c", "recvcounts");
     };
-    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+    let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Alltoallw_init_c", "rdispls");
     };
     PMPI_Alltoallw_init(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
-        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
+        large_count::array_arg(&sdispls_int, sdispls),
         sendtypes as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&rdispls_int, rdispls),
         recvtypes as _,
         comm as _,
         info as _,
@@ -1417,10 +1417,10 @@ pub unsafe extern "C" fn PMPI_Gatherv_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Gatherv_c", "sendcount") };
     let len = large_count::root_len(comm, root);
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Gatherv_c", "recvcounts");
     };
-    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Gatherv_c", "displs");
     };
     crate::coll::PMPI_Gatherv(
@@ -1428,8 +1428,8 @@ pub unsafe extern "C" fn PMPI_Gatherv_c(
         sendcount,
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&displs_int, displs as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&displs_int, displs),
         recvtype as _,
         root as _,
         comm as _,
@@ -1470,10 +1470,10 @@ pub unsafe extern "C" fn PMPI_Gatherv_init_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Gatherv_init_c", "sendcount") };
     let len = large_count::root_len(comm, root);
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Gatherv_init_c", "recvcounts");
     };
-    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Gatherv_init_c", "displs");
     };
     PMPI_Gatherv_init(
@@ -1481,8 +1481,8 @@ pub unsafe extern "C" fn PMPI_Gatherv_init_c(
         sendcount,
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&displs_int, displs as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&displs_int, displs),
         recvtype as _,
         root as _,
         comm as _,
@@ -1673,10 +1673,10 @@ pub unsafe extern "C" fn PMPI_Iallgatherv_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Iallgatherv_c", "sendcount") };
     let len = large_count::group_len(comm);
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Iallgatherv_c", "recvcounts");
     };
-    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Iallgatherv_c", "displs");
     };
     PMPI_Iallgatherv(
@@ -1684,8 +1684,8 @@ pub unsafe extern "C" fn PMPI_Iallgatherv_c(
         sendcount,
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&displs_int, displs as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&displs_int, displs),
         recvtype as _,
         comm as _,
         request as _,
@@ -1783,26 +1783,26 @@ pub unsafe extern "C" fn PMPI_Ialltoallv_c(
 ) -> c_int {
     let len = large_count::group_len(comm);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Ialltoallv_c", "sendcounts");
     };
-    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+    let Some(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
         return too_large("MPI_Ialltoallv_c", "sdispls");
     };
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Ialltoallv_c", "recvcounts");
     };
-    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+    let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Ialltoallv_c", "rdispls");
     };
     PMPI_Ialltoallv(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
-        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
+        large_count::array_arg(&sdispls_int, sdispls),
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&rdispls_int, rdispls),
         recvtype as _,
         comm as _,
         request as _,
@@ -1841,26 +1841,26 @@ pub unsafe extern "C" fn PMPI_Ialltoallw_c(
 ) -> c_int {
     let len = large_count::group_len(comm);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Ialltoallw_c", "sendcounts");
     };
-    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+    let Some(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
         return too_large("MPI_Ialltoallw_c", "sdispls");
     };
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Ialltoallw_c", "recvcounts");
     };
-    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+    let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Ialltoallw_c", "rdispls");
     };
     PMPI_Ialltoallw(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
-        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
+        large_count::array_arg(&sdispls_int, sdispls),
         sendtypes as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&rdispls_int, rdispls),
         recvtypes as _,
         comm as _,
         request as _,
@@ -1992,10 +1992,10 @@ pub unsafe extern "C" fn PMPI_Igatherv_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Igatherv_c", "sendcount") };
     let len = large_count::root_len(comm, root);
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Igatherv_c", "recvcounts");
     };
-    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Igatherv_c", "displs");
     };
     PMPI_Igatherv(
@@ -2003,8 +2003,8 @@ pub unsafe extern "C" fn PMPI_Igatherv_c(
         sendcount,
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&displs_int, displs as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&displs_int, displs),
         recvtype as _,
         root as _,
         comm as _,
@@ -2079,10 +2079,10 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Ineighbor_allgatherv_c", "sendcount") };
     let len = large_count::group_len(comm);
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Ineighbor_allgatherv_c", "recvcounts");
     };
-    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Ineighbor_allgatherv_c", "displs");
     };
     PMPI_Ineighbor_allgatherv(
@@ -2090,8 +2090,8 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv_c(
         sendcount,
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&displs_int, displs as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&displs_int, displs),
         recvtype as _,
         comm as _,
         request as _,
@@ -2161,26 +2161,26 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv_c(
 ) -> c_int {
     let len = large_count::group_len(comm);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Ineighbor_alltoallv_c", "sendcounts");
     };
-    let Ok(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
+    let Some(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
         return too_large("MPI_Ineighbor_alltoallv_c", "sdispls");
     };
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Ineighbor_alltoallv_c", "recvcounts");
     };
-    let Ok(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
+    let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Ineighbor_alltoallv_c", "rdispls");
     };
     PMPI_Ineighbor_alltoallv(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
-        large_count::array_arg(&sdispls_int, sdispls as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
+        large_count::array_arg(&sdispls_int, sdispls),
         sendtype as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
-        large_count::array_arg(&rdispls_int, rdispls as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
+        large_count::array_arg(&rdispls_int, rdispls),
         recvtype as _,
         comm as _,
         request as _,
@@ -2219,19 +2219,19 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw_c(
 ) -> c_int {
     let len = large_count::group_len(comm);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Ineighbor_alltoallw_c", "sendcounts");
     };
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Ineighbor_alltoallw_c", "recvcounts");
     };
     PMPI_Ineighbor_alltoallw(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
         sdispls as _,
         sendtypes as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
         rdispls as _,
         recvtypes as _,
         comm as _,
@@ -2351,13 +2351,13 @@ pub unsafe extern "C" fn PMPI_Ireduce_scatter_c(
     request: *mut c_int,
 ) -> c_int {
     let len = large_count::local_len(comm);
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Ireduce_scatter_c", "recvcounts");
     };
     PMPI_Ireduce_scatter(
         sendbuf as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
         datatype as _,
         op as _,
         comm as _,
@@ -2473,16 +2473,16 @@ pub unsafe extern "C" fn PMPI_Iscatterv_c(
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Iscatterv_c", "recvcount") };
     let len = large_count::root_len(comm, root);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Iscatterv_c", "sendcounts");
     };
-    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Iscatterv_c", "displs");
     };
     PMPI_Iscatterv(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
-        large_count::array_arg(&displs_int, displs as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
+        large_count::array_arg(&displs_int, displs),
         sendtype as _,
         recvbuf as _,
         recvcount,
@@ -3286,13 +3286,13 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_c(
     comm: c_int,
 ) -> c_int {
     let len = large_count::local_len(comm);
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Reduce_scatter_c", "recvcounts");
     };
     crate::coll::PMPI_Reduce_scatter(
         sendbuf as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
         datatype as _,
         op as _,
         comm as _,
@@ -3326,13 +3326,13 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(
     request: *mut c_int,
 ) -> c_int {
     let len = large_count::local_len(comm);
-    let Ok(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
+    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Reduce_scatter_init_c", "recvcounts");
     };
     PMPI_Reduce_scatter_init(
         sendbuf as _,
         recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts as *const c_void),
+        large_count::array_arg(&recvcounts_int, recvcounts),
         datatype as _,
         op as _,
         comm as _,
@@ -3627,16 +3627,16 @@ pub unsafe extern "C" fn PMPI_Scatterv_c(
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Scatterv_c", "recvcount") };
     let len = large_count::root_len(comm, root);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Scatterv_c", "sendcounts");
     };
-    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Scatterv_c", "displs");
     };
     crate::coll::PMPI_Scatterv(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
-        large_count::array_arg(&displs_int, displs as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
+        large_count::array_arg(&displs_int, displs),
         sendtype as _,
         recvbuf as _,
         recvcount,
@@ -3681,16 +3681,16 @@ pub unsafe extern "C" fn PMPI_Scatterv_init_c(
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Scatterv_init_c", "recvcount") };
     let len = large_count::root_len(comm, root);
     let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Ok(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
+    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
         return too_large("MPI_Scatterv_init_c", "sendcounts");
     };
-    let Ok(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
+    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Scatterv_init_c", "displs");
     };
     PMPI_Scatterv_init(
         sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts as *const c_void),
-        large_count::array_arg(&displs_int, displs as *const c_void),
+        large_count::array_arg(&sendcounts_int, sendcounts),
+        large_count::array_arg(&displs_int, displs),
         sendtype as _,
         recvbuf as _,
         recvcount,
@@ -3866,14 +3866,14 @@ pub unsafe extern "C" fn PMPI_Type_create_darray_c(
     newtype: *mut c_int,
 ) -> c_int {
     let len = ndims;
-    let Ok(array_of_gsizes_int) = large_count::narrow_array(array_of_gsizes as *const c_long, len) else {
+    let Some(array_of_gsizes_int) = large_count::narrow_array(array_of_gsizes as *const c_long, len) else {
         return too_large("MPI_Type_create_darray_c", "array_of_gsizes");
     };
     crate::datatype::PMPI_Type_create_darray(
         size as _,
         rank as _,
         ndims as _,
-        large_count::array_arg(&array_of_gsizes_int, array_of_gsizes as *const c_void),
+        large_count::array_arg(&array_of_gsizes_int, array_of_gsizes),
         array_of_distribs as _,
         array_of_dargs as _,
         array_of_psizes as _,
@@ -3906,12 +3906,12 @@ pub unsafe extern "C" fn PMPI_Type_create_hindexed_c(
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Type_create_hindexed_c", "count") };
     let len = count;
-    let Ok(array_of_blocklengths_int) = large_count::narrow_array(array_of_blocklengths as *const c_long, len) else {
+    let Some(array_of_blocklengths_int) = large_count::narrow_array(array_of_blocklengths as *const c_long, len) else {
         return too_large("MPI_Type_create_hindexed_c", "array_of_blocklengths");
     };
     crate::datatype::PMPI_Type_create_hindexed(
         count,
-        large_count::array_arg(&array_of_blocklengths_int, array_of_blocklengths as *const c_void),
+        large_count::array_arg(&array_of_blocklengths_int, array_of_blocklengths),
         array_of_displacements as _,
         oldtype as _,
         newtype as _,
@@ -3942,13 +3942,13 @@ pub unsafe extern "C" fn PMPI_Type_create_indexed_block_c(
     let Some(count) = narrow(count) else { return too_large("MPI_Type_create_indexed_block_c", "count") };
     let Some(blocklength) = narrow(blocklength) else { return too_large("MPI_Type_create_indexed_block_c", "blocklength") };
     let len = count;
-    let Ok(array_of_displacements_int) = large_count::narrow_array(array_of_displacements as *const c_long, len) else {
+    let Some(array_of_displacements_int) = large_count::narrow_array(array_of_displacements as *const c_long, len) else {
         return too_large("MPI_Type_create_indexed_block_c", "array_of_displacements");
     };
     crate::datatype::PMPI_Type_create_indexed_block(
         count,
         blocklength,
-        large_count::array_arg(&array_of_displacements_int, array_of_displacements as *const c_void),
+        large_count::array_arg(&array_of_displacements_int, array_of_displacements),
         oldtype as _,
         newtype as _,
     )
@@ -3969,12 +3969,12 @@ pub unsafe extern "C" fn PMPI_Type_create_struct_c(
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Type_create_struct_c", "count") };
     let len = count;
-    let Ok(array_of_blocklengths_int) = large_count::narrow_array(array_of_blocklengths as *const c_long, len) else {
+    let Some(array_of_blocklengths_int) = large_count::narrow_array(array_of_blocklengths as *const c_long, len) else {
         return too_large("MPI_Type_create_struct_c", "array_of_blocklengths");
     };
     crate::datatype::PMPI_Type_create_struct(
         count,
-        large_count::array_arg(&array_of_blocklengths_int, array_of_blocklengths as *const c_void),
+        large_count::array_arg(&array_of_blocklengths_int, array_of_blocklengths),
         array_of_displacements as _,
         array_of_types as _,
         newtype as _,
@@ -3992,20 +3992,20 @@ pub unsafe extern "C" fn PMPI_Type_create_subarray_c(
     newtype: *mut c_int,
 ) -> c_int {
     let len = ndims;
-    let Ok(array_of_sizes_int) = large_count::narrow_array(array_of_sizes as *const c_long, len) else {
+    let Some(array_of_sizes_int) = large_count::narrow_array(array_of_sizes as *const c_long, len) else {
         return too_large("MPI_Type_create_subarray_c", "array_of_sizes");
     };
-    let Ok(array_of_subsizes_int) = large_count::narrow_array(array_of_subsizes as *const c_long, len) else {
+    let Some(array_of_subsizes_int) = large_count::narrow_array(array_of_subsizes as *const c_long, len) else {
         return too_large("MPI_Type_create_subarray_c", "array_of_subsizes");
     };
-    let Ok(array_of_starts_int) = large_count::narrow_array(array_of_starts as *const c_long, len) else {
+    let Some(array_of_starts_int) = large_count::narrow_array(array_of_starts as *const c_long, len) else {
         return too_large("MPI_Type_create_subarray_c", "array_of_starts");
     };
     crate::datatype::PMPI_Type_create_subarray(
         ndims as _,
-        large_count::array_arg(&array_of_sizes_int, array_of_sizes as *const c_void),
-        large_count::array_arg(&array_of_subsizes_int, array_of_subsizes as *const c_void),
-        large_count::array_arg(&array_of_starts_int, array_of_starts as *const c_void),
+        large_count::array_arg(&array_of_sizes_int, array_of_sizes),
+        large_count::array_arg(&array_of_subsizes_int, array_of_subsizes),
+        large_count::array_arg(&array_of_starts_int, array_of_starts),
         order as _,
         oldtype as _,
         newtype as _,
@@ -4059,16 +4059,16 @@ pub unsafe extern "C" fn PMPI_Type_indexed_c(
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Type_indexed_c", "count") };
     let len = count;
-    let Ok(array_of_blocklengths_int) = large_count::narrow_array(array_of_blocklengths as *const c_long, len) else {
+    let Some(array_of_blocklengths_int) = large_count::narrow_array(array_of_blocklengths as *const c_long, len) else {
         return too_large("MPI_Type_indexed_c", "array_of_blocklengths");
     };
-    let Ok(array_of_displacements_int) = large_count::narrow_array(array_of_displacements as *const c_long, len) else {
+    let Some(array_of_displacements_int) = large_count::narrow_array(array_of_displacements as *const c_long, len) else {
         return too_large("MPI_Type_indexed_c", "array_of_displacements");
     };
     crate::datatype::PMPI_Type_indexed(
         count,
-        large_count::array_arg(&array_of_blocklengths_int, array_of_blocklengths as *const c_void),
-        large_count::array_arg(&array_of_displacements_int, array_of_displacements as *const c_void),
+        large_count::array_arg(&array_of_blocklengths_int, array_of_blocklengths),
+        large_count::array_arg(&array_of_displacements_int, array_of_displacements),
         oldtype as _,
         newtype as _,
     )
