@@ -140,7 +140,38 @@ static void datatypes(void)
     pos = 0;
     OK(MPI_Unpack_c(buf, sizeof buf, &pos, outv, 3, MPI_INT, MPI_COMM_WORLD));
     CHECK(outv[0] == 5 && outv[2] == 7, "Unpack_c");
+
+    /* Envelope and contents in their large-count form: the int call's answers, no large counts. */
+    MPI_Count ni = -1, na = -1, nl = -1, nd = -1;
+    int comb = -1, ints[8] = {0};
+    MPI_Aint addrs[4] = {0};
+    MPI_Datatype inner[2];
+    OK(MPI_Type_get_envelope_c(vec, &ni, &na, &nl, &nd, &comb));
+    CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nl == 0 && nd == 1, "Type_get_envelope_c of a vector");
+    OK(MPI_Type_get_contents_c(vec, 8, 4, 4, 2, ints, addrs, NULL, inner));
+    CHECK(ints[0] == 3 && ints[1] == 2 && ints[2] == 4 && inner[0] == MPI_INT, "Type_get_contents_c of a vector");
     MPI_Type_free(&idx), MPI_Type_free(&vec), MPI_Type_free(&st), MPI_Type_free(&res);
+}
+
+/* A user operation created with MPI_Op_create_c gets an MPI_Count length. */
+static MPI_Count seen_len = -1;
+static void sum_c(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt)
+{
+    CHECK(*dt == MPI_INT, "the user function's datatype");
+    seen_len = *len;
+    for (MPI_Count i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+static void user_op_c(void)
+{
+    MPI_Op op;
+    int mine[3] = {rank, 10 * rank, -rank}, out[3] = {0}, sum = size * (size - 1) / 2;
+    OK(MPI_Op_create_c(sum_c, 1, &op));
+    OK(MPI_Allreduce(mine, out, 3, MPI_INT, op, MPI_COMM_WORLD));
+    CHECK(out[0] == sum && out[1] == 10 * sum && out[2] == -sum, "Op_create_c reduction");
+    CHECK(size == 1 || seen_len == 3 || seen_len == -1, "an MPI_Count length of 3");
+    OK(MPI_Op_free(&op));
 }
 
 int main(int argc, char **argv)
@@ -152,6 +183,7 @@ int main(int argc, char **argv)
     p2p_and_counts();
     v_collectives();
     datatypes();
+    user_op_c();
     pass("large_count");
     MPI_Finalize();
     return 0;

@@ -79,3 +79,53 @@ pub fn root_len(comm: c_int, root: c_int) -> c_int {
 pub fn in_place(p: *const c_void) -> bool {
     p as isize == -1
 }
+
+/// The large-count envelope: wanmpi's datatypes never hold counts beyond an
+/// int, so `num_large_counts` is always 0 and the rest is the int call's.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
+    datatype: c_int,
+    num_integers: *mut c_long,
+    num_addresses: *mut c_long,
+    num_large_counts: *mut c_long,
+    num_datatypes: *mut c_long,
+    combiner: *mut c_int,
+) -> c_int {
+    let (mut ni, mut na, mut nd) = (0, 0, 0);
+    let rc = crate::datatype::PMPI_Type_get_envelope(datatype, &mut ni, &mut na, &mut nd, combiner);
+    if rc == 0 {
+        for (p, v) in [(num_integers, ni), (num_addresses, na), (num_large_counts, 0), (num_datatypes, nd)] {
+            if let Some(o) = p.as_mut() {
+                *o = c_long::from(v);
+            }
+        }
+    }
+    rc
+}
+
+/// The large-count contents: the int call's, with no large counts (see
+/// `PMPI_Type_get_envelope_c`).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_contents_c(
+    datatype: c_int,
+    max_integers: c_long,
+    max_addresses: c_long,
+    _max_large_counts: c_long,
+    max_datatypes: c_long,
+    array_of_integers: *mut c_int,
+    array_of_addresses: *mut c_long,
+    _array_of_large_counts: *mut c_long,
+    array_of_datatypes: *mut c_int,
+) -> c_int {
+    // A larger maximum only says the arrays are longer than needed.
+    let clamp = |v: c_long| c_int::try_from(v.max(-1)).unwrap_or(c_int::MAX);
+    crate::datatype::PMPI_Type_get_contents(
+        datatype,
+        clamp(max_integers),
+        clamp(max_addresses),
+        clamp(max_datatypes),
+        array_of_integers,
+        array_of_addresses,
+        array_of_datatypes,
+    )
+}

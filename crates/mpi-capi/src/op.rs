@@ -7,7 +7,7 @@
 //! byte length it is given back into a count of that datatype.
 
 use std::ffi::c_void;
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_long};
 use std::sync::Arc;
 
 use wanmpi_engine::datatype::Combiner;
@@ -20,11 +20,20 @@ use crate::predef::{self, COMM_WORLD, OP_NULL};
 
 /// `void f(void *in, void *inout, int *len, MPI_Datatype *dt)`.
 pub type CUserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+/// MPI-4's large-count form (`MPI_Op_create_c`): `MPI_Count *len`.
+pub type CUserFnC = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_long, *mut c_int);
+
+/// The user's function, in the form it was created with.
+#[derive(Clone, Copy)]
+pub enum UserFn {
+    Int(CUserFn),
+    Large(CUserFnC),
+}
 
 /// What the op table holds for a user operation.
 #[derive(Clone, Copy)]
 pub struct UserOp {
-    pub func: CUserFn,
+    pub func: UserFn,
     pub commute: bool,
 }
 
@@ -48,12 +57,16 @@ pub fn op_for(h: c_int, dth: c_int, dt: &Datatype) -> R<Op> {
     let func = u.func;
     Ok(Op::User {
         func: Arc::new(move |input: &[u8], inout: &mut [u8], _n: usize| {
-            let mut len = c_int::try_from(inout.len() / unit).unwrap_or(c_int::MAX);
+            let n = inout.len() / unit;
             let mut t = dth;
+            let (i, io) = (input.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void);
             // SAFETY: the C function reads `len` elements of `t` from each
             // buffer; both hold exactly that many. It must not write `input`
             // (MPI's contract), so casting away const is sound.
-            unsafe { func(input.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void, &mut len, &mut t) };
+            match func {
+                UserFn::Int(f) => unsafe { f(i, io, &mut c_int::try_from(n).unwrap_or(c_int::MAX), &mut t) },
+                UserFn::Large(f) => unsafe { f(i, io, &mut (n as c_long), &mut t) },
+            }
         }),
         commute: u.commute,
     })
@@ -65,6 +78,15 @@ pub fn user_op(h: c_int) -> R<UserOp> {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_create(f: Option<CUserFn>, commute: c_int, op: *mut c_int) -> c_int {
+    create(f.map(UserFn::Int), commute, op)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_create_c(f: Option<CUserFnC>, commute: c_int, op: *mut c_int) -> c_int {
+    create(f.map(UserFn::Large), commute, op)
+}
+
+unsafe fn create(f: Option<UserFn>, commute: c_int, op: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let o = out(op, "op")?;
         let Some(func) = f else { return fail(ErrorClass::Arg, "user function is a null pointer") };

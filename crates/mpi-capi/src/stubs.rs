@@ -2933,12 +2933,6 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_create_c(_user_fn: *mut c_void, _commute: c_int, op: *mut c_int) -> c_int {
-    null_out(op, predef::OP_NULL);
-    unsupported("MPI_Op_create_c", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Open_port(_info: c_int, _port_name: *mut c_void) -> c_int {
     unsupported("MPI_Open_port", predef::COMM_WORLD)
 }
@@ -4010,33 +4004,6 @@ pub unsafe extern "C" fn PMPI_Type_create_subarray_c(
         oldtype as _,
         newtype as _,
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_contents_c(
-    _datatype: c_int,
-    _max_integers: c_long,
-    _max_addresses: c_long,
-    _max_large_counts: c_long,
-    _max_datatypes: c_long,
-    _array_of_integers: *mut c_int,
-    _array_of_addresses: *mut c_void,
-    _array_of_large_counts: *mut c_void,
-    _array_of_datatypes: *mut c_int,
-) -> c_int {
-    unsupported("MPI_Type_get_contents_c", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
-    _datatype: c_int,
-    _num_integers: *mut c_void,
-    _num_addresses: *mut c_void,
-    _num_large_counts: *mut c_void,
-    _num_datatypes: *mut c_void,
-    _combiner: *mut c_int,
-) -> c_int {
-    unsupported("MPI_Type_get_envelope_c", predef::COMM_WORLD)
 }
 
 #[no_mangle]
