@@ -18,15 +18,23 @@
 //! tags are all >= 65536, above every tag of the blocking algorithms
 //! (`coll/mod.rs`), so both may share the collective context.
 //!
-//! Not yet here: the runtime's request kind that owns a `Run` (so
-//! MPI_Ibarrier & co. come out of `crates/runtime`), and schedules for the
-//! collectives beyond barrier, bcast and allreduce.
+//! Builders: `build.rs` (barrier, bcast, allreduce), `reduce.rs` (reduce,
+//! scan, exscan) and `direct.rs` (one round of blocks to and from peers:
+//! gather(v), scatter(v), allgather(v), alltoall(v/w), neighbourhood
+//! collectives). The runtime owns a `Run` per nonblocking or persistent
+//! collective request (`crates/runtime/src/icoll/`).
 
 mod build;
+mod direct;
+mod reduce;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_more;
 
 pub use build::{allreduce, barrier, bcast};
+pub use direct::{direct, Block, LocalCopy};
+pub use reduce::{reduce, scan};
 
 use super::comm::CollError;
 use crate::datatype::BasicType;

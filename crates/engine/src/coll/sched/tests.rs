@@ -27,7 +27,7 @@ struct Slot {
 
 /// Nonblocking point-to-point over channels: receives match arrivals in
 /// posting order per (peer, tag), like the engine's matching.
-struct ChanPort {
+pub(super) struct ChanPort {
     rank: usize,
     peers: Vec<Sender<Wire>>,
     inbox: Receiver<Wire>,
@@ -35,7 +35,7 @@ struct ChanPort {
     slots: Vec<Slot>,
 }
 
-enum Handle {
+pub(super) enum Handle {
     Send,
     Recv(usize),
 }
@@ -83,7 +83,7 @@ impl Port for ChanPort {
 }
 
 /// Runs `f` on `size` ranks, one thread each, with a fresh port.
-fn run<T: Send>(size: usize, f: impl Fn(usize, &mut ChanPort) -> T + Sync) -> Vec<T> {
+pub(super) fn run<T: Send>(size: usize, f: impl Fn(usize, &mut ChanPort) -> T + Sync) -> Vec<T> {
     let (senders, inboxes): (Vec<_>, Vec<_>) = (0..size).map(|_| channel::<Wire>()).unzip();
     let f = &f;
     thread::scope(|s| {
@@ -109,7 +109,7 @@ fn run<T: Send>(size: usize, f: impl Fn(usize, &mut ChanPort) -> T + Sync) -> Ve
 
 /// Progresses all of `runs` round-robin (in the order of `order`) until
 /// done; returns each schedule's result buffer.
-fn finish(p: &mut ChanPort, scheds: Vec<Schedule>, order: &[usize]) -> Vec<Vec<u8>> {
+pub(super) fn finish(p: &mut ChanPort, scheds: Vec<Schedule>, order: &[usize]) -> Vec<Vec<u8>> {
     let mut runs: Vec<Run<Handle>> = scheds.into_iter().map(Run::new).collect();
     let start = Instant::now();
     loop {
@@ -126,7 +126,7 @@ fn finish(p: &mut ChanPort, scheds: Vec<Schedule>, order: &[usize]) -> Vec<Vec<u
     runs.into_iter().map(|r| r.into_bufs().swap_remove(0)).collect()
 }
 
-fn one(p: &mut ChanPort, s: Schedule) -> Vec<u8> {
+pub(super) fn one(p: &mut ChanPort, s: Schedule) -> Vec<u8> {
     finish(p, vec![s], &[0]).swap_remove(0)
 }
 
