@@ -8,6 +8,9 @@
 //! statistics. Every struct's size is checked against the C header in the
 //! tests below (numbers taken from a C program compiled against the header).
 //!
+//! Which library: the patched usrsctp built by `scripts/build-usrsctp` when
+//! it is there (static, [`PATCHED`] is true), else Debian's binary one.
+//!
 //! What this crate is not: safe. The safe wrapper lives in
 //! `wanmpi-transport-sctp`.
 
@@ -20,6 +23,11 @@ mod types;
 pub use consts::*;
 pub use funcs::*;
 pub use types::*;
+
+/// True when this build links the patched usrsctp that `scripts/build-usrsctp`
+/// makes (Debian's sources plus `patches/usrsctp/`), false when it links
+/// Debian's binary libusrsctp (the fallback; see build.rs).
+pub const PATCHED: bool = cfg!(usrsctp_patched);
 
 #[cfg(test)]
 mod layout_tests {
