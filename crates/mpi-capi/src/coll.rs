@@ -13,30 +13,30 @@ use crate::global::rt;
 use crate::op::op_for;
 
 /// MPI_IN_PLACE is `(void *)-1`.
-fn in_place(p: *const c_void) -> bool {
+pub(crate) fn in_place(p: *const c_void) -> bool {
     p as isize == -1
 }
 
-fn byte() -> Datatype {
+pub(crate) fn byte() -> Datatype {
     crate::predef::datatype(0x4c00_010d).cloned().unwrap_or_else(|| Datatype::basic(wanmpi_runtime::BasicType::Byte))
 }
 
-fn is_root(cid: CommId, root: c_int) -> R<bool> {
+pub(crate) fn is_root(cid: CommId, root: c_int) -> R<bool> {
     Ok(rt()?.comm_rank(cid)? as i64 == root as i64)
 }
 
-fn buf_arg(p: *const c_void, c: c_int, dt: c_int) -> R<(usize, Datatype)> {
+pub(crate) fn buf_arg(p: *const c_void, c: c_int, dt: c_int) -> R<(usize, Datatype)> {
     let n = count(c)?;
     let d = datatype(dt)?;
     buffer(p as *const u8, n, &d)?;
     Ok((n, d))
 }
 
-fn counts(p: *const c_int, n: usize, what: &str) -> R<Vec<usize>> {
+pub(crate) fn counts(p: *const c_int, n: usize, what: &str) -> R<Vec<usize>> {
     slice(p, n, what)?.iter().map(|&c| count(c)).collect()
 }
 
-fn displs(p: *const c_int, n: usize) -> R<Vec<isize>> {
+pub(crate) fn displs(p: *const c_int, n: usize) -> R<Vec<isize>> {
     Ok(slice(p, n, "displs")?.iter().map(|&d| d as isize).collect())
 }
 
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn PMPI_Bcast(b: *mut c_void, c: c_int, dt: c_int, root: c
     })
 }
 
-fn send_opt(s: *const c_void) -> Option<*const u8> {
+pub(crate) fn send_opt(s: *const c_void) -> Option<*const u8> {
     (!in_place(s)).then_some(s as *const u8)
 }
 

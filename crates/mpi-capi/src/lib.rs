@@ -36,6 +36,7 @@ pub mod env;
 pub mod errhandler;
 pub mod graph;
 pub mod group;
+pub mod icoll;
 pub mod info;
 pub mod large_count;
 pub mod op;

@@ -72,22 +72,6 @@ pub unsafe extern "C" fn PMPI_Allgather_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgather_init(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Allgather_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather_init_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -101,7 +85,17 @@ pub unsafe extern "C" fn PMPI_Allgather_init_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Allgather_init_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Allgather_init_c", "recvcount") };
-    PMPI_Allgather_init(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, info as _, request as _)
+    crate::icoll::PMPI_Allgather_init(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        recvcount,
+        recvtype as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -136,23 +130,6 @@ pub unsafe extern "C" fn PMPI_Allgatherv_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgatherv_init(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _displs: *const c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Allgatherv_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv_init_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -173,7 +150,7 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init_c(
     let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Allgatherv_init_c", "displs");
     };
-    PMPI_Allgatherv_init(
+    crate::icoll::PMPI_Allgatherv_init(
         sendbuf as _,
         sendcount,
         sendtype as _,
@@ -201,21 +178,6 @@ pub unsafe extern "C" fn PMPI_Allreduce_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Allreduce_init(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _op: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Allreduce_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce_init_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -227,7 +189,7 @@ pub unsafe extern "C" fn PMPI_Allreduce_init_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Allreduce_init_c", "count") };
-    PMPI_Allreduce_init(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, info as _, request as _)
+    crate::icoll::PMPI_Allreduce_init(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, info as _, request as _)
 }
 
 #[no_mangle]
@@ -246,22 +208,6 @@ pub unsafe extern "C" fn PMPI_Alltoall_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoall_init(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Alltoall_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoall_init_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -275,7 +221,17 @@ pub unsafe extern "C" fn PMPI_Alltoall_init_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Alltoall_init_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Alltoall_init_c", "recvcount") };
-    PMPI_Alltoall_init(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, info as _, request as _)
+    crate::icoll::PMPI_Alltoall_init(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        recvcount,
+        recvtype as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -318,24 +274,6 @@ pub unsafe extern "C" fn PMPI_Alltoallv_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallv_init(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Alltoallv_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv_init_c(
     sendbuf: *const c_void,
     sendcounts: *const c_void,
@@ -363,7 +301,7 @@ pub unsafe extern "C" fn PMPI_Alltoallv_init_c(
     let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Alltoallv_init_c", "rdispls");
     };
-    PMPI_Alltoallv_init(
+    crate::icoll::PMPI_Alltoallv_init(
         sendbuf as _,
         large_count::array_arg(&sendcounts_int, sendcounts),
         large_count::array_arg(&sdispls_int, sdispls),
@@ -376,21 +314,6 @@ pub unsafe extern "C" fn PMPI_Alltoallv_init_c(
         info as _,
         request as _,
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallw(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_int,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_int,
-    _recvtypes: *const c_int,
-    comm: c_int,
-) -> c_int {
-    unsupported("MPI_Alltoallw", comm)
 }
 
 #[no_mangle]
@@ -419,7 +342,7 @@ pub unsafe extern "C" fn PMPI_Alltoallw_c(
     let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Alltoallw_c", "rdispls");
     };
-    PMPI_Alltoallw(
+    crate::icoll::PMPI_Alltoallw(
         sendbuf as _,
         large_count::array_arg(&sendcounts_int, sendcounts),
         large_count::array_arg(&sdispls_int, sdispls),
@@ -430,24 +353,6 @@ pub unsafe extern "C" fn PMPI_Alltoallw_c(
         recvtypes as _,
         comm as _,
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallw_init(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_int,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_int,
-    _recvtypes: *const c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Alltoallw_init", comm)
 }
 
 #[no_mangle]
@@ -478,7 +383,7 @@ pub unsafe extern "C" fn PMPI_Alltoallw_init_c(
     let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Alltoallw_init_c", "rdispls");
     };
-    PMPI_Alltoallw_init(
+    crate::icoll::PMPI_Alltoallw_init(
         sendbuf as _,
         large_count::array_arg(&sendcounts_int, sendcounts),
         large_count::array_arg(&sdispls_int, sdispls),
@@ -494,29 +399,9 @@ pub unsafe extern "C" fn PMPI_Alltoallw_init_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Barrier_init(comm: c_int, _info: c_int, request: *mut c_int) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Barrier_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Bcast_c(buffer: *mut c_void, count: c_long, datatype: c_int, root: c_int, comm: c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Bcast_c", "count") };
     crate::coll::PMPI_Bcast(buffer as _, count, datatype as _, root as _, comm as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bcast_init(
-    _buffer: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _root: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Bcast_init", comm)
 }
 
 #[no_mangle]
@@ -530,7 +415,7 @@ pub unsafe extern "C" fn PMPI_Bcast_init_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Bcast_init_c", "count") };
-    PMPI_Bcast_init(buffer as _, count, datatype as _, root as _, comm as _, info as _, request as _)
+    crate::icoll::PMPI_Bcast_init(buffer as _, count, datatype as _, root as _, comm as _, info as _, request as _)
 }
 
 #[no_mangle]
@@ -680,21 +565,6 @@ pub unsafe extern "C" fn PMPI_Exscan_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Exscan_init(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _op: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Exscan_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Exscan_init_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -706,7 +576,7 @@ pub unsafe extern "C" fn PMPI_Exscan_init_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Exscan_init_c", "count") };
-    PMPI_Exscan_init(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, info as _, request as _)
+    crate::icoll::PMPI_Exscan_init(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, info as _, request as _)
 }
 
 #[no_mangle]
@@ -1369,23 +1239,6 @@ pub unsafe extern "C" fn PMPI_Gather_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Gather_init(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    _root: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Gather_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Gather_init_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -1400,7 +1253,18 @@ pub unsafe extern "C" fn PMPI_Gather_init_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Gather_init_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Gather_init_c", "recvcount") };
-    PMPI_Gather_init(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, root as _, comm as _, info as _, request as _)
+    crate::icoll::PMPI_Gather_init(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        recvcount,
+        recvtype as _,
+        root as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -1437,24 +1301,6 @@ pub unsafe extern "C" fn PMPI_Gatherv_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Gatherv_init(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _displs: *const c_int,
-    _recvtype: c_int,
-    _root: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Gatherv_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv_init_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -1476,7 +1322,7 @@ pub unsafe extern "C" fn PMPI_Gatherv_init_c(
     let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Gatherv_init_c", "displs");
     };
-    PMPI_Gatherv_init(
+    crate::icoll::PMPI_Gatherv_init(
         sendbuf as _,
         sendcount,
         sendtype as _,
@@ -1613,21 +1459,6 @@ pub unsafe extern "C" fn PMPI_Group_from_session_pset(_session: c_int, _pset_nam
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallgather(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Iallgather", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgather_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -1640,23 +1471,7 @@ pub unsafe extern "C" fn PMPI_Iallgather_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Iallgather_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Iallgather_c", "recvcount") };
-    PMPI_Iallgather(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallgatherv(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _displs: *const c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Iallgatherv", comm)
+    crate::icoll::PMPI_Iallgather(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -1679,7 +1494,7 @@ pub unsafe extern "C" fn PMPI_Iallgatherv_c(
     let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Iallgatherv_c", "displs");
     };
-    PMPI_Iallgatherv(
+    crate::icoll::PMPI_Iallgatherv(
         sendbuf as _,
         sendcount,
         sendtype as _,
@@ -1693,20 +1508,6 @@ pub unsafe extern "C" fn PMPI_Iallgatherv_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallreduce(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _op: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Iallreduce", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallreduce_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1717,22 +1518,7 @@ pub unsafe extern "C" fn PMPI_Iallreduce_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Iallreduce_c", "count") };
-    PMPI_Iallreduce(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoall(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ialltoall", comm)
+    crate::icoll::PMPI_Iallreduce(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -1748,24 +1534,7 @@ pub unsafe extern "C" fn PMPI_Ialltoall_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Ialltoall_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Ialltoall_c", "recvcount") };
-    PMPI_Ialltoall(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoallv(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ialltoallv", comm)
+    crate::icoll::PMPI_Ialltoall(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -1795,7 +1564,7 @@ pub unsafe extern "C" fn PMPI_Ialltoallv_c(
     let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Ialltoallv_c", "rdispls");
     };
-    PMPI_Ialltoallv(
+    crate::icoll::PMPI_Ialltoallv(
         sendbuf as _,
         large_count::array_arg(&sendcounts_int, sendcounts),
         large_count::array_arg(&sdispls_int, sdispls),
@@ -1807,23 +1576,6 @@ pub unsafe extern "C" fn PMPI_Ialltoallv_c(
         comm as _,
         request as _,
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoallw(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_int,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_int,
-    _recvtypes: *const c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ialltoallw", comm)
 }
 
 #[no_mangle]
@@ -1853,7 +1605,7 @@ pub unsafe extern "C" fn PMPI_Ialltoallw_c(
     let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Ialltoallw_c", "rdispls");
     };
-    PMPI_Ialltoallw(
+    crate::icoll::PMPI_Ialltoallw(
         sendbuf as _,
         large_count::array_arg(&sendcounts_int, sendcounts),
         large_count::array_arg(&sdispls_int, sdispls),
@@ -1868,21 +1620,9 @@ pub unsafe extern "C" fn PMPI_Ialltoallw_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ibarrier", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibcast(_buffer: *mut c_void, _count: c_int, _datatype: c_int, _root: c_int, comm: c_int, request: *mut c_int) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ibcast", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibcast_c(buffer: *mut c_void, count: c_long, datatype: c_int, root: c_int, comm: c_int, request: *mut c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Ibcast_c", "count") };
-    PMPI_Ibcast(buffer as _, count, datatype as _, root as _, comm as _, request as _)
+    crate::icoll::PMPI_Ibcast(buffer as _, count, datatype as _, root as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -1900,20 +1640,6 @@ pub unsafe extern "C" fn PMPI_Ibsend_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Iexscan(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _op: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Iexscan", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Iexscan_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1924,23 +1650,7 @@ pub unsafe extern "C" fn PMPI_Iexscan_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Iexscan_c", "count") };
-    PMPI_Iexscan(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Igather(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    _root: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Igather", comm)
+    crate::icoll::PMPI_Iexscan(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -1957,24 +1667,7 @@ pub unsafe extern "C" fn PMPI_Igather_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Igather_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Igather_c", "recvcount") };
-    PMPI_Igather(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, root as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Igatherv(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _displs: *const c_int,
-    _recvtype: c_int,
-    _root: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Igatherv", comm)
+    crate::icoll::PMPI_Igather(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, root as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -1998,7 +1691,7 @@ pub unsafe extern "C" fn PMPI_Igatherv_c(
     let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Igatherv_c", "displs");
     };
-    PMPI_Igatherv(
+    crate::icoll::PMPI_Igatherv(
         sendbuf as _,
         sendcount,
         sendtype as _,
@@ -2269,21 +1962,6 @@ pub unsafe extern "C" fn PMPI_Irecv_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _op: c_int,
-    _root: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ireduce", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -2295,35 +1973,7 @@ pub unsafe extern "C" fn PMPI_Ireduce_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Ireduce_c", "count") };
-    PMPI_Ireduce(sendbuf as _, recvbuf as _, count, datatype as _, op as _, root as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _datatype: c_int,
-    _op: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ireduce_scatter", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _datatype: c_int,
-    _op: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ireduce_scatter_block", comm)
+    crate::icoll::PMPI_Ireduce(sendbuf as _, recvbuf as _, count, datatype as _, op as _, root as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -2337,7 +1987,7 @@ pub unsafe extern "C" fn PMPI_Ireduce_scatter_block_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Ireduce_scatter_block_c", "recvcount") };
-    PMPI_Ireduce_scatter_block(sendbuf as _, recvbuf as _, recvcount, datatype as _, op as _, comm as _, request as _)
+    crate::icoll::PMPI_Ireduce_scatter_block(sendbuf as _, recvbuf as _, recvcount, datatype as _, op as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -2354,7 +2004,7 @@ pub unsafe extern "C" fn PMPI_Ireduce_scatter_c(
     let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Ireduce_scatter_c", "recvcounts");
     };
-    PMPI_Ireduce_scatter(
+    crate::icoll::PMPI_Ireduce_scatter(
         sendbuf as _,
         recvbuf as _,
         large_count::array_arg(&recvcounts_int, recvcounts),
@@ -2380,20 +2030,6 @@ pub unsafe extern "C" fn PMPI_Irsend_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscan(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _op: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Iscan", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscan_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -2404,23 +2040,7 @@ pub unsafe extern "C" fn PMPI_Iscan_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Iscan_c", "count") };
-    PMPI_Iscan(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscatter(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    _root: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Iscatter", comm)
+    crate::icoll::PMPI_Iscan(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -2437,24 +2057,7 @@ pub unsafe extern "C" fn PMPI_Iscatter_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Iscatter_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Iscatter_c", "recvcount") };
-    PMPI_Iscatter(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, root as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscatterv(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _displs: *const c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    _root: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Iscatterv", comm)
+    crate::icoll::PMPI_Iscatter(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, root as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -2479,7 +2082,7 @@ pub unsafe extern "C" fn PMPI_Iscatterv_c(
     let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Iscatterv_c", "displs");
     };
-    PMPI_Iscatterv(
+    crate::icoll::PMPI_Iscatterv(
         sendbuf as _,
         large_count::array_arg(&sendcounts_int, sendcounts),
         large_count::array_arg(&displs_int, displs),
@@ -3190,22 +2793,6 @@ pub unsafe extern "C" fn PMPI_Reduce_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_init(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _op: c_int,
-    _root: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Reduce_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_init_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -3218,7 +2805,7 @@ pub unsafe extern "C" fn PMPI_Reduce_init_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Reduce_init_c", "count") };
-    PMPI_Reduce_init(sendbuf as _, recvbuf as _, count, datatype as _, op as _, root as _, comm as _, info as _, request as _)
+    crate::icoll::PMPI_Reduce_init(sendbuf as _, recvbuf as _, count, datatype as _, op as _, root as _, comm as _, info as _, request as _)
 }
 
 #[no_mangle]
@@ -3241,21 +2828,6 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_block_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _datatype: c_int,
-    _op: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Reduce_scatter_block_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -3267,7 +2839,7 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Reduce_scatter_block_init_c", "recvcount") };
-    PMPI_Reduce_scatter_block_init(sendbuf as _, recvbuf as _, recvcount, datatype as _, op as _, comm as _, info as _, request as _)
+    crate::icoll::PMPI_Reduce_scatter_block_init(sendbuf as _, recvbuf as _, recvcount, datatype as _, op as _, comm as _, info as _, request as _)
 }
 
 #[no_mangle]
@@ -3294,21 +2866,6 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_init(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _datatype: c_int,
-    _op: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Reduce_scatter_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -3323,7 +2880,7 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(
     let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Reduce_scatter_init_c", "recvcounts");
     };
-    PMPI_Reduce_scatter_init(
+    crate::icoll::PMPI_Reduce_scatter_init(
         sendbuf as _,
         recvbuf as _,
         large_count::array_arg(&recvcounts_int, recvcounts),
@@ -3526,21 +3083,6 @@ pub unsafe extern "C" fn PMPI_Scan_c(sendbuf: *const c_void, recvbuf: *mut c_voi
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Scan_init(
-    _sendbuf: *const c_void,
-    _recvbuf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _op: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Scan_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Scan_init_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -3552,7 +3094,7 @@ pub unsafe extern "C" fn PMPI_Scan_init_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Scan_init_c", "count") };
-    PMPI_Scan_init(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, info as _, request as _)
+    crate::icoll::PMPI_Scan_init(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, info as _, request as _)
 }
 
 #[no_mangle]
@@ -3572,23 +3114,6 @@ pub unsafe extern "C" fn PMPI_Scatter_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatter_init(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    _root: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Scatter_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatter_init_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -3603,7 +3128,18 @@ pub unsafe extern "C" fn PMPI_Scatter_init_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Scatter_init_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Scatter_init_c", "recvcount") };
-    PMPI_Scatter_init(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, root as _, comm as _, info as _, request as _)
+    crate::icoll::PMPI_Scatter_init(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        recvcount,
+        recvtype as _,
+        root as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -3641,24 +3177,6 @@ pub unsafe extern "C" fn PMPI_Scatterv_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatterv_init(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _displs: *const c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    _root: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Scatterv_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv_init_c(
     sendbuf: *const c_void,
     sendcounts: *const c_void,
@@ -3681,7 +3199,7 @@ pub unsafe extern "C" fn PMPI_Scatterv_init_c(
     let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Scatterv_init_c", "displs");
     };
-    PMPI_Scatterv_init(
+    crate::icoll::PMPI_Scatterv_init(
         sendbuf as _,
         large_count::array_arg(&sendcounts_int, sendcounts),
         large_count::array_arg(&displs_int, displs),

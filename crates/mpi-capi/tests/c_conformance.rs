@@ -42,6 +42,11 @@ fn communicators_datatypes_and_errors() {
 }
 
 #[test]
+fn nonblocking_and_persistent_collectives() {
+    suite("nbc", &[1, 2, 3, 4, 7]);
+}
+
+#[test]
 fn large_count_calls() {
     suite("large_count", &[1, 2, 3]);
 }

@@ -36,7 +36,7 @@ pub struct VBuf<'a> {
     pub dt: &'a Datatype,
 }
 
-fn root_index(root: i32, size: usize) -> MpiResult<usize> {
+pub(crate) fn root_index(root: i32, size: usize) -> MpiResult<usize> {
     usize::try_from(root)
         .ok()
         .filter(|r| *r < size)
@@ -45,7 +45,7 @@ fn root_index(root: i32, size: usize) -> MpiResult<usize> {
 
 /// The bytes a reduction works on: predefined types in their C layout,
 /// derived ones staged.
-unsafe fn reduction_buf(b: Buf<'_>) -> MpiResult<Staged> {
+pub(crate) unsafe fn reduction_buf(b: Buf<'_>) -> MpiResult<Staged> {
     if b.dt.combiner() == Combiner::Named {
         let len =
             b.count.checked_mul(b.dt.extent().max(0) as usize).ok_or_else(|| wanmpi_engine::MpiError::new(ErrorClass::Count, "count overflows"))?;

@@ -37,11 +37,13 @@ pub struct Comm {
     pub errhandler: ErrHandler,
     pub attrs: HashMap<i32, usize>,
     pub cart: Option<Cart>,
+    /// Nonblocking collectives started so far (their schedules' number).
+    pub coll_seq: u32,
 }
 
 impl Comm {
     pub fn new(group: Arc<Group>, remote: Option<Arc<Group>>, rank: usize, pair: u32, name: String) -> Comm {
-        Comm { group, remote, rank, pair, name, info: Info::default(), errhandler: ErrHandler::Fatal, attrs: HashMap::new(), cart: None }
+        Comm { group, remote, rank, pair, name, info: Info::default(), errhandler: ErrHandler::Fatal, attrs: HashMap::new(), cart: None, coll_seq: 0 }
     }
     pub fn p2p_ctx(&self) -> u32 {
         2 * self.pair

@@ -59,6 +59,7 @@ impl Runtime {
             activity: 0,
             fatal: None,
             wan: crate::wan::WanPlan::new(rank, size, grant, opts.wan_peers),
+            colls: Default::default(),
         };
         let by_default = state.transport.wants_progress_thread();
         let rt = Arc::new(Runtime::assemble(state, opts, kv));

@@ -226,6 +226,8 @@ fn test_entry(st: &mut State, e: &mut Entry) -> MpiResult<Option<Status>> {
             *e = Entry::Done(s.clone());
             Ok(Some(s))
         }
+        // Progress completes a collective (`icoll::advance`).
+        Entry::Coll(_) => Ok(None),
         Entry::Persistent { active: None, .. } => Ok(Some(Status::empty())),
         Entry::Persistent { active: Some(inner), .. } => {
             let r = test_entry(st, inner)?;
@@ -275,6 +277,7 @@ fn peek_locked(st: &mut State, r: Req) -> MpiResult<bool> {
         match e {
             Entry::Done(_) | Entry::Persistent { active: None, .. } => Ok(true),
             Entry::Active { id, .. } => st.engine.is_complete(*id),
+            Entry::Coll(_) => Ok(false),
             Entry::Persistent { active: Some(inner), .. } => peek(st, inner),
         }
     }
@@ -544,6 +547,13 @@ fn free_entry(st: &mut State, e: Entry) -> MpiResult<()> {
             st.engine.free(id)
         }
         Entry::Persistent { active: Some(inner), .. } => free_entry(st, *inner),
+        Entry::Coll(mut c) => {
+            // A freed collective still runs to its end (its peers need it).
+            c.freed = true;
+            let r = st.reqs.insert(Entry::Coll(c));
+            st.colls.track(r);
+            Ok(())
+        }
     }
 }
 

@@ -67,11 +67,16 @@ impl Runtime {
                 PersistentSpec::Recv { buf, count, datatype, source, tag, comm } => {
                     irecv_locked(&mut st, buf as *mut u8, count, &datatype, source, tag, comm, false)?
                 }
+                PersistentSpec::Coll { comm, plan } => {
+                    st.colls.track(r);
+                    crate::icoll::launch(&mut st, comm, &plan)?
+                }
             };
             if let Some(Entry::Persistent { active, .. }) = st.reqs.get_mut(r) {
                 *active = Some(Box::new(inner));
             }
         }
+        crate::icoll::advance(&mut st);
         self.progress(&mut st)
     }
 }

@@ -70,8 +70,28 @@ pub enum SendMode {
 /// The arguments of a persistent request, replayed by MPI_Start.
 #[derive(Clone)]
 pub enum PersistentSpec {
-    Send { buf: usize, count: usize, datatype: Datatype, dest: i32, tag: i32, comm: CommId, mode: SendMode },
-    Recv { buf: usize, count: usize, datatype: Datatype, source: i32, tag: i32, comm: CommId },
+    Send {
+        buf: usize,
+        count: usize,
+        datatype: Datatype,
+        dest: i32,
+        tag: i32,
+        comm: CommId,
+        mode: SendMode,
+    },
+    Recv {
+        buf: usize,
+        count: usize,
+        datatype: Datatype,
+        source: i32,
+        tag: i32,
+        comm: CommId,
+    },
+    /// A persistent collective: each start runs the plan with the next number.
+    Coll {
+        comm: CommId,
+        plan: crate::icoll::Plan,
+    },
 }
 
 pub enum Entry {
@@ -84,6 +104,8 @@ pub enum Entry {
     },
     /// Complete from the start (MPI_PROC_NULL, buffered sends).
     Done(Status),
+    /// A nonblocking collective still running (`icoll`).
+    Coll(Box<crate::icoll::CollReq>),
     /// A persistent request; `active` while started.
     Persistent { spec: PersistentSpec, active: Option<Box<Entry>> },
 }

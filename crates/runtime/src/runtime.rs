@@ -52,6 +52,8 @@ pub struct State {
     pub fatal: Option<MpiError>,
     /// Which peers are far, and their WAN windows.
     pub wan: crate::wan::WanPlan,
+    /// Collectives whose schedules progress advances.
+    pub colls: crate::icoll::Colls,
 }
 
 pub struct Runtime {
@@ -122,10 +124,16 @@ impl Runtime {
 
     /// One progress step under the lock: drain arrivals, send what can go.
     pub(crate) fn progress(&self, st: &mut State) -> MpiResult<()> {
-        let State { engine, transport, transport_busy, wan, arrivals, activity, .. } = st;
+        let State { engine, transport, arrivals, .. } = st;
         let io = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("transport: {e}"));
         let got = transport.poll_recv(&mut |ev| engine.handle_incoming(ev)).map_err(io)? as u64;
         *arrivals += got;
+        // A schedule's next round may wait only on sends that left: advance
+        // before the idle check.
+        if !st.colls.is_empty() {
+            crate::icoll::advance(st);
+        }
+        let State { engine, transport, transport_busy, wan, activity, .. } = st;
         // An idle step (nothing came, nothing queued, nothing held back) is
         // what a blocked call spins on: it stops here, cheaply.
         if got == 0 && !*transport_busy && !engine.has_pending_output() {

@@ -236,6 +236,11 @@ impl<H> Run<H> {
         Ok(())
     }
 
+    /// Buffer 0 (the result, once done).
+    pub fn result(&self) -> Option<&[u8]> {
+        self.sched.bufs.first().map(|b| &b[..])
+    }
+
     /// The schedule's buffers, once done (buffer 0 holds the result).
     pub fn into_bufs(self) -> Vec<Vec<u8>> {
         self.sched.bufs

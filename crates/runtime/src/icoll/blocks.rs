@@ -1,0 +1,290 @@
+//! The one-round collectives (gather, scatter, allgather, alltoall and
+//! their v and w forms) as nonblocking and persistent requests: blocks of
+//! staged user buffers to and from every peer (`sched::direct`).
+
+use std::sync::Arc;
+
+use wanmpi_engine::coll::sched::{direct, Block, LocalCopy};
+use wanmpi_engine::coll::{TAG_ALLGATHER, TAG_ALLTOALL, TAG_GATHER, TAG_SCATTER};
+use wanmpi_engine::datatype::Datatype;
+use wanmpi_engine::{error::err, ErrorClass, MpiResult};
+
+use super::start::{Built, UBuf};
+use super::{start_error, Sink};
+use crate::collectives::{root_index, Buf, VBuf};
+use crate::comm::CommId;
+use crate::p2p::check_datatype;
+use crate::reqtable::Req;
+use crate::runtime::Runtime;
+use crate::staged::{Staged, StagedBlocks};
+
+/// A v-variant buffer captured by a plan.
+#[derive(Clone)]
+pub struct UVBuf {
+    pub addr: usize,
+    pub counts: Vec<usize>,
+    pub displs: Vec<isize>,
+    pub dt: Datatype,
+}
+
+impl UVBuf {
+    pub fn of(b: VBuf<'_>) -> UVBuf {
+        UVBuf { addr: b.ptr as usize, counts: b.counts.to_vec(), displs: b.displs.to_vec(), dt: b.dt.clone() }
+    }
+    /// # Safety
+    /// The starting call's contract keeps the buffer valid.
+    unsafe fn stage(&self) -> MpiResult<StagedBlocks> {
+        StagedBlocks::new(self.addr as *mut u8, &self.counts, &self.displs, &self.dt)
+    }
+}
+
+/// One buffer per peer with its own datatype, displacements in bytes
+/// (MPI_Alltoallw).
+#[derive(Clone)]
+pub struct WBuf {
+    pub addr: usize,
+    pub counts: Vec<usize>,
+    pub byte_displs: Vec<isize>,
+    pub dts: Vec<Datatype>,
+}
+
+impl WBuf {
+    /// Peer `j`'s block, staged.
+    ///
+    /// # Safety
+    /// The starting call's contract keeps the buffer valid.
+    unsafe fn stage(&self, j: usize) -> MpiResult<Staged> {
+        Staged::output((self.addr as *mut u8).wrapping_offset(self.byte_displs[j]), self.counts[j], &self.dts[j])
+    }
+}
+
+/// Block layout of a whole buffer: `size` blocks of `block` bytes.
+fn uniform(size: usize, block: usize) -> (Vec<usize>, Vec<usize>) {
+    ((0..size).map(|_| block).collect(), (0..size).map(|j| j * block).collect())
+}
+
+/// Every peer but `rank`: block j at `at[j]` of `len[j]` bytes.
+fn peers(rank: usize, at: &[usize], len: &[usize], family: i32) -> Vec<Block> {
+    (0..at.len()).filter(|&j| j != rank).map(|j| Block { peer: j, at: at[j], len: len[j], family }).collect()
+}
+
+fn check_block(what: &str, got: usize, want: usize) -> MpiResult<()> {
+    if got != want {
+        return err(ErrorClass::Truncate, format!("{what}: {got} bytes where the receive expects {want}"));
+    }
+    Ok(())
+}
+
+fn built(out: Vec<u8>, input: Vec<u8>, sends: &[Block], recvs: &[Block], copies: &[LocalCopy], seq: u32, sinks: Vec<Sink>) -> MpiResult<Built> {
+    let len = out.len();
+    let s = direct(out, input, sends, recvs, copies, seq).map_err(start_error)?;
+    Ok((s, sinks.into_iter().map(|k| (0..len, k)).collect()))
+}
+
+impl Runtime {
+    /// MPI_Igather(v) and their persistent forms (`send == None`:
+    /// MPI_IN_PLACE at the root). `recv` gives each rank's count and
+    /// displacement; a plain gather passes equal counts.
+    ///
+    /// # Safety
+    /// The buffers must stay valid until the collective completes.
+    pub unsafe fn igatherv(&self, send: Option<Buf<'_>>, recv: VBuf<'_>, root: i32, comm: CommId, persistent: bool) -> MpiResult<Req> {
+        let (send, recv) = (send.map(UBuf::of), UVBuf::of(recv));
+        self.coll_request(
+            comm,
+            Arc::new(move |rank, size, seq| {
+                let root = root_index(root, size)?;
+                // SAFETY: the caller's contract.
+                let input = match &send {
+                    Some(s) => unsafe { Staged::input(s.addr as *const u8, s.count, &s.dt)? }.bytes().to_vec(),
+                    None => vec![],
+                };
+                if rank != root {
+                    let to = [Block { peer: root, at: 0, len: input.len(), family: TAG_GATHER }];
+                    return built(vec![], input, &to, &[], &[], seq, vec![]);
+                }
+                check_datatype(&recv.dt)?;
+                if recv.counts.len() != size {
+                    return err(ErrorClass::Count, format!("{} receive counts for {size} ranks", recv.counts.len()));
+                }
+                let out = unsafe { recv.stage()? };
+                let (bc, bd) = (out.byte_counts.clone(), out.byte_displs.clone());
+                let mut copies = vec![];
+                if send.is_some() {
+                    check_block("gather's own block", input.len(), bc[rank])?;
+                    copies.push(LocalCopy { from: 0, to: bd[rank], len: bc[rank] });
+                }
+                let sink = Sink::Blocks(out);
+                built(sink.current(), input, &[], &peers(rank, &bd, &bc, TAG_GATHER), &copies, seq, vec![sink])
+            }),
+            persistent,
+        )
+    }
+
+    /// MPI_Iscatter(v) and their persistent forms (`recv == None`:
+    /// MPI_IN_PLACE at the root).
+    ///
+    /// # Safety
+    /// The buffers must stay valid until the collective completes.
+    pub unsafe fn iscatterv(&self, send: VBuf<'_>, recv: Option<Buf<'_>>, root: i32, comm: CommId, persistent: bool) -> MpiResult<Req> {
+        let (send, recv) = (UVBuf::of(send), recv.map(UBuf::of));
+        self.coll_request(
+            comm,
+            Arc::new(move |rank, size, seq| {
+                let root = root_index(root, size)?;
+                // SAFETY: the caller's contract.
+                let out = match &recv {
+                    Some(r) => Some(unsafe { Staged::output(r.addr as *mut u8, r.count, &r.dt)? }),
+                    None => None,
+                };
+                let out_len = out.as_ref().map_or(0, |o| o.bytes().len());
+                let sinks: Vec<Sink> = out.into_iter().map(Sink::Whole).collect();
+                if rank != root {
+                    if sinks.is_empty() {
+                        return err(ErrorClass::Buffer, "MPI_IN_PLACE in scatter is only allowed at the root");
+                    }
+                    let from = [Block { peer: root, at: 0, len: out_len, family: TAG_SCATTER }];
+                    return built(vec![0; out_len], vec![], &[], &from, &[], seq, sinks);
+                }
+                check_datatype(&send.dt)?;
+                if send.counts.len() != size {
+                    return err(ErrorClass::Count, format!("{} send counts for {size} ranks", send.counts.len()));
+                }
+                let input = unsafe { send.stage()? };
+                let (bc, bd) = (input.byte_counts.clone(), input.byte_displs.clone());
+                let mut copies = vec![];
+                if !sinks.is_empty() {
+                    check_block("scatter's own block", bc[rank], out_len)?;
+                    copies.push(LocalCopy { from: bd[rank], to: 0, len: out_len });
+                }
+                built(vec![0; out_len], input.bytes().to_vec(), &peers(rank, &bd, &bc, TAG_SCATTER), &[], &copies, seq, sinks)
+            }),
+            persistent,
+        )
+    }
+
+    /// MPI_Iallgather(v) and their persistent forms (`send == None`: MPI_IN_PLACE).
+    ///
+    /// # Safety
+    /// The buffers must stay valid until the collective completes.
+    pub unsafe fn iallgatherv(&self, send: Option<Buf<'_>>, recv: VBuf<'_>, comm: CommId, persistent: bool) -> MpiResult<Req> {
+        check_datatype(recv.dt)?;
+        let (send, recv) = (send.map(UBuf::of), UVBuf::of(recv));
+        self.coll_request(
+            comm,
+            Arc::new(move |rank, size, seq| {
+                if recv.counts.len() != size {
+                    return err(ErrorClass::Count, format!("{} receive counts for {size} ranks", recv.counts.len()));
+                }
+                // SAFETY: the caller's contract.
+                let out = unsafe { recv.stage()? };
+                let (bc, bd) = (out.byte_counts.clone(), out.byte_displs.clone());
+                let sink = Sink::Blocks(out);
+                let current = sink.current();
+                let (input, copies) = match &send {
+                    Some(s) => {
+                        let input = unsafe { Staged::input(s.addr as *const u8, s.count, &s.dt)? }.bytes().to_vec();
+                        check_block("allgather's own block", input.len(), bc[rank])?;
+                        (input, vec![LocalCopy { from: 0, to: bd[rank], len: bc[rank] }])
+                    }
+                    None => (current[bd[rank]..bd[rank] + bc[rank]].to_vec(), vec![]),
+                };
+                let sends: Vec<Block> =
+                    (0..size).filter(|&j| j != rank).map(|j| Block { peer: j, at: 0, len: input.len(), family: TAG_ALLGATHER }).collect();
+                built(current, input, &sends, &peers(rank, &bd, &bc, TAG_ALLGATHER), &copies, seq, vec![sink])
+            }),
+            persistent,
+        )
+    }
+
+    /// MPI_Ialltoall(v) and their persistent forms (`send == None`: MPI_IN_PLACE).
+    ///
+    /// # Safety
+    /// The buffers must stay valid until the collective completes.
+    pub unsafe fn ialltoallv(&self, send: Option<VBuf<'_>>, recv: VBuf<'_>, comm: CommId, persistent: bool) -> MpiResult<Req> {
+        check_datatype(recv.dt)?;
+        let (send, recv) = (send.map(UVBuf::of), UVBuf::of(recv));
+        self.coll_request(
+            comm,
+            Arc::new(move |rank, size, seq| {
+                if recv.counts.len() != size || send.as_ref().is_some_and(|s| s.counts.len() != size) {
+                    return err(ErrorClass::Count, format!("alltoall needs {size} counts on both sides"));
+                }
+                // SAFETY: the caller's contract.
+                let out = unsafe { recv.stage()? };
+                let (rc, rd) = (out.byte_counts.clone(), out.byte_displs.clone());
+                let sink = Sink::Blocks(out);
+                let current = sink.current();
+                let (input, sc, sd) = match &send {
+                    Some(s) => {
+                        let i = unsafe { s.stage()? };
+                        let (c, d) = (i.byte_counts.clone(), i.byte_displs.clone());
+                        (i.bytes().to_vec(), c, d)
+                    }
+                    None => (current.clone(), rc.clone(), rd.clone()),
+                };
+                check_block("alltoall's own block", sc[rank], rc[rank])?;
+                let copies = [LocalCopy { from: sd[rank], to: rd[rank], len: rc[rank] }];
+                let (sends, recvs) = (peers(rank, &sd, &sc, TAG_ALLTOALL), peers(rank, &rd, &rc, TAG_ALLTOALL));
+                built(current, input, &sends, &recvs, &copies, seq, vec![sink])
+            }),
+            persistent,
+        )
+    }
+
+    /// MPI_Ialltoallw and its persistent form (`send == None`: MPI_IN_PLACE).
+    ///
+    /// # Safety
+    /// The buffers must stay valid until the collective completes.
+    pub unsafe fn ialltoallw(&self, send: Option<WBuf>, recv: WBuf, comm: CommId, persistent: bool) -> MpiResult<Req> {
+        for dt in send.iter().flat_map(|s| &s.dts).chain(&recv.dts) {
+            check_datatype(dt)?;
+        }
+        self.coll_request(
+            comm,
+            Arc::new(move |rank, size, seq| {
+                let n = |w: &WBuf| w.counts.len().min(w.byte_displs.len()).min(w.dts.len());
+                if n(&recv) != size || send.as_ref().is_some_and(|s| n(s) != size) {
+                    return err(ErrorClass::Count, format!("alltoallw needs {size} counts, displacements and types on both sides"));
+                }
+                // Each peer's block is staged on its own; buffer 0 holds them one after another.
+                let mut sinks = Vec::with_capacity(size);
+                let (mut current, mut rd, mut rc) = (vec![], vec![], vec![]);
+                for j in 0..size {
+                    // SAFETY: the caller's contract.
+                    let s = unsafe { recv.stage(j)? };
+                    rd.push(current.len());
+                    rc.push(s.bytes().len());
+                    current.extend_from_slice(s.bytes());
+                    sinks.push(s);
+                }
+                let (mut input, mut sd, mut sc) = (vec![], vec![], vec![]);
+                match &send {
+                    Some(w) => {
+                        for j in 0..size {
+                            let s = unsafe { w.stage(j)? };
+                            sd.push(input.len());
+                            sc.push(s.bytes().len());
+                            input.extend_from_slice(s.bytes());
+                        }
+                    }
+                    None => (input, sd, sc) = (current.clone(), rd.clone(), rc.clone()),
+                }
+                check_block("alltoallw's own block", sc[rank], rc[rank])?;
+                let copies = [LocalCopy { from: sd[rank], to: rd[rank], len: rc[rank] }];
+                let s = direct(current, input, &peers(rank, &sd, &sc, TAG_ALLTOALL), &peers(rank, &rd, &rc, TAG_ALLTOALL), &copies, seq)
+                    .map_err(start_error)?;
+                let ranges = rd.iter().zip(&rc).map(|(&d, &c)| d..d + c);
+                Ok((s, ranges.zip(sinks.into_iter().map(Sink::Whole)).collect()))
+            }),
+            persistent,
+        )
+    }
+}
+
+/// Equal blocks of `count` elements per rank: the v-layout of a plain
+/// gather, scatter, allgather or alltoall buffer.
+pub fn equal_blocks(count: usize, size: usize) -> (Vec<usize>, Vec<isize>) {
+    let (c, d) = uniform(size, count);
+    (c, d.into_iter().map(|x| x as isize).collect())
+}

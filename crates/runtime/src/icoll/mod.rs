@@ -1,0 +1,142 @@
+//! Nonblocking and persistent collectives (MPI-4.0 §§5.12, 5.13): a
+//! request that owns a schedule (`wanmpi_engine::coll::sched`) and where
+//! its result goes in user memory. Every progress step advances the
+//! schedules of all such requests (`advance`), so a collective moves while
+//! the program calls other MPI functions, and with the progress thread,
+//! while it computes. Starting one is `start.rs`.
+//!
+//! Order: each communicator numbers its nonblocking collectives
+//! (`Comm::coll_seq`); every rank starts them in the same order (as MPI
+//! requires), so the numbers, carried in the schedules' tags, agree, and
+//! collectives outstanding together never take each other's messages.
+//! Blocking collectives use tags below every schedule's, so the two kinds
+//! may be mixed on one communicator.
+
+mod blocks;
+mod port;
+mod sink;
+mod start;
+
+use std::sync::Arc;
+
+use wanmpi_engine::coll::sched::Run;
+use wanmpi_engine::MpiError;
+
+use crate::coll_adapter::coll_error;
+use crate::group::Group;
+use crate::reqtable::{Entry, Req, Status};
+use crate::runtime::State;
+
+pub use blocks::{equal_blocks, WBuf};
+pub use port::{EnginePort, Handle};
+pub use sink::Sink;
+pub(crate) use start::launch;
+pub use start::Plan;
+
+/// A collective in flight.
+pub struct CollReq {
+    run: Run<Handle>,
+    ctx: u32,
+    group: Arc<Group>,
+    /// Where bytes of the result (buffer 0) go once the schedule is done.
+    sinks: Vec<(std::ops::Range<usize>, Sink)>,
+    /// MPI_Request_free was called: drop the request once done.
+    pub freed: bool,
+}
+
+/// The requests whose schedules progress advances.
+#[derive(Default)]
+pub struct Colls {
+    active: Vec<Req>,
+}
+
+impl Colls {
+    pub fn is_empty(&self) -> bool {
+        self.active.is_empty()
+    }
+    pub fn track(&mut self, r: Req) {
+        self.active.push(r);
+    }
+}
+
+/// The schedule inside `e`, if it is a collective still running.
+fn running(e: &mut Entry) -> Option<&mut Box<CollReq>> {
+    match e {
+        Entry::Coll(c) => Some(c),
+        Entry::Persistent { active: Some(inner), .. } => running(inner),
+        _ => None,
+    }
+}
+
+/// Advances one collective; once its schedule finished (or failed) the
+/// result is in user memory and the entry is `Done`.
+fn step(st: &mut State, r: Req) -> bool {
+    let State { reqs, engine, .. } = st;
+    let Some(e) = reqs.get_mut(r) else { return true };
+    let Some(c) = running(e) else { return true };
+    let outcome = {
+        let mut port = EnginePort { engine, group: &c.group, ctx: c.ctx };
+        c.run.progress(&mut port)
+    };
+    let status = match outcome {
+        Ok(false) => return false,
+        Ok(true) => {
+            c.deliver();
+            Status::empty()
+        }
+        Err(e) => Status { error: Some(coll_error(e)), ..Status::empty() },
+    };
+    let freed = c.freed;
+    finish(e, status);
+    if freed {
+        reqs.remove(r);
+    }
+    true
+}
+
+/// Replaces the running collective inside `e` by its completion.
+fn finish(e: &mut Entry, status: Status) {
+    match e {
+        Entry::Persistent { active, .. } => {
+            if let Some(inner) = active {
+                finish(inner, status);
+            }
+        }
+        other => *other = Entry::Done(status),
+    }
+}
+
+/// Advances every running collective (a progress step's part). A
+/// collective that completed counts as activity, so waiting calls look.
+pub fn advance(st: &mut State) {
+    let mut active = std::mem::take(&mut st.colls.active);
+    let before = active.len();
+    active.retain(|&r| !step(st, r));
+    if active.len() < before {
+        st.activity += 1;
+    }
+    // Collectives started while these advanced were pushed meanwhile.
+    active.append(&mut st.colls.active);
+    st.colls.active = active;
+}
+
+impl CollReq {
+    pub fn new(run: Run<Handle>, ctx: u32, group: Arc<Group>, sinks: Vec<(std::ops::Range<usize>, Sink)>) -> CollReq {
+        CollReq { run, ctx, group, sinks, freed: false }
+    }
+
+    /// Writes the result into user memory.
+    fn deliver(&mut self) {
+        let Some(out) = self.run.result() else { return };
+        for (range, sink) in std::mem::take(&mut self.sinks) {
+            if let Some(bytes) = out.get(range) {
+                sink.fill(bytes);
+            }
+        }
+    }
+}
+
+/// An error starting a collective, in MPI terms.
+pub fn start_error(e: wanmpi_engine::coll::CollError) -> MpiError {
+    coll_error(e)
+}
