@@ -39,6 +39,7 @@ pub mod group;
 pub mod icoll;
 pub mod info;
 pub mod large_count;
+pub mod neighbor;
 pub mod op;
 pub mod p2p;
 pub mod request;

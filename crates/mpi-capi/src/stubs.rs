@@ -1712,21 +1712,6 @@ pub unsafe extern "C" fn PMPI_Imrecv_c(buf: *mut c_void, count: c_long, datatype
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_allgather(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ineighbor_allgather", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_allgather_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -1739,23 +1724,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgather_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Ineighbor_allgather_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Ineighbor_allgather_c", "recvcount") };
-    PMPI_Ineighbor_allgather(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _displs: *const c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ineighbor_allgatherv", comm)
+    crate::neighbor::PMPI_Ineighbor_allgather(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -1778,7 +1747,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv_c(
     let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
         return too_large("MPI_Ineighbor_allgatherv_c", "displs");
     };
-    PMPI_Ineighbor_allgatherv(
+    crate::neighbor::PMPI_Ineighbor_allgatherv(
         sendbuf as _,
         sendcount,
         sendtype as _,
@@ -1789,21 +1758,6 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv_c(
         comm as _,
         request as _,
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ineighbor_alltoall", comm)
 }
 
 #[no_mangle]
@@ -1819,24 +1773,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoall_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Ineighbor_alltoall_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Ineighbor_alltoall_c", "recvcount") };
-    PMPI_Ineighbor_alltoall(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ineighbor_alltoallv", comm)
+    crate::neighbor::PMPI_Ineighbor_alltoall(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -1866,7 +1803,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv_c(
     let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
         return too_large("MPI_Ineighbor_alltoallv_c", "rdispls");
     };
-    PMPI_Ineighbor_alltoallv(
+    crate::neighbor::PMPI_Ineighbor_alltoallv(
         sendbuf as _,
         large_count::array_arg(&sendcounts_int, sendcounts),
         large_count::array_arg(&sdispls_int, sdispls),
@@ -1878,23 +1815,6 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv_c(
         comm as _,
         request as _,
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_void,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_void,
-    _recvtypes: *const c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Ineighbor_alltoallw", comm)
 }
 
 #[no_mangle]
@@ -1918,7 +1838,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw_c(
     let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
         return too_large("MPI_Ineighbor_alltoallw_c", "recvcounts");
     };
-    PMPI_Ineighbor_alltoallw(
+    crate::neighbor::PMPI_Ineighbor_alltoallw(
         sendbuf as _,
         large_count::array_arg(&sendcounts_int, sendcounts),
         sdispls as _,
@@ -2220,19 +2140,6 @@ pub unsafe extern "C" fn PMPI_Mrecv_c(buf: *mut c_void, count: c_long, datatype:
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgather(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    comm: c_int,
-) -> c_int {
-    unsupported("MPI_Neighbor_allgather", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgather_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -2244,23 +2151,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgather_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Neighbor_allgather_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Neighbor_allgather_c", "recvcount") };
-    PMPI_Neighbor_allgather(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgather_init(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Neighbor_allgather_init", comm)
+    crate::neighbor::PMPI_Neighbor_allgather(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _)
 }
 
 #[no_mangle]
@@ -2277,21 +2168,17 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgather_init_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Neighbor_allgather_init_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Neighbor_allgather_init_c", "recvcount") };
-    PMPI_Neighbor_allgather_init(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, info as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgatherv(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _displs: *const c_int,
-    _recvtype: c_int,
-    comm: c_int,
-) -> c_int {
-    unsupported("MPI_Neighbor_allgatherv", comm)
+    crate::neighbor::PMPI_Neighbor_allgather_init(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        recvcount,
+        recvtype as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -2306,23 +2193,6 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_c(
     comm: c_int,
 ) -> c_int {
     unsupported("MPI_Neighbor_allgatherv_c", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _displs: *const c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Neighbor_allgatherv_init", comm)
 }
 
 #[no_mangle]
@@ -2343,19 +2213,6 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoall(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    comm: c_int,
-) -> c_int {
-    unsupported("MPI_Neighbor_alltoall", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoall_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -2367,23 +2224,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoall_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Neighbor_alltoall_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Neighbor_alltoall_c", "recvcount") };
-    PMPI_Neighbor_alltoall(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Neighbor_alltoall_init", comm)
+    crate::neighbor::PMPI_Neighbor_alltoall(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _)
 }
 
 #[no_mangle]
@@ -2400,22 +2241,17 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Neighbor_alltoall_init_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Neighbor_alltoall_init_c", "recvcount") };
-    PMPI_Neighbor_alltoall_init(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, info as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallv(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_int,
-    _recvtype: c_int,
-    comm: c_int,
-) -> c_int {
-    unsupported("MPI_Neighbor_alltoallv", comm)
+    crate::neighbor::PMPI_Neighbor_alltoall_init(
+        sendbuf as _,
+        sendcount,
+        sendtype as _,
+        recvbuf as _,
+        recvcount,
+        recvtype as _,
+        comm as _,
+        info as _,
+        request as _,
+    )
 }
 
 #[no_mangle]
@@ -2431,24 +2267,6 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_c(
     comm: c_int,
 ) -> c_int {
     unsupported("MPI_Neighbor_alltoallv_c", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_int,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_int,
-    _recvtype: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Neighbor_alltoallv_init", comm)
 }
 
 #[no_mangle]
@@ -2470,21 +2288,6 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallw(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_void,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_void,
-    _recvtypes: *const c_int,
-    comm: c_int,
-) -> c_int {
-    unsupported("MPI_Neighbor_alltoallw", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_c(
     _sendbuf: *const c_void,
     _sendcounts: *const c_void,
@@ -2497,24 +2300,6 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_c(
     comm: c_int,
 ) -> c_int {
     unsupported("MPI_Neighbor_alltoallw_c", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_int,
-    _sdispls: *const c_void,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_int,
-    _rdispls: *const c_void,
-    _recvtypes: *const c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Neighbor_alltoallw_init", comm)
 }
 
 #[no_mangle]

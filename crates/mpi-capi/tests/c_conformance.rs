@@ -47,6 +47,11 @@ fn nonblocking_and_persistent_collectives() {
 }
 
 #[test]
+fn neighbourhood_collectives() {
+    suite("neighbor", &[1, 2, 4, 6]);
+}
+
+#[test]
 fn large_count_calls() {
     suite("large_count", &[1, 2, 3]);
 }

@@ -36,7 +36,7 @@ pub use comm::{CommId, COMM_SELF, COMM_WORLD};
 pub use comm_create::UNDEFINED;
 pub use errhandler::ErrHandler;
 pub use group::{Comparison, Group};
-pub use icoll::{equal_blocks, WBuf};
+pub use icoll::{equal_blocks, Neighbors, WBuf};
 pub use info::{Info, ALLOW_OVERTAKING, MAX_INFO_KEY, MAX_INFO_VAL};
 pub use mprobe::Message;
 pub use options::RuntimeOptions;

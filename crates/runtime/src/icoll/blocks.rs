@@ -33,10 +33,13 @@ impl UVBuf {
     }
     /// # Safety
     /// The starting call's contract keeps the buffer valid.
-    unsafe fn stage(&self) -> MpiResult<StagedBlocks> {
+    pub(super) unsafe fn stage(&self) -> MpiResult<StagedBlocks> {
         StagedBlocks::new(self.addr as *mut u8, &self.counts, &self.displs, &self.dt)
     }
 }
+
+/// Blocks staged one after another: bytes, offsets, lengths, the blocks.
+pub(super) type StagedAll = (Vec<u8>, Vec<usize>, Vec<usize>, Vec<Staged>);
 
 /// One buffer per peer with its own datatype, displacements in bytes
 /// (MPI_Alltoallw).
@@ -55,6 +58,24 @@ impl WBuf {
     /// The starting call's contract keeps the buffer valid.
     unsafe fn stage(&self, j: usize) -> MpiResult<Staged> {
         Staged::output((self.addr as *mut u8).wrapping_offset(self.byte_displs[j]), self.counts[j], &self.dts[j])
+    }
+
+    /// Every block staged, one after another: the bytes, each block's
+    /// offset and length in them, and the staged blocks (to write back).
+    ///
+    /// # Safety
+    /// As `stage`.
+    pub(super) unsafe fn stage_all(&self) -> MpiResult<StagedAll> {
+        let n = self.counts.len().min(self.byte_displs.len()).min(self.dts.len());
+        let (mut bytes, mut at, mut len, mut staged) = (vec![], vec![], vec![], vec![]);
+        for j in 0..n {
+            let s = self.stage(j)?;
+            at.push(bytes.len());
+            len.push(s.bytes().len());
+            bytes.extend_from_slice(s.bytes());
+            staged.push(s);
+        }
+        Ok((bytes, at, len, staged))
     }
 }
 
@@ -248,28 +269,15 @@ impl Runtime {
                     return err(ErrorClass::Count, format!("alltoallw needs {size} counts, displacements and types on both sides"));
                 }
                 // Each peer's block is staged on its own; buffer 0 holds them one after another.
-                let mut sinks = Vec::with_capacity(size);
-                let (mut current, mut rd, mut rc) = (vec![], vec![], vec![]);
-                for j in 0..size {
-                    // SAFETY: the caller's contract.
-                    let s = unsafe { recv.stage(j)? };
-                    rd.push(current.len());
-                    rc.push(s.bytes().len());
-                    current.extend_from_slice(s.bytes());
-                    sinks.push(s);
-                }
-                let (mut input, mut sd, mut sc) = (vec![], vec![], vec![]);
-                match &send {
+                // SAFETY: the caller's contract.
+                let (current, rd, rc, sinks) = unsafe { recv.stage_all()? };
+                let (input, sd, sc) = match &send {
                     Some(w) => {
-                        for j in 0..size {
-                            let s = unsafe { w.stage(j)? };
-                            sd.push(input.len());
-                            sc.push(s.bytes().len());
-                            input.extend_from_slice(s.bytes());
-                        }
+                        let (b, d, c, _) = unsafe { w.stage_all()? };
+                        (b, d, c)
                     }
-                    None => (input, sd, sc) = (current.clone(), rd.clone(), rc.clone()),
-                }
+                    None => (current.clone(), rd.clone(), rc.clone()),
+                };
                 check_block("alltoallw's own block", sc[rank], rc[rank])?;
                 let copies = [LocalCopy { from: sd[rank], to: rd[rank], len: rc[rank] }];
                 let s = direct(current, input, &peers(rank, &sd, &sc, TAG_ALLTOALL), &peers(rank, &rd, &rc, TAG_ALLTOALL), &copies, seq)

@@ -13,6 +13,7 @@
 //! may be mixed on one communicator.
 
 mod blocks;
+mod neighbor;
 mod port;
 mod sink;
 mod start;
@@ -28,6 +29,7 @@ use crate::reqtable::{Entry, Req, Status};
 use crate::runtime::State;
 
 pub use blocks::{equal_blocks, WBuf};
+pub use neighbor::Neighbors;
 pub use port::{EnginePort, Handle};
 pub use sink::Sink;
 pub(crate) use start::launch;
