@@ -95,12 +95,15 @@
 //! | 3000 | site leaders' messages (to, from or among leaders) |
 //! | 3001 | scatterv's blocks from the root to a leader (the counts go first with 3000) |
 //!
-//! # Schedules (nonblocking collectives, in progress)
+//! # Schedules (nonblocking, persistent and neighbourhood collectives)
 //!
 //! `sched/` writes an algorithm down as rounds of sends, receives and local
 //! steps that a [`sched::Run`] advances without blocking over any
-//! [`sched::Port`]; barrier, bcast and allreduce (flat) exist so far, with
-//! the same messages and combining order as the blocking versions. Their
+//! [`sched::Port`]: barrier, bcast, allreduce, reduce, scan and exscan with
+//! the same messages and combining order as the flat blocking versions, and
+//! one-round exchanges of blocks for gather, scatter, allgather, alltoall
+//! and the neighbourhood collectives. The runtime owns them as requests
+//! (`crates/runtime/src/icoll/`). Their
 //! tags carry the collective's number on the communicator
 //! ([`sched::tag`], all >= 65536), so several may be outstanding at once.
 //!
