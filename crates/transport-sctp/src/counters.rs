@@ -90,6 +90,16 @@ pub struct StackCounters {
     pub t3_timeouts: u32,
     pub heartbeat_timeouts: u32,
     pub checksum_errors: u32,
+    /// DATA chunks received that we already had (the peer resent what had
+    /// arrived: a spurious retransmission or a lost SACK).
+    pub dup_data_in: u32,
+    /// Tail-loss probes sent (patched usrsctp only; 0 with Debian's).
+    pub tlp_probes: u32,
+    /// Fast retransmits the loss-tolerant module did not back off for.
+    pub cc_tolerated: u32,
+    /// Fast retransmits it backed off for: loss rate above 5 %, or RTT doubled.
+    pub cc_backoffs_rate: u32,
+    pub cc_backoffs_delay: u32,
 }
 
 impl StackCounters {
@@ -104,6 +114,11 @@ impl StackCounters {
             t3_timeouts: s.raw[stat::TIMODATA],
             heartbeat_timeouts: s.raw[stat::TIMOHEARTBEAT],
             checksum_errors: s.raw[stat::CHECKSUMERRORS] + s.raw[stat::BADSUM],
+            dup_data_in: s.raw[stat::RECVDUPDATA],
+            tlp_probes: s.raw[stat::WANMPI_TLP_PROBES],
+            cc_tolerated: s.raw[stat::WANMPI_LT_TOLERATED],
+            cc_backoffs_rate: s.raw[stat::WANMPI_LT_BACKOFFS_RATE],
+            cc_backoffs_delay: s.raw[stat::WANMPI_LT_BACKOFFS_DELAY],
         }
     }
 }
@@ -196,7 +211,7 @@ impl fmt::Display for Counters {
         write!(
             f,
             "  usrsctp (process): packets out {} in {}, DATA chunks {} retransmitted {} (fast {}), \
-             T3 timeouts {}, heartbeat timeouts {}, checksum errors {}",
+             T3 timeouts {}, heartbeat timeouts {}, checksum errors {}, duplicate DATA in {}",
             s.packets_out,
             s.packets_in,
             s.data_chunks_out,
@@ -204,7 +219,17 @@ impl fmt::Display for Counters {
             s.fast_retransmits,
             s.t3_timeouts,
             s.heartbeat_timeouts,
-            s.checksum_errors
-        )
+            s.checksum_errors,
+            s.dup_data_in
+        )?;
+        if usrsctp_sys::PATCHED {
+            write!(
+                f,
+                "\n  usrsctp patched: tail-loss probes {}, loss-tolerant cc: losses tolerated {}, back-offs for loss rate {}, for delay {}",
+                s.tlp_probes, s.cc_tolerated, s.cc_backoffs_rate, s.cc_backoffs_delay
+            )
+        } else {
+            write!(f, "\n  usrsctp: Debian's library (no tail-loss probe, no loss-tolerant cc)")
+        }
     }
 }

@@ -41,13 +41,15 @@ pub struct LinkStats {
 }
 
 /// Loss injection of one link (options drop_rate, drop_seed,
-/// drop_first_data, drop_chunks).
+/// drop_first_data, drop_chunks, drop_data_nth, drop_end_nth).
 #[derive(Debug, Clone)]
 pub(crate) struct DropPlan {
     pub rate: f64,
     pub seed: u64,
     pub first_data: u32,
     pub chunks: Vec<u8>,
+    pub data_nth: Vec<u32>,
+    pub end_nth: Vec<u32>,
 }
 
 struct DropState {
@@ -55,6 +57,10 @@ struct DropState {
     highest_tsn: Option<u32>,
     /// DATA-carrying datagrams still to drop (`drop_first_data`).
     drop_first: u32,
+    /// Datagrams with first-sent DATA, and those with a message's last
+    /// fragment, seen since dropping started (for `drop_data_nth`, `drop_end_nth`).
+    new_data_seen: u32,
+    new_ends_seen: u32,
 }
 
 /// Datagram counters of one path (kept only when there are several).
@@ -101,6 +107,8 @@ pub(crate) struct Link {
     drop_rate: f64,
     /// Chunk types whose datagrams are all dropped (`drop_chunks`).
     drop_chunks: Vec<u8>,
+    drop_data_nth: Vec<u32>,
+    drop_end_nth: Vec<u32>,
     /// Loss injection starts once setup is done, so setup stays fast.
     dropping: AtomicBool,
     state: Mutex<DropState>,
@@ -116,7 +124,14 @@ impl Link {
         drops: DropPlan,
         cut_plan: Option<PathCut>,
     ) -> Link {
-        let DropPlan { rate: drop_rate, seed: drop_seed, first_data: drop_first_data, chunks: drop_chunks } = drops;
+        let DropPlan {
+            rate: drop_rate,
+            seed: drop_seed,
+            first_data: drop_first_data,
+            chunks: drop_chunks,
+            data_nth: drop_data_nth,
+            end_nth: drop_end_nth,
+        } = drops;
         // One generator per link, seeded from the job seed and the peer, so a
         // run is reproducible whatever order links are used in.
         let seed = drop_seed ^ (u64::from(peer) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -130,15 +145,24 @@ impl Link {
             checksum,
             drop_rate,
             drop_chunks,
+            drop_data_nth,
+            drop_end_nth,
             dropping: AtomicBool::new(false),
-            state: Mutex::new(DropState { rng: ChaCha8Rng::seed_from_u64(seed), highest_tsn: None, drop_first: drop_first_data }),
+            state: Mutex::new(DropState {
+                rng: ChaCha8Rng::seed_from_u64(seed),
+                highest_tsn: None,
+                drop_first: drop_first_data,
+                new_data_seen: 0,
+                new_ends_seen: 0,
+            }),
             stats: LinkStats::default(),
         }
     }
 
     pub fn start_dropping(&self) {
         let first = self.state.lock().map_or(0, |s| s.drop_first);
-        self.dropping.store(self.drop_rate > 0.0 || first > 0 || !self.drop_chunks.is_empty(), Relaxed);
+        let nth = !self.drop_data_nth.is_empty() || !self.drop_end_nth.is_empty();
+        self.dropping.store(self.drop_rate > 0.0 || first > 0 || !self.drop_chunks.is_empty() || nth, Relaxed);
         if let Some(c) = self.cut_plan.filter(|c| c.path < self.paths.len()) {
             let now = Instant::now();
             let _ = self.cut.set(CutWindow { path: c.path, from: now + c.from, until: c.until.map(|u| now + u) });
@@ -213,19 +237,35 @@ impl Link {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let mut highest = st.highest_tsn;
             let mut has_data = false;
-            wire::for_each_data_tsn(packet, |tsn| {
+            let (mut new_data, mut new_end) = (false, false);
+            wire::for_each_data_chunk(packet, |tsn, flags| {
                 has_data = true;
                 self.stats.data_chunks_out.fetch_add(1, Relaxed);
                 match highest {
                     Some(h) if !wire::tsn_after(tsn, h) => {
                         self.stats.retransmitted_chunks.fetch_add(1, Relaxed);
                     }
-                    _ => highest = Some(tsn),
+                    _ => {
+                        highest = Some(tsn);
+                        new_data = true;
+                        new_end |= flags & wire::DATA_FLAG_END != 0;
+                    }
                 }
             });
             st.highest_tsn = highest;
             let dropping = self.dropping.load(Relaxed);
-            if dropping && has_data && st.drop_first > 0 {
+            let mut nth_hit = false;
+            if dropping && new_data {
+                st.new_data_seen += 1;
+                nth_hit |= self.drop_data_nth.contains(&st.new_data_seen);
+                if new_end {
+                    st.new_ends_seen += 1;
+                    nth_hit |= self.drop_end_nth.contains(&st.new_ends_seen);
+                }
+            }
+            if nth_hit {
+                true
+            } else if dropping && has_data && st.drop_first > 0 {
                 st.drop_first -= 1;
                 true
             } else if dropping && !self.drop_chunks.is_empty() && wire::carries_chunk(packet, &self.drop_chunks) {

@@ -56,6 +56,11 @@ pub enum CongestionControl {
     Htcp,
     /// RTCC: RFC 2581 plus RTT-based adjustments.
     Rtcc,
+    /// wanmpi's loss-tolerant module (patches/usrsctp/0003): RFC 2581's
+    /// growth, but a fast retransmit halves cwnd only when the recent loss
+    /// rate is above 5 % or the RTT has doubled (congestion), not on an
+    /// isolated random loss. Needs the patched usrsctp.
+    Tolerant,
 }
 
 impl CongestionControl {
@@ -65,6 +70,17 @@ impl CongestionControl {
             CongestionControl::Hstcp => usrsctp_sys::SCTP_CC_HSTCP,
             CongestionControl::Htcp => usrsctp_sys::SCTP_CC_HTCP,
             CongestionControl::Rtcc => usrsctp_sys::SCTP_CC_RTCC,
+            CongestionControl::Tolerant => usrsctp_sys::SCTP_CC_WANMPI_LT,
+        }
+    }
+
+    /// The default: the loss-tolerant module when the patched usrsctp is
+    /// linked, RFC 2581 (the only sensible one in Debian's) otherwise.
+    pub fn default_for_build() -> CongestionControl {
+        if usrsctp_sys::PATCHED {
+            CongestionControl::Tolerant
+        } else {
+            CongestionControl::Rfc2581
         }
     }
 }
@@ -113,8 +129,12 @@ pub struct SctpOptions {
     /// Path MTU = largest SCTP packet = UDP payload; 0 = from the route to
     /// each peer, as TCP's MSS (WANMPI_SCTP_PATH_MTU: auto or bytes, auto).
     pub path_mtu: u32,
-    /// Congestion control module (WANMPI_SCTP_CC: rfc2581|hstcp|htcp|rtcc, rfc2581).
+    /// Congestion control module (WANMPI_SCTP_CC: tolerant|rfc2581|hstcp|htcp|rtcc;
+    /// tolerant with the patched usrsctp, rfc2581 with Debian's).
     pub cc: CongestionControl,
+    /// Tail-loss probe after 2 SRTT without progress (WANMPI_SCTP_TLP, 1;
+    /// only the patched usrsctp has one, see patches/usrsctp/0002).
+    pub tlp: bool,
     /// Time allowed for setting up and authenticating every association
     /// (WANMPI_SCTP_CONNECT_TIMEOUT_MS, 30000).
     pub connect_timeout: Duration,
@@ -132,6 +152,14 @@ pub struct SctpOptions {
     /// handshakes, e.g. 14 = SHUTDOWN COMPLETE (WANMPI_SCTP_DROP_CHUNKS,
     /// comma-separated chunk type numbers, empty).
     pub drop_chunks: Vec<u8>,
+    /// Drop the n-th outgoing datagrams (1-based, once setup is done) that
+    /// carry DATA sent for the first time: a loss at a known place in a
+    /// long message (WANMPI_SCTP_DROP_DATA_NTH, comma-separated, empty).
+    pub drop_data_nth: Vec<u32>,
+    /// Drop the n-th outgoing datagrams (1-based, once setup is done) that
+    /// carry the last fragment of a message (DATA with the E bit) sent for
+    /// the first time: a lost tail (WANMPI_SCTP_DROP_END_NTH, empty).
+    pub drop_end_nth: Vec<u32>,
     /// Print the counters on stderr at shutdown (WANMPI_SCTP_STATS, 0).
     pub print_stats: bool,
     /// Further local addresses, one more path each (path i+1 pairs our
@@ -184,12 +212,15 @@ impl Default for SctpOptions {
             max_retrans: 8,
             checksum: Checksum::Offload,
             path_mtu: 0,
-            cc: CongestionControl::Rfc2581,
+            cc: CongestionControl::default_for_build(),
+            tlp: true,
             connect_timeout: Duration::from_secs(30),
             drop_rate: 0.0,
             drop_seed: 0,
             drop_first_data: 0,
             drop_chunks: vec![],
+            drop_data_nth: vec![],
+            drop_end_nth: vec![],
             print_stats: false,
             more_addrs: vec![],
             path_nets: vec![],
@@ -283,8 +314,12 @@ impl SctpOptions {
                 "hstcp" => CongestionControl::Hstcp,
                 "htcp" => CongestionControl::Htcp,
                 "rtcc" => CongestionControl::Rtcc,
-                _ => return Err(bad("CC", &v, "expected rfc2581, hstcp, htcp or rtcc")),
+                "tolerant" | "lt" => CongestionControl::Tolerant,
+                _ => return Err(bad("CC", &v, "expected tolerant, rfc2581, hstcp, htcp or rtcc")),
             };
+        }
+        if let Some(v) = get("TLP") {
+            o.tlp = num::<u32>("TLP", &v)? != 0;
         }
         if let Some(v) = get("CONNECT_TIMEOUT_MS") {
             o.connect_timeout = Duration::from_millis(num("CONNECT_TIMEOUT_MS", &v)?);
@@ -300,6 +335,12 @@ impl SctpOptions {
         }
         if let Some(v) = get("DROP_CHUNKS") {
             o.drop_chunks = v.split(',').map(str::trim).filter(|c| !c.is_empty()).map(|c| num("DROP_CHUNKS", c)).collect::<Result<_, _>>()?;
+        }
+        if let Some(v) = get("DROP_DATA_NTH") {
+            o.drop_data_nth = v.split(',').map(str::trim).filter(|c| !c.is_empty()).map(|c| num("DROP_DATA_NTH", c)).collect::<Result<_, _>>()?;
+        }
+        if let Some(v) = get("DROP_END_NTH") {
+            o.drop_end_nth = v.split(',').map(str::trim).filter(|c| !c.is_empty()).map(|c| num("DROP_END_NTH", c)).collect::<Result<_, _>>()?;
         }
         if let Some(v) = get("STATS") {
             o.print_stats = num::<u8>("STATS", &v)? != 0;
@@ -367,6 +408,9 @@ impl SctpOptions {
         if self.max_retrans == 0 {
             return fail("MAX_RETRANS", "must be at least 1");
         }
+        if self.cc == CongestionControl::Tolerant && !usrsctp_sys::PATCHED {
+            return fail("CC", "tolerant needs the patched usrsctp (scripts/build-usrsctp); this build links Debian's libusrsctp");
+        }
         if self.path_nets.iter().any(|&(a, l)| l > if a.is_ipv4() { 32 } else { 128 }) {
             return fail("PATH_NETS", "prefix length too long for the address family");
         }
@@ -416,9 +460,15 @@ mod tests {
             ("WANMPI_SCTP_CHECKSUM", "offload"),
             ("WANMPI_SCTP_DROP_RATE", "0.05"),
             ("WANMPI_SCTP_DROP_CHUNKS", "14, 8"),
+            ("WANMPI_SCTP_DROP_DATA_NTH", "40"),
+            ("WANMPI_SCTP_DROP_END_NTH", "3,5"),
+            ("WANMPI_SCTP_TLP", "0"),
         ])
         .unwrap();
         assert_eq!(o.drop_chunks, vec![14, 8]);
+        assert_eq!(o.drop_data_nth, vec![40]);
+        assert_eq!(o.drop_end_nth, vec![3, 5]);
+        assert!(!o.tlp);
         assert_eq!(o.streams, 1);
         assert_eq!(o.rto_min_ms, 50);
         assert_eq!(o.cc, CongestionControl::Htcp);

@@ -394,7 +394,7 @@ mod tests {
             r.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
         }
         let pairs = remotes.iter().map(|r| (Arc::new(bind()), r.local_addr().unwrap())).collect();
-        let drops = DropPlan { rate: 0.0, seed: 0, first_data: 0, chunks: vec![] };
+        let drops = DropPlan { rate: 0.0, seed: 0, first_data: 0, chunks: vec![], data_nth: vec![], end_nth: vec![] };
         let link = Arc::new(Link::new(1, 1, pairs, Checksum::Offload, drops, None));
         let timing = PathTiming { interval: Duration::from_millis(100), fail: None, return_to_primary: true, copy_when_suspected: true };
         let peer = Peer::new(link, Some(Paths::new(2, timing, Instant::now())), 5000, 1280);

@@ -129,7 +129,14 @@ impl SctpTransport {
             let (addrs, sctp_port) = parse_endpoint(r, &kv.get(&endpoint_key(r))?)?;
             let token = stack::new_token();
             let o = &t.opts;
-            let drops = DropPlan { rate: o.drop_rate, seed: o.drop_seed, first_data: o.drop_first_data, chunks: o.drop_chunks.clone() };
+            let drops = DropPlan {
+                rate: o.drop_rate,
+                seed: o.drop_seed,
+                first_data: o.drop_first_data,
+                chunks: o.drop_chunks.clone(),
+                data_nth: o.drop_data_nth.clone(),
+                end_nth: o.drop_end_nth.clone(),
+            };
             // Path i: our address i to the peer's address i.
             let pairs: Vec<_> = t.udps.iter().cloned().zip(addrs.iter().copied()).collect();
             let npaths = pairs.len();

@@ -73,6 +73,8 @@ pub(crate) fn acquire(opts: &SctpOptions) -> Result<StackUser, SctpError> {
         // from 4 MTUs (measured: cwnd stuck at 5856 B). Keep the burst
         // limit, not the cwnd cut.
         usrsctp_sys::usrsctp_sysctl_set_sctp_use_cwnd_based_maxburst(0);
+        // Process-wide too; only the patched library has a tail-loss probe.
+        usrsctp_sys::set_tail_loss_probe(opts.tlp);
     }
     g.users += 1;
     let port = g.next_port;

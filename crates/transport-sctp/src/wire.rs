@@ -8,6 +8,8 @@ pub const COMMON_HEADER: usize = 12;
 /// Chunk types carrying user data with a TSN at chunk offset 4.
 pub const CHUNK_DATA: u8 = 0;
 pub const CHUNK_IDATA: u8 = 64;
+/// DATA / I-DATA chunk flag: the last fragment of a user message (E bit).
+pub const DATA_FLAG_END: u8 = 0x01;
 
 /// Calls `f(type, chunk)` for every chunk of `packet` (header included).
 /// Stops quietly at the first malformed chunk.
@@ -31,12 +33,12 @@ pub fn carries_chunk(packet: &[u8], types: &[u8]) -> bool {
     found
 }
 
-/// Calls `f(tsn)` for every DATA / I-DATA chunk of `packet`. Stops quietly
-/// at the first malformed chunk.
-pub fn for_each_data_tsn(packet: &[u8], mut f: impl FnMut(u32)) {
+/// Calls `f(tsn, flags)` for every DATA / I-DATA chunk of `packet`. Stops
+/// quietly at the first malformed chunk.
+pub fn for_each_data_chunk(packet: &[u8], mut f: impl FnMut(u32, u8)) {
     for_each_chunk(packet, |ty, c| {
         if (ty == CHUNK_DATA || ty == CHUNK_IDATA) && c.len() >= 8 {
-            f(u32::from_be_bytes([c[4], c[5], c[6], c[7]]));
+            f(u32::from_be_bytes([c[4], c[5], c[6], c[7]]), c[1]);
         }
     });
 }
@@ -72,8 +74,17 @@ mod tests {
         let idata = [0, 0, 0, 9, 0, 0, 0, 0];
         let p = packet(&[(3, &sack), (CHUNK_DATA, &data), (CHUNK_IDATA, &idata)]);
         let mut seen = vec![];
-        for_each_data_tsn(&p, |t| seen.push(t));
+        for_each_data_chunk(&p, |t, _| seen.push(t));
         assert_eq!(seen, vec![7, 9]);
+    }
+
+    #[test]
+    fn reads_the_end_flag() {
+        let mut p = packet(&[(CHUNK_DATA, &[0, 0, 0, 3, 0, 0, 0, 0]), (CHUNK_DATA, &[0, 0, 0, 4, 0, 0, 0, 0])]);
+        p[COMMON_HEADER + 12 + 1] = DATA_FLAG_END; // flags of the second chunk
+        let mut seen = vec![];
+        for_each_data_chunk(&p, |t, f| seen.push((t, f & DATA_FLAG_END != 0)));
+        assert_eq!(seen, vec![(3, false), (4, true)]);
     }
 
     #[test]
@@ -81,9 +92,9 @@ mod tests {
         let mut p = packet(&[(CHUNK_DATA, &[0, 0, 0, 1, 0, 0, 0, 0])]);
         p.extend_from_slice(&[0, 0, 0, 2]); // length 2 < 4
         let mut n = 0;
-        for_each_data_tsn(&p, |_| n += 1);
+        for_each_data_chunk(&p, |_, _| n += 1);
         assert_eq!(n, 1);
-        for_each_data_tsn(&p[..14], |_| panic!("truncated chunk must not be read"));
+        for_each_data_chunk(&p[..14], |_, _| panic!("truncated chunk must not be read"));
     }
 
     #[test]

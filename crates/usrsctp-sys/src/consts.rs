@@ -73,6 +73,9 @@ pub const SCTP_CC_RFC2581: u32 = 0;
 pub const SCTP_CC_HSTCP: u32 = 1;
 pub const SCTP_CC_HTCP: u32 = 2;
 pub const SCTP_CC_RTCC: u32 = 3;
+/// wanmpi's loss-tolerant module (patches/usrsctp/0003): only in the patched
+/// library ([`crate::PATCHED`]); Debian's refuses it with EINVAL.
+pub const SCTP_CC_WANMPI_LT: u32 = 4;
 
 // Association states (sstat_state, usrsctp.h). usrsctp maps its internal
 // state onto these (sctp_map_assoc_state): an association with the
@@ -104,4 +107,12 @@ pub mod stat {
     pub const TIMODATA: usize = 68;
     pub const TIMOHEARTBEAT: usize = 73;
     pub const BADSUM: usize = 98;
+    /// `sctps_reserved[0..4]`, used by the patched library (always 0 in
+    /// Debian's): tail-loss probes sent (patch 0002), losses the
+    /// loss-tolerant module did not back off for, its back-offs for the
+    /// loss rate and for the delay (0003).
+    pub const WANMPI_TLP_PROBES: usize = 135;
+    pub const WANMPI_LT_TOLERATED: usize = 136;
+    pub const WANMPI_LT_BACKOFFS_RATE: usize = 137;
+    pub const WANMPI_LT_BACKOFFS_DELAY: usize = 138;
 }

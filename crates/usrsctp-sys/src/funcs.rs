@@ -79,3 +79,10 @@ extern "C" {
     pub fn usrsctp_sysctl_set_sctp_blackhole(value: u32) -> c_int;
     pub fn usrsctp_sysctl_set_sctp_use_cwnd_based_maxburst(value: u32) -> c_int;
 }
+
+// Only in the patched library (scripts/build-usrsctp, patches/usrsctp/).
+#[cfg(usrsctp_patched)]
+extern "C" {
+    /// Tail-loss probe on (1, the patched library's default) or off (0): patch 0002.
+    pub fn usrsctp_sysctl_set_sctp_wanmpi_tlp(value: u32) -> c_int;
+}

@@ -29,6 +29,25 @@ pub use types::*;
 /// Debian's binary libusrsctp (the fallback; see build.rs).
 pub const PATCHED: bool = cfg!(usrsctp_patched);
 
+/// Turns the patched library's tail-loss probe (patch 0002) on or off,
+/// process-wide. Returns false, doing nothing, with Debian's library, which
+/// has none.
+///
+/// # Safety
+/// usrsctp must be initialised (its init resets every sysctl to default).
+pub unsafe fn set_tail_loss_probe(on: bool) -> bool {
+    #[cfg(usrsctp_patched)]
+    {
+        // SAFETY: a plain store into the initialised library's settings.
+        unsafe { usrsctp_sysctl_set_sctp_wanmpi_tlp(u32::from(on)) == 0 }
+    }
+    #[cfg(not(usrsctp_patched))]
+    {
+        let _ = on;
+        false
+    }
+}
+
 #[cfg(test)]
 mod layout_tests {
     use super::*;
