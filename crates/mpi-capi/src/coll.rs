@@ -21,8 +21,20 @@ pub(crate) fn byte() -> Datatype {
     crate::predef::datatype(0x4c00_010d).cloned().unwrap_or_else(|| Datatype::basic(wanmpi_runtime::BasicType::Byte))
 }
 
+/// MPI_ROOT: the root on an inter-communicator.
+const ROOT: c_int = -3;
+
+/// Whether this rank is a rooted collective's root (whose receive or send
+/// arguments are the only ones that count).
+/// The root's own group of an inter-communicator collective (MPI_ROOT or
+/// MPI_PROC_NULL): its send buffer (gather) or receive buffer (scatter)
+/// is not significant, so it is not decoded.
+pub(crate) fn inter_root_side(root: c_int) -> bool {
+    root == ROOT || root == wanmpi_runtime::PROC_NULL
+}
+
 pub(crate) fn is_root(cid: CommId, root: c_int) -> R<bool> {
-    Ok(rt()?.comm_rank(cid)? as i64 == root as i64)
+    Ok(root == ROOT || rt()?.comm_rank(cid)? as i64 == root as i64)
 }
 
 pub(crate) fn buf_arg(p: *const c_void, c: c_int, dt: c_int) -> R<(usize, Datatype)> {
@@ -98,7 +110,7 @@ pub unsafe extern "C" fn PMPI_Exscan(s: *const c_void, r: *mut c_void, c: c_int,
 pub unsafe extern "C" fn PMPI_Reduce_scatter(s: *const c_void, r: *mut c_void, rcounts: *const c_int, dt: c_int, op: c_int, comm: c_int) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
-        let size = rt()?.comm_size(cid)?;
+        let size = rt()?.comm_peer_size(cid)?;
         let rc = counts(rcounts, size, "recvcounts")?;
         let d = datatype(dt)?;
         let o = op_for(op, dt, &d)?;
@@ -110,7 +122,7 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter(s: *const c_void, r: *mut c_void, r
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block(s: *const c_void, r: *mut c_void, rcount: c_int, dt: c_int, op: c_int, comm: c_int) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
-        let size = rt()?.comm_size(cid)?;
+        let size = rt()?.comm_peer_size(cid)?;
         let rc = vec![count(rcount)?; size];
         let d = datatype(dt)?;
         let o = op_for(op, dt, &d)?;
@@ -132,7 +144,7 @@ pub unsafe extern "C" fn PMPI_Gather(
     call(comm, || {
         let cid = comm_id(comm)?;
         let at_root = is_root(cid, root)?;
-        let send = if in_place(s) { None } else { Some(buf_arg(s, sc, sdt)?) };
+        let send = if in_place(s) || inter_root_side(root) { None } else { Some(buf_arg(s, sc, sdt)?) };
         let (rn, rd) = if at_root { buf_arg(r, rc, rdt)? } else { (0, byte()) };
         let sb = send.as_ref().map(|(n, d)| Buf::new(s as *mut u8, *n, d));
         rt()?.gather(sb, Buf::new(r as *mut u8, rn, &rd), root, cid)
@@ -153,9 +165,9 @@ pub unsafe extern "C" fn PMPI_Gatherv(
 ) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
-        let size = rt()?.comm_size(cid)?;
+        let size = rt()?.comm_peer_size(cid)?;
         let at_root = is_root(cid, root)?;
-        let send = if in_place(s) { None } else { Some(buf_arg(s, sc, sdt)?) };
+        let send = if in_place(s) || inter_root_side(root) { None } else { Some(buf_arg(s, sc, sdt)?) };
         let (rcv, dv, rd) = if at_root { (counts(rcs, size, "recvcounts")?, displs(ds, size)?, datatype(rdt)?) } else { (vec![], vec![], byte()) };
         let sb = send.as_ref().map(|(n, d)| Buf::new(s as *mut u8, *n, d));
         rt()?.gatherv(sb, VBuf { ptr: r as *mut u8, counts: &rcv, displs: &dv, dt: &rd }, root, cid)
@@ -177,7 +189,7 @@ pub unsafe extern "C" fn PMPI_Scatter(
         let cid = comm_id(comm)?;
         let at_root = is_root(cid, root)?;
         let (sn, sd) = if at_root { buf_arg(s, sc, sdt)? } else { (0, byte()) };
-        let recv = if in_place(r) { None } else { Some(buf_arg(r, rc, rdt)?) };
+        let recv = if in_place(r) || inter_root_side(root) { None } else { Some(buf_arg(r, rc, rdt)?) };
         let rb = recv.as_ref().map(|(n, d)| Buf::new(r as *mut u8, *n, d));
         rt()?.scatter(Buf::new(s as *mut u8, sn, &sd), rb, root, cid)
     })
@@ -197,10 +209,10 @@ pub unsafe extern "C" fn PMPI_Scatterv(
 ) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
-        let size = rt()?.comm_size(cid)?;
+        let size = rt()?.comm_peer_size(cid)?;
         let at_root = is_root(cid, root)?;
         let (scv, dv, sd) = if at_root { (counts(scs, size, "sendcounts")?, displs(ds, size)?, datatype(sdt)?) } else { (vec![], vec![], byte()) };
-        let recv = if in_place(r) { None } else { Some(buf_arg(r, rc, rdt)?) };
+        let recv = if in_place(r) || inter_root_side(root) { None } else { Some(buf_arg(r, rc, rdt)?) };
         let rb = recv.as_ref().map(|(n, d)| Buf::new(r as *mut u8, *n, d));
         rt()?.scatterv(VBuf { ptr: s as *mut u8, counts: &scv, displs: &dv, dt: &sd }, rb, root, cid)
     })
@@ -229,7 +241,7 @@ pub unsafe extern "C" fn PMPI_Allgatherv(
 ) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
-        let size = rt()?.comm_size(cid)?;
+        let size = rt()?.comm_peer_size(cid)?;
         let send = if in_place(s) { None } else { Some(buf_arg(s, sc, sdt)?) };
         let (rcv, dv, rd) = (counts(rcs, size, "recvcounts")?, displs(ds, size)?, datatype(rdt)?);
         let sb = send.as_ref().map(|(n, d)| Buf::new(s as *mut u8, *n, d));
@@ -261,7 +273,7 @@ pub unsafe extern "C" fn PMPI_Alltoallv(
 ) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
-        let size = rt()?.comm_size(cid)?;
+        let size = rt()?.comm_peer_size(cid)?;
         let send = if in_place(s) { None } else { Some((counts(scs, size, "sendcounts")?, displs(sds, size)?, datatype(sdt)?)) };
         let (rcv, rdv, rd) = (counts(rcs, size, "recvcounts")?, displs(rds, size)?, datatype(rdt)?);
         let sb = send.as_ref().map(|(c, d, t)| VBuf { ptr: s as *mut u8, counts: c, displs: d, dt: t });

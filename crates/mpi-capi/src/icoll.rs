@@ -10,7 +10,7 @@ use std::os::raw::c_int;
 use wanmpi_runtime::{equal_blocks, Buf, CommId, Datatype, Req, VBuf, WBuf};
 
 use crate::args::{comm_id, count, datatype, out, slice};
-use crate::coll::{buf_arg, byte, counts, displs, in_place, is_root, send_opt};
+use crate::coll::{buf_arg, byte, counts, displs, in_place, inter_root_side, is_root, send_opt};
 use crate::error::{call, R};
 use crate::global::rt;
 use crate::op::op_for;
@@ -25,8 +25,9 @@ unsafe fn hand_out(request: *mut c_int, comm: c_int, persistent: bool, start: im
     })
 }
 
+/// The ranks a per-rank array covers (the remote group on an inter-communicator).
 fn size_of(cid: CommId) -> R<usize> {
-    rt()?.comm_size(cid)
+    rt()?.comm_peer_size(cid)
 }
 
 unsafe fn barrier(comm: c_int, req: *mut c_int, p: bool) -> c_int {
@@ -283,7 +284,7 @@ unsafe fn gather(
     hand_out(req, comm, p, || {
         let cid = comm_id(comm)?;
         let size = size_of(cid)?;
-        let send = if in_place(s) { None } else { Some(buf_arg(s, sc, sdt)?) };
+        let send = if in_place(s) || inter_root_side(root) { None } else { Some(buf_arg(s, sc, sdt)?) };
         let ((rc, rd), rdt) = if is_root(cid, root)? { (layout(rl, size)?, datatype(rdt)?) } else { ((vec![], vec![]), byte()) };
         let sb = send.as_ref().map(|(n, d)| Buf::new(s as *mut u8, *n, d));
         rt()?.igatherv(sb, VBuf { ptr: r as *mut u8, counts: &rc, displs: &rd, dt: &rdt }, root, cid, p)
@@ -372,7 +373,7 @@ unsafe fn scatter(
         let cid = comm_id(comm)?;
         let size = size_of(cid)?;
         let ((sc, sd), sdt) = if is_root(cid, root)? { (layout(sl, size)?, datatype(sdt)?) } else { ((vec![], vec![]), byte()) };
-        let recv = if in_place(r) { None } else { Some(buf_arg(r, rc, rdt)?) };
+        let recv = if in_place(r) || inter_root_side(root) { None } else { Some(buf_arg(r, rc, rdt)?) };
         let rb = recv.as_ref().map(|(n, d)| Buf::new(r as *mut u8, *n, d));
         rt()?.iscatterv(VBuf { ptr: s as *mut u8, counts: &sc, displs: &sd, dt: &sdt }, rb, root, cid, p)
     })

@@ -52,6 +52,11 @@ fn neighbourhood_collectives() {
 }
 
 #[test]
+fn inter_communicator_collectives() {
+    suite("intercoll", &[2, 3, 5]);
+}
+
+#[test]
 fn large_count_calls() {
     suite("large_count", &[1, 2, 3]);
 }

@@ -9,6 +9,7 @@ use wanmpi_engine::{error::err, ErrorClass, MpiResult};
 
 use crate::coll_adapter::{coll_error, CollAdapter};
 use crate::comm::CommId;
+use crate::icoll::equal_blocks;
 use crate::p2p::{check_datatype, comm_ref};
 use crate::runtime::Runtime;
 use crate::staged::{reduction_view, Staged, StagedBlocks};
@@ -56,17 +57,37 @@ pub(crate) unsafe fn reduction_buf(b: Buf<'_>) -> MpiResult<Staged> {
 }
 
 impl Runtime {
+    /// The remote group's size when `comm` is an inter-communicator: its
+    /// collectives run as schedules (`icoll`), the blocking ones started
+    /// and waited for.
+    pub(crate) fn inter_peers(&self, comm: CommId) -> MpiResult<Option<usize>> {
+        let st = self.lock();
+        let c = comm_ref(&st, comm)?;
+        Ok(c.remote.as_ref().map(|g| g.size()))
+    }
+
+    /// Waits for a collective request; its error is the call's.
+    pub(crate) fn wait_coll(&self, r: crate::reqtable::Req) -> MpiResult<()> {
+        self.wait(r)?.status.error.map_or(Ok(()), Err)
+    }
+
     pub(crate) fn adapter(&self, comm: CommId) -> MpiResult<CollAdapter<'_>> {
         let st = self.lock();
         let c = comm_ref(&st, comm)?;
         if c.is_inter() {
-            return err(ErrorClass::Comm, "collectives on inter-communicators are not supported");
+            return err(
+                ErrorClass::Comm,
+                "not available on inter-communicators (scan and exscan are not defined there; reduce-scatter is not supported)",
+            );
         }
         Ok(CollAdapter { rt: self, group: c.group.clone(), ctx: c.coll_ctx(), rank: c.rank, size: c.size() })
     }
 
     /// MPI_Barrier.
     pub fn barrier(&self, comm: CommId) -> MpiResult<()> {
+        if self.inter_peers(comm)?.is_some() {
+            return self.wait_coll(self.ibarrier(comm, false)?);
+        }
         coll::barrier(&mut self.adapter(comm)?).map_err(coll_error)
     }
 
@@ -75,6 +96,9 @@ impl Runtime {
     /// # Safety
     /// `b` must describe valid memory.
     pub unsafe fn bcast(&self, b: Buf<'_>, root: i32, comm: CommId) -> MpiResult<()> {
+        if self.inter_peers(comm)?.is_some() {
+            return self.wait_coll(self.ibcast(b, root, comm, false)?);
+        }
         check_datatype(b.dt)?;
         let mut a = self.adapter(comm)?;
         let root = root_index(root, a.size)?;
@@ -89,6 +113,9 @@ impl Runtime {
     /// # Safety
     /// The buffers must describe valid memory.
     pub unsafe fn reduce(&self, send: Option<*const u8>, recv: Buf<'_>, op: &Op, root: i32, comm: CommId) -> MpiResult<()> {
+        if self.inter_peers(comm)?.is_some() {
+            return self.wait_coll(self.ireduce(send, recv, op, root, comm, false)?);
+        }
         check_datatype(recv.dt)?;
         let mut a = self.adapter(comm)?;
         let root = root_index(root, a.size)?;
@@ -113,6 +140,9 @@ impl Runtime {
     /// # Safety
     /// The buffers must describe valid memory.
     pub unsafe fn allreduce(&self, send: Option<*const u8>, recv: Buf<'_>, op: &Op, comm: CommId) -> MpiResult<()> {
+        if self.inter_peers(comm)?.is_some() {
+            return self.wait_coll(self.iallreduce(send, recv, op, comm, false)?);
+        }
         check_datatype(recv.dt)?;
         let mut a = self.adapter(comm)?;
         let (ty, n) = reduction_view(recv.count, recv.dt, matches!(op, Op::User { .. }))?;
@@ -177,6 +207,11 @@ impl Runtime {
     /// # Safety
     /// The buffers must describe valid memory.
     pub unsafe fn gather(&self, send: Option<Buf<'_>>, recv: Buf<'_>, root: i32, comm: CommId) -> MpiResult<()> {
+        if let Some(n) = self.inter_peers(comm)? {
+            let (c, d) = equal_blocks(recv.count, n);
+            let v = VBuf { ptr: recv.ptr, counts: &c, displs: &d, dt: recv.dt };
+            return self.wait_coll(self.igatherv(send, v, root, comm, false)?);
+        }
         let mut a = self.adapter(comm)?;
         let root = root_index(root, a.size)?;
         let at_root = a.rank == root;
@@ -200,6 +235,9 @@ impl Runtime {
     /// # Safety
     /// The buffers must describe valid memory.
     pub unsafe fn gatherv(&self, send: Option<Buf<'_>>, recv: VBuf<'_>, root: i32, comm: CommId) -> MpiResult<()> {
+        if self.inter_peers(comm)?.is_some() {
+            return self.wait_coll(self.igatherv(send, recv, root, comm, false)?);
+        }
         let mut a = self.adapter(comm)?;
         let root = root_index(root, a.size)?;
         let input = send.map(|s| Staged::input(s.ptr, s.count, s.dt)).transpose()?;
@@ -220,6 +258,11 @@ impl Runtime {
     /// # Safety
     /// The buffers must describe valid memory.
     pub unsafe fn scatter(&self, send: Buf<'_>, recv: Option<Buf<'_>>, root: i32, comm: CommId) -> MpiResult<()> {
+        if let Some(n) = self.inter_peers(comm)? {
+            let (c, d) = equal_blocks(send.count, n);
+            let v = VBuf { ptr: send.ptr, counts: &c, displs: &d, dt: send.dt };
+            return self.wait_coll(self.iscatterv(v, recv, root, comm, false)?);
+        }
         let mut a = self.adapter(comm)?;
         let root = root_index(root, a.size)?;
         let at_root = a.rank == root;
@@ -238,6 +281,9 @@ impl Runtime {
     /// # Safety
     /// The buffers must describe valid memory.
     pub unsafe fn scatterv(&self, send: VBuf<'_>, recv: Option<Buf<'_>>, root: i32, comm: CommId) -> MpiResult<()> {
+        if self.inter_peers(comm)?.is_some() {
+            return self.wait_coll(self.iscatterv(send, recv, root, comm, false)?);
+        }
         let mut a = self.adapter(comm)?;
         let root = root_index(root, a.size)?;
         let input = if a.rank == root { Some(StagedBlocks::new(send.ptr, send.counts, send.displs, send.dt)?) } else { None };
@@ -256,6 +302,11 @@ impl Runtime {
     /// # Safety
     /// The buffers must describe valid memory.
     pub unsafe fn allgather(&self, send: Option<Buf<'_>>, recv: Buf<'_>, comm: CommId) -> MpiResult<()> {
+        if let Some(n) = self.inter_peers(comm)? {
+            let (c, d) = equal_blocks(recv.count, n);
+            let v = VBuf { ptr: recv.ptr, counts: &c, displs: &d, dt: recv.dt };
+            return self.wait_coll(self.iallgatherv(send, v, comm, false)?);
+        }
         check_datatype(recv.dt)?;
         let mut a = self.adapter(comm)?;
         let input = send.map(|s| Staged::input(s.ptr, s.count, s.dt)).transpose()?;
@@ -271,6 +322,9 @@ impl Runtime {
     /// # Safety
     /// The buffers must describe valid memory.
     pub unsafe fn allgatherv(&self, send: Option<Buf<'_>>, recv: VBuf<'_>, comm: CommId) -> MpiResult<()> {
+        if self.inter_peers(comm)?.is_some() {
+            return self.wait_coll(self.iallgatherv(send, recv, comm, false)?);
+        }
         check_datatype(recv.dt)?;
         let mut a = self.adapter(comm)?;
         let input = send.map(|s| Staged::input(s.ptr, s.count, s.dt)).transpose()?;
@@ -286,6 +340,12 @@ impl Runtime {
     /// # Safety
     /// The buffers must describe valid memory.
     pub unsafe fn alltoall(&self, send: Option<Buf<'_>>, recv: Buf<'_>, comm: CommId) -> MpiResult<()> {
+        if let Some(n) = self.inter_peers(comm)? {
+            let (rc, rd) = equal_blocks(recv.count, n);
+            let (sc, sd) = equal_blocks(send.map_or(0, |b| b.count), n);
+            let sv = send.map(|b| VBuf { ptr: b.ptr, counts: &sc, displs: &sd, dt: b.dt });
+            return self.wait_coll(self.ialltoallv(sv, VBuf { ptr: recv.ptr, counts: &rc, displs: &rd, dt: recv.dt }, comm, false)?);
+        }
         check_datatype(recv.dt)?;
         let mut a = self.adapter(comm)?;
         let input = send.map(|s| Staged::input(s.ptr, s.count * a.size, s.dt)).transpose()?;
@@ -301,6 +361,9 @@ impl Runtime {
     /// # Safety
     /// The buffers must describe valid memory.
     pub unsafe fn alltoallv(&self, send: Option<VBuf<'_>>, recv: VBuf<'_>, comm: CommId) -> MpiResult<()> {
+        if self.inter_peers(comm)?.is_some() {
+            return self.wait_coll(self.ialltoallv(send, recv, comm, false)?);
+        }
         check_datatype(recv.dt)?;
         let mut a = self.adapter(comm)?;
         let input = send.map(|s| StagedBlocks::new(s.ptr, s.counts, s.displs, s.dt)).transpose()?;

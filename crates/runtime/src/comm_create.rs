@@ -75,6 +75,12 @@ impl Runtime {
     pub fn comm_is_inter(&self, comm: CommId) -> MpiResult<bool> {
         Ok(comm_ref(&self.lock(), comm)?.is_inter())
     }
+    /// How many ranks a collective's per-rank arrays cover: the remote
+    /// group's size on an inter-communicator, the size otherwise.
+    pub fn comm_peer_size(&self, comm: CommId) -> MpiResult<usize> {
+        Ok(comm_ref(&self.lock(), comm)?.peer_group().size())
+    }
+
     /// MPI_Comm_remote_size / MPI_Comm_remote_group.
     pub fn comm_remote_group(&self, comm: CommId) -> MpiResult<Group> {
         let st = self.lock();

@@ -9,9 +9,9 @@ use wanmpi_engine::coll::{TAG_ALLGATHER, TAG_ALLTOALL, TAG_GATHER, TAG_SCATTER};
 use wanmpi_engine::datatype::Datatype;
 use wanmpi_engine::{error::err, ErrorClass, MpiResult};
 
-use super::start::{Built, UBuf};
+use super::start::{nothing, role, Built, Role, Shape, UBuf};
 use super::{start_error, Sink};
-use crate::collectives::{root_index, Buf, VBuf};
+use crate::collectives::{Buf, VBuf};
 use crate::comm::CommId;
 use crate::p2p::check_datatype;
 use crate::reqtable::Req;
@@ -84,9 +84,23 @@ fn uniform(size: usize, block: usize) -> (Vec<usize>, Vec<usize>) {
     ((0..size).map(|_| block).collect(), (0..size).map(|j| j * block).collect())
 }
 
-/// Every peer but `rank`: block j at `at[j]` of `len[j]` bytes.
-fn peers(rank: usize, at: &[usize], len: &[usize], family: i32) -> Vec<Block> {
-    (0..at.len()).filter(|&j| j != rank).map(|j| Block { peer: j, at: at[j], len: len[j], family }).collect()
+/// Every peer but `me` (on an inter-communicator, every remote rank):
+/// block j at `at[j]` of `len[j]` bytes.
+fn peers(me: Option<usize>, at: &[usize], len: &[usize], family: i32) -> Vec<Block> {
+    (0..at.len()).filter(|&j| Some(j) != me).map(|j| Block { peer: j, at: at[j], len: len[j], family }).collect()
+}
+
+/// This rank among the schedule's peers, if it is one of them (not on an
+/// inter-communicator, whose peers are the other group).
+fn me(sh: Shape) -> Option<usize> {
+    (!sh.inter).then_some(sh.rank)
+}
+
+fn no_in_place(sh: Shape, in_place: bool) -> MpiResult<()> {
+    if sh.inter && in_place {
+        return err(ErrorClass::Buffer, "MPI_IN_PLACE is not allowed on inter-communicators");
+    }
+    Ok(())
 }
 
 fn check_block(what: &str, got: usize, want: usize) -> MpiResult<()> {
@@ -113,30 +127,34 @@ impl Runtime {
         let (send, recv) = (send.map(UBuf::of), UVBuf::of(recv));
         self.coll_request(
             comm,
-            Arc::new(move |rank, size, seq| {
-                let root = root_index(root, size)?;
+            Arc::new(move |sh: Shape, seq| {
+                let role = role(root, sh)?;
                 // SAFETY: the caller's contract.
-                let input = match &send {
-                    Some(s) => unsafe { Staged::input(s.addr as *const u8, s.count, &s.dt)? }.bytes().to_vec(),
-                    None => vec![],
+                let input = match (&send, role) {
+                    (_, Role::Idle) => return Ok(nothing()),
+                    // The root of an inter-communicator gather sends nothing.
+                    (_, Role::Root) if sh.inter => vec![],
+                    (Some(s), _) => unsafe { Staged::input(s.addr as *const u8, s.count, &s.dt)? }.bytes().to_vec(),
+                    (None, Role::Leaf(_)) => return err(ErrorClass::Buffer, "MPI_IN_PLACE in gather is only allowed at the root"),
+                    (None, Role::Root) => vec![],
                 };
-                if rank != root {
+                if let Role::Leaf(root) = role {
                     let to = [Block { peer: root, at: 0, len: input.len(), family: TAG_GATHER }];
                     return built(vec![], input, &to, &[], &[], seq, vec![]);
                 }
                 check_datatype(&recv.dt)?;
-                if recv.counts.len() != size {
-                    return err(ErrorClass::Count, format!("{} receive counts for {size} ranks", recv.counts.len()));
+                if recv.counts.len() != sh.size {
+                    return err(ErrorClass::Count, format!("{} receive counts for {} ranks", recv.counts.len(), sh.size));
                 }
                 let out = unsafe { recv.stage()? };
                 let (bc, bd) = (out.byte_counts.clone(), out.byte_displs.clone());
                 let mut copies = vec![];
-                if send.is_some() {
-                    check_block("gather's own block", input.len(), bc[rank])?;
-                    copies.push(LocalCopy { from: 0, to: bd[rank], len: bc[rank] });
+                if let (Some(_), Some(me)) = (&send, me(sh)) {
+                    check_block("gather's own block", input.len(), bc[me])?;
+                    copies.push(LocalCopy { from: 0, to: bd[me], len: bc[me] });
                 }
                 let sink = Sink::Blocks(out);
-                built(sink.current(), input, &[], &peers(rank, &bd, &bc, TAG_GATHER), &copies, seq, vec![sink])
+                built(sink.current(), input, &[], &peers(me(sh), &bd, &bc, TAG_GATHER), &copies, seq, vec![sink])
             }),
             persistent,
         )
@@ -151,16 +169,19 @@ impl Runtime {
         let (send, recv) = (UVBuf::of(send), recv.map(UBuf::of));
         self.coll_request(
             comm,
-            Arc::new(move |rank, size, seq| {
-                let root = root_index(root, size)?;
+            Arc::new(move |sh: Shape, seq| {
+                let role = role(root, sh)?;
+                if role == Role::Idle {
+                    return Ok(nothing());
+                }
                 // SAFETY: the caller's contract.
                 let out = match &recv {
-                    Some(r) => Some(unsafe { Staged::output(r.addr as *mut u8, r.count, &r.dt)? }),
-                    None => None,
+                    Some(r) if !(sh.inter && role == Role::Root) => Some(unsafe { Staged::output(r.addr as *mut u8, r.count, &r.dt)? }),
+                    _ => None,
                 };
                 let out_len = out.as_ref().map_or(0, |o| o.bytes().len());
                 let sinks: Vec<Sink> = out.into_iter().map(Sink::Whole).collect();
-                if rank != root {
+                if let Role::Leaf(root) = role {
                     if sinks.is_empty() {
                         return err(ErrorClass::Buffer, "MPI_IN_PLACE in scatter is only allowed at the root");
                     }
@@ -168,17 +189,17 @@ impl Runtime {
                     return built(vec![0; out_len], vec![], &[], &from, &[], seq, sinks);
                 }
                 check_datatype(&send.dt)?;
-                if send.counts.len() != size {
-                    return err(ErrorClass::Count, format!("{} send counts for {size} ranks", send.counts.len()));
+                if send.counts.len() != sh.size {
+                    return err(ErrorClass::Count, format!("{} send counts for {} ranks", send.counts.len(), sh.size));
                 }
                 let input = unsafe { send.stage()? };
                 let (bc, bd) = (input.byte_counts.clone(), input.byte_displs.clone());
                 let mut copies = vec![];
-                if !sinks.is_empty() {
-                    check_block("scatter's own block", bc[rank], out_len)?;
-                    copies.push(LocalCopy { from: bd[rank], to: 0, len: out_len });
+                if let (false, Some(me)) = (sinks.is_empty(), me(sh)) {
+                    check_block("scatter's own block", bc[me], out_len)?;
+                    copies.push(LocalCopy { from: bd[me], to: 0, len: out_len });
                 }
-                built(vec![0; out_len], input.bytes().to_vec(), &peers(rank, &bd, &bc, TAG_SCATTER), &[], &copies, seq, sinks)
+                built(vec![0; out_len], input.bytes().to_vec(), &peers(me(sh), &bd, &bc, TAG_SCATTER), &[], &copies, seq, sinks)
             }),
             persistent,
         )
@@ -193,26 +214,37 @@ impl Runtime {
         let (send, recv) = (send.map(UBuf::of), UVBuf::of(recv));
         self.coll_request(
             comm,
-            Arc::new(move |rank, size, seq| {
-                if recv.counts.len() != size {
-                    return err(ErrorClass::Count, format!("{} receive counts for {size} ranks", recv.counts.len()));
+            Arc::new(move |sh: Shape, seq| {
+                no_in_place(sh, send.is_none())?;
+                if recv.counts.len() != sh.size {
+                    return err(ErrorClass::Count, format!("{} receive counts for {} ranks", recv.counts.len(), sh.size));
                 }
                 // SAFETY: the caller's contract.
                 let out = unsafe { recv.stage()? };
                 let (bc, bd) = (out.byte_counts.clone(), out.byte_displs.clone());
                 let sink = Sink::Blocks(out);
                 let current = sink.current();
-                let (input, copies) = match &send {
-                    Some(s) => {
+                let (input, copies) = match (&send, me(sh)) {
+                    (Some(s), me) => {
                         let input = unsafe { Staged::input(s.addr as *const u8, s.count, &s.dt)? }.bytes().to_vec();
-                        check_block("allgather's own block", input.len(), bc[rank])?;
-                        (input, vec![LocalCopy { from: 0, to: bd[rank], len: bc[rank] }])
+                        let copies = match me {
+                            Some(me) => {
+                                check_block("allgather's own block", input.len(), bc[me])?;
+                                vec![LocalCopy { from: 0, to: bd[me], len: bc[me] }]
+                            }
+                            None => vec![],
+                        };
+                        (input, copies)
                     }
-                    None => (current[bd[rank]..bd[rank] + bc[rank]].to_vec(), vec![]),
+                    (None, me) => {
+                        let me = me.unwrap_or(0);
+                        (current[bd[me]..bd[me] + bc[me]].to_vec(), vec![])
+                    }
                 };
-                let sends: Vec<Block> =
-                    (0..size).filter(|&j| j != rank).map(|j| Block { peer: j, at: 0, len: input.len(), family: TAG_ALLGATHER }).collect();
-                built(current, input, &sends, &peers(rank, &bd, &bc, TAG_ALLGATHER), &copies, seq, vec![sink])
+                let len = input.len();
+                let to: Vec<Block> =
+                    (0..sh.size).filter(|&j| Some(j) != me(sh)).map(|j| Block { peer: j, at: 0, len, family: TAG_ALLGATHER }).collect();
+                built(current, input, &to, &peers(me(sh), &bd, &bc, TAG_ALLGATHER), &copies, seq, vec![sink])
             }),
             persistent,
         )
@@ -227,7 +259,9 @@ impl Runtime {
         let (send, recv) = (send.map(UVBuf::of), UVBuf::of(recv));
         self.coll_request(
             comm,
-            Arc::new(move |rank, size, seq| {
+            Arc::new(move |sh: Shape, seq| {
+                no_in_place(sh, send.is_none())?;
+                let size = sh.size;
                 if recv.counts.len() != size || send.as_ref().is_some_and(|s| s.counts.len() != size) {
                     return err(ErrorClass::Count, format!("alltoall needs {size} counts on both sides"));
                 }
@@ -244,9 +278,8 @@ impl Runtime {
                     }
                     None => (current.clone(), rc.clone(), rd.clone()),
                 };
-                check_block("alltoall's own block", sc[rank], rc[rank])?;
-                let copies = [LocalCopy { from: sd[rank], to: rd[rank], len: rc[rank] }];
-                let (sends, recvs) = (peers(rank, &sd, &sc, TAG_ALLTOALL), peers(rank, &rd, &rc, TAG_ALLTOALL));
+                let copies = own_block(me(sh), &sc, &sd, &rc, &rd)?;
+                let (sends, recvs) = (peers(me(sh), &sd, &sc, TAG_ALLTOALL), peers(me(sh), &rd, &rc, TAG_ALLTOALL));
                 built(current, input, &sends, &recvs, &copies, seq, vec![sink])
             }),
             persistent,
@@ -263,7 +296,9 @@ impl Runtime {
         }
         self.coll_request(
             comm,
-            Arc::new(move |rank, size, seq| {
+            Arc::new(move |sh: Shape, seq| {
+                no_in_place(sh, send.is_none())?;
+                let size = sh.size;
                 let n = |w: &WBuf| w.counts.len().min(w.byte_displs.len()).min(w.dts.len());
                 if n(&recv) != size || send.as_ref().is_some_and(|s| n(s) != size) {
                     return err(ErrorClass::Count, format!("alltoallw needs {size} counts, displacements and types on both sides"));
@@ -278,9 +313,8 @@ impl Runtime {
                     }
                     None => (current.clone(), rd.clone(), rc.clone()),
                 };
-                check_block("alltoallw's own block", sc[rank], rc[rank])?;
-                let copies = [LocalCopy { from: sd[rank], to: rd[rank], len: rc[rank] }];
-                let s = direct(current, input, &peers(rank, &sd, &sc, TAG_ALLTOALL), &peers(rank, &rd, &rc, TAG_ALLTOALL), &copies, seq)
+                let copies = own_block(me(sh), &sc, &sd, &rc, &rd)?;
+                let s = direct(current, input, &peers(me(sh), &sd, &sc, TAG_ALLTOALL), &peers(me(sh), &rd, &rc, TAG_ALLTOALL), &copies, seq)
                     .map_err(start_error)?;
                 let ranges = rd.iter().zip(&rc).map(|(&d, &c)| d..d + c);
                 Ok((s, ranges.zip(sinks.into_iter().map(Sink::Whole)).collect()))
@@ -288,6 +322,13 @@ impl Runtime {
             persistent,
         )
     }
+}
+
+/// The local copy of an alltoall's own block (none on an inter-communicator).
+fn own_block(me: Option<usize>, sc: &[usize], sd: &[usize], rc: &[usize], rd: &[usize]) -> MpiResult<Vec<LocalCopy>> {
+    let Some(me) = me else { return Ok(vec![]) };
+    check_block("alltoall's own block", sc[me], rc[me])?;
+    Ok(vec![LocalCopy { from: sd[me], to: rd[me], len: rc[me] }])
 }
 
 /// Equal blocks of `count` elements per rank: the v-layout of a plain

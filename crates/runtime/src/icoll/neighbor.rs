@@ -16,6 +16,7 @@ use wanmpi_engine::coll::sched::{direct, Block};
 use wanmpi_engine::{error::err, ErrorClass, MpiResult};
 
 use super::blocks::{UVBuf, WBuf};
+use super::start::Shape;
 use super::{start_error, Sink};
 use crate::collectives::VBuf;
 use crate::comm::CommId;
@@ -86,8 +87,11 @@ impl Runtime {
         let (send, recv) = (UVBuf::of(send), UVBuf::of(recv));
         self.coll_request(
             comm,
-            Arc::new(move |_rank, size, seq| {
-                n.check(size)?;
+            Arc::new(move |sh: Shape, seq| {
+                if sh.inter {
+                    return err(ErrorClass::Topology, "an inter-communicator has no topology");
+                }
+                n.check(sh.size)?;
                 // SAFETY: the caller's contract.
                 let (input, out) = unsafe { (send.stage()?, recv.stage()?) };
                 let (sends, recvs) = blocks(&n, &input.byte_displs, &input.byte_counts, &out.byte_displs, &out.byte_counts);
@@ -115,8 +119,11 @@ impl Runtime {
         }
         self.coll_request(
             comm,
-            Arc::new(move |_rank, size, seq| {
-                n.check(size)?;
+            Arc::new(move |sh: Shape, seq| {
+                if sh.inter {
+                    return err(ErrorClass::Topology, "an inter-communicator has no topology");
+                }
+                n.check(sh.size)?;
                 // SAFETY: the caller's contract.
                 let (input, sd, sc, _) = unsafe { send.stage_all()? };
                 let (current, rd, rc, sinks) = unsafe { recv.stage_all()? };

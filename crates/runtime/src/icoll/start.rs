@@ -5,7 +5,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use wanmpi_engine::coll::sched::{self, Run, Schedule};
+use wanmpi_engine::coll::sched::{self, Block, Run, Schedule};
+use wanmpi_engine::coll::{TAG_ALLREDUCE, TAG_BARRIER, TAG_BCAST, TAG_REDUCE};
 use wanmpi_engine::datatype::Datatype;
 use wanmpi_engine::op::Op;
 use wanmpi_engine::{error::err, ErrorClass, MpiResult};
@@ -21,8 +22,54 @@ use crate::staged::{reduction_view, Staged};
 /// A built schedule and where its result goes.
 pub type Built = (Schedule, Vec<(Range<usize>, Sink)>);
 
-/// Stages input and builds the schedule for (rank, size, seq).
-pub type Plan = Arc<dyn Fn(usize, usize, u32) -> MpiResult<Built> + Send + Sync>;
+/// Where a collective runs: this rank, the number of peers it exchanges
+/// with (the remote group's size on an inter-communicator) and which kind.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    pub rank: usize,
+    pub size: usize,
+    pub inter: bool,
+}
+
+/// Stages input and builds the schedule for a shape and collective number.
+pub type Plan = Arc<dyn Fn(Shape, u32) -> MpiResult<Built> + Send + Sync>;
+
+/// MPI_ROOT: the root's own group of an inter-communicator collective.
+pub const ROOT: i32 = -3;
+
+/// A rank's part in a rooted collective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Root,
+    /// Sends to or receives from the root, an index among the peers.
+    Leaf(usize),
+    /// The root's group other than the root on an inter-communicator.
+    Idle,
+}
+
+/// `root` as the caller gave it: a rank of the communicator, or on an
+/// inter-communicator MPI_ROOT, MPI_PROC_NULL or a rank of the remote group.
+pub fn role(root: i32, sh: Shape) -> MpiResult<Role> {
+    if sh.inter {
+        return match root {
+            ROOT => Ok(Role::Root),
+            crate::reqtable::PROC_NULL => Ok(Role::Idle),
+            r => root_index(r, sh.size).map(Role::Leaf),
+        };
+    }
+    let r = root_index(root, sh.size)?;
+    Ok(if r == sh.rank { Role::Root } else { Role::Leaf(r) })
+}
+
+/// A collective that moves nothing (the idle side of an inter-communicator one).
+pub fn nothing() -> Built {
+    (Schedule::new(vec![vec![]]), vec![])
+}
+
+/// The error of a collective MPI does not define on inter-communicators.
+pub fn intra_only(what: &str) -> MpiResult<Built> {
+    err(ErrorClass::Comm, format!("{what} is not defined on inter-communicators"))
+}
 
 /// A user buffer captured by a plan: its address, count and datatype.
 #[derive(Clone)]
@@ -45,11 +92,10 @@ impl UBuf {
 /// the schedule's first round posted.
 pub(crate) fn launch(st: &mut State, comm: CommId, plan: &Plan) -> MpiResult<Entry> {
     let c = comm_ref(st, comm)?;
-    if c.is_inter() {
-        return err(ErrorClass::Comm, "collectives on inter-communicators are not supported");
-    }
-    let (rank, size, ctx, group, seq) = (c.rank, c.size(), c.coll_ctx(), Arc::clone(&c.group), c.coll_seq);
-    let (s, sinks) = plan(rank, size, seq)?;
+    // The schedule's peers: the remote group on an inter-communicator.
+    let group = Arc::clone(c.peer_group());
+    let (shape, ctx, seq) = (Shape { rank: c.rank, size: group.size(), inter: c.is_inter() }, c.coll_ctx(), c.coll_seq);
+    let (s, sinks) = plan(shape, seq)?;
     if let Some(c) = st.comms.get_mut(comm) {
         c.coll_seq = c.coll_seq.wrapping_add(1);
     }
@@ -71,10 +117,7 @@ impl Runtime {
     /// A persistent collective: checked now, started by MPI_Start.
     pub(crate) fn init_coll(&self, comm: CommId, plan: Plan) -> MpiResult<Req> {
         let mut st = self.lock();
-        let c = comm_ref(&st, comm)?;
-        if c.is_inter() {
-            return err(ErrorClass::Comm, "collectives on inter-communicators are not supported");
-        }
+        comm_ref(&st, comm)?;
         Ok(st.reqs.insert(Entry::Persistent { spec: PersistentSpec::Coll { comm, plan }, active: None }))
     }
 
@@ -89,7 +132,18 @@ impl Runtime {
 
     /// MPI_Ibarrier / MPI_Barrier_init.
     pub fn ibarrier(&self, comm: CommId, persistent: bool) -> MpiResult<Req> {
-        self.coll_request(comm, Arc::new(|rank, size, seq| Ok((sched::barrier(rank, size, seq), vec![]))), persistent)
+        self.coll_request(
+            comm,
+            Arc::new(|sh: Shape, seq| {
+                if !sh.inter {
+                    return Ok((sched::barrier(sh.rank, sh.size, seq), vec![]));
+                }
+                // Every rank hears from every rank of the other group.
+                let all: Vec<Block> = (0..sh.size).map(|peer| Block { peer, at: 0, len: 0, family: TAG_BARRIER }).collect();
+                Ok((sched::direct(vec![], vec![], &all, &all, &[], seq).map_err(start_error)?, vec![]))
+            }),
+            persistent,
+        )
     }
 
     /// MPI_Ibcast / MPI_Bcast_init.
@@ -101,15 +155,29 @@ impl Runtime {
         let b = UBuf::of(b);
         self.coll_request(
             comm,
-            Arc::new(move |rank, size, seq| {
-                let root = root_index(root, size)?;
+            Arc::new(move |sh: Shape, seq| {
+                let role = role(root, sh)?;
+                if role == Role::Idle {
+                    return Ok(nothing());
+                }
                 // SAFETY: the caller's contract.
                 let stage = unsafe { Staged::output(b.addr as *mut u8, b.count, &b.dt)? };
                 let len = stage.bytes().len();
-                let data = if rank == root { stage.bytes().to_vec() } else { vec![0; len] };
-                let s = sched::bcast(rank, size, data, root, seq).map_err(start_error)?;
-                let sinks = if rank == root { vec![] } else { vec![(0..len, Sink::Whole(stage))] };
-                Ok((s, sinks))
+                let sinks = if role == Role::Root { vec![] } else { vec![(0..len, Sink::Whole(stage))] };
+                let s = match (sh.inter, role) {
+                    // The root sends the other group its data, all at once.
+                    (true, Role::Root) => {
+                        let all: Vec<Block> = (0..sh.size).map(|peer| Block { peer, at: 0, len, family: TAG_BCAST }).collect();
+                        sched::direct(vec![], sinks_free_bytes(b.addr, b.count, &b.dt)?, &all, &[], &[], seq)
+                    }
+                    (true, Role::Leaf(r)) => sched::direct(vec![0; len], vec![], &[], &[Block { peer: r, at: 0, len, family: TAG_BCAST }], &[], seq),
+                    (_, role) => {
+                        let root = if let Role::Leaf(r) = role { r } else { sh.rank };
+                        let data = if role == Role::Root { sinks_free_bytes(b.addr, b.count, &b.dt)? } else { vec![0; len] };
+                        sched::bcast(sh.rank, sh.size, data, root, seq)
+                    }
+                };
+                Ok((s.map_err(start_error)?, sinks))
             }),
             persistent,
         )
@@ -124,11 +192,20 @@ impl Runtime {
         let (recv, op, send) = (UBuf::of(recv), op.clone(), send.map(|p| p as usize));
         self.coll_request(
             comm,
-            Arc::new(move |rank, size, seq| {
+            Arc::new(move |sh: Shape, seq| {
+                if sh.inter && send.is_none() {
+                    return err(ErrorClass::Buffer, "MPI_IN_PLACE is not allowed on inter-communicators");
+                }
                 let (ty, n, input, out) = reduction_args(send, &recv, &op)?;
                 let len = out.bytes().len();
-                let s = sched::allreduce(rank, size, input, n, ty, &op, seq).map_err(start_error)?;
-                Ok((s, vec![(0..len, Sink::Whole(out))]))
+                let s = if sh.inter {
+                    // Each group gets the other group's reduction.
+                    let all: Vec<usize> = (0..sh.size).collect();
+                    sched::fold(out.bytes().to_vec(), input, &all, &all, n, ty, &op, TAG_ALLREDUCE, seq)
+                } else {
+                    sched::allreduce(sh.rank, sh.size, input, n, ty, &op, seq)
+                };
+                Ok((s.map_err(start_error)?, vec![(0..len, Sink::Whole(out))]))
             }),
             persistent,
         )
@@ -143,19 +220,34 @@ impl Runtime {
         let (recv, op, send) = (UBuf::of(recv), op.clone(), send.map(|p| p as usize));
         self.coll_request(
             comm,
-            Arc::new(move |rank, size, seq| {
-                let root = root_index(root, size)?;
-                if rank != root && send.is_none() {
-                    return err(ErrorClass::Arg, "MPI_IN_PLACE in reduce is only allowed at the root");
+            Arc::new(move |sh: Shape, seq| {
+                let role = role(root, sh)?;
+                if role == Role::Idle {
+                    return Ok(nothing());
+                }
+                // The root of an inter-communicator reduce sends nothing.
+                let sends = !(sh.inter && role == Role::Root);
+                if send.is_none() && sends && role != Role::Root {
+                    return err(ErrorClass::Arg, "MPI_IN_PLACE in reduce is only allowed at the root of an intra-communicator");
                 }
                 let (ty, n) = reduction_view(recv.count, &recv.dt, matches!(op, Op::User { .. }))?;
                 // SAFETY: the caller's contract.
                 let input = match send {
+                    _ if !sends => vec![],
                     Some(p) => unsafe { reduction_buf(Buf::new(p as *mut u8, recv.count, &recv.dt))? }.bytes().to_vec(),
                     None => unsafe { reduction_buf(recv.buf())? }.bytes().to_vec(),
                 };
-                let s = sched::reduce(rank, size, input, n, ty, &op, root, seq).map_err(start_error)?;
-                let sinks = if rank == root {
+                let s = match (sh.inter, role) {
+                    (true, Role::Root) => {
+                        let all: Vec<usize> = (0..sh.size).collect();
+                        let len = unsafe { reduction_buf(recv.buf())? }.bytes().len();
+                        sched::fold(vec![0; len], vec![], &[], &all, n, ty, &op, TAG_REDUCE, seq)
+                    }
+                    (true, Role::Leaf(r)) => sched::fold(vec![], input, &[r], &[], n, ty, &op, TAG_REDUCE, seq),
+                    (_, role) => sched::reduce(sh.rank, sh.size, input, n, ty, &op, if let Role::Leaf(r) = role { r } else { sh.rank }, seq),
+                }
+                .map_err(start_error)?;
+                let sinks = if role == Role::Root {
                     // SAFETY: the caller's contract.
                     let out = unsafe { reduction_buf(recv.buf())? };
                     vec![(0..out.bytes().len(), Sink::Whole(out))]
@@ -177,11 +269,14 @@ impl Runtime {
         let (recv, op, send) = (UBuf::of(recv), op.clone(), send.map(|p| p as usize));
         self.coll_request(
             comm,
-            Arc::new(move |rank, size, seq| {
+            Arc::new(move |sh: Shape, seq| {
+                if sh.inter {
+                    return intra_only("a scan");
+                }
                 let (ty, n, input, out) = reduction_args(send, &recv, &op)?;
                 let prefix = out.bytes().to_vec();
                 let len = prefix.len();
-                let s = sched::scan(rank, size, input, prefix, !exclusive, n, ty, &op, seq).map_err(start_error)?;
+                let s = sched::scan(sh.rank, sh.size, input, prefix, !exclusive, n, ty, &op, seq).map_err(start_error)?;
                 Ok((s, vec![(0..len, Sink::Whole(out))]))
             }),
             persistent,
@@ -213,7 +308,11 @@ impl Runtime {
         let (counts, op, send, recv, dt) = (recvcounts.to_vec(), op.clone(), send.map(|p| p as usize), recv as usize, dt.clone());
         self.coll_request(
             comm,
-            Arc::new(move |rank, size, seq| {
+            Arc::new(move |sh: Shape, seq| {
+                let Shape { rank, size, inter } = sh;
+                if inter {
+                    return intra_only("a reduce-scatter");
+                }
                 let total: usize = counts.iter().sum();
                 let all = UBuf { addr: recv, count: total, dt: dt.clone() };
                 let (ty, n, input, _) = reduction_args(send, &all, &op)?;
@@ -229,6 +328,12 @@ impl Runtime {
             persistent,
         )
     }
+}
+
+/// The root's bcast data, read from its buffer.
+fn sinks_free_bytes(addr: usize, count: usize, dt: &Datatype) -> MpiResult<Vec<u8>> {
+    // SAFETY: the starting call's contract keeps the buffer valid.
+    Ok(unsafe { Staged::input(addr as *const u8, count, dt)? }.bytes().to_vec())
 }
 
 /// A reduction's view of its buffers: basic type, element count, the

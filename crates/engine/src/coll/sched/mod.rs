@@ -26,6 +26,7 @@
 
 mod build;
 mod direct;
+mod fold;
 mod reduce;
 #[cfg(test)]
 mod tests;
@@ -34,6 +35,7 @@ mod tests_more;
 
 pub use build::{allreduce, barrier, bcast};
 pub use direct::{direct, Block, LocalCopy};
+pub use fold::fold;
 pub use reduce::{reduce, scan};
 
 use super::comm::CollError;

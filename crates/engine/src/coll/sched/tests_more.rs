@@ -2,7 +2,7 @@
 //! algorithms and references, on the threaded channel port of `tests.rs`.
 
 use super::tests::{finish, one, run};
-use super::{direct, reduce, scan, Block, LocalCopy};
+use super::{direct, fold, reduce, scan, Block, LocalCopy};
 use crate::coll::tests::{data, ints, mat_bytes, matmul_op, product_of, rank_ints, rank_mats, read_ints, sum, sum_of, MAT_TY, SIZES};
 use crate::coll::CollComm;
 use crate::datatype::BasicType;
@@ -135,4 +135,21 @@ fn blocks_outside_their_buffers_are_refused() {
     assert!(direct(vec![0; 2], vec![0; 2], &[], &[], &[LocalCopy { from: 0, to: 1, len: 2 }], 0).is_err());
     assert!(reduce(0, 2, vec![0; 3], 1, BasicType::Int, &sum(), 0, 0).is_err());
     assert!(reduce(0, 2, vec![0; 4], 1, BasicType::Int, &sum(), 2, 0).is_err());
+}
+
+#[test]
+fn fold_combines_what_came_in_peer_order() {
+    // Ranks 0..3 send to rank 3, which folds them with a non-commutative op.
+    let out = run(4, |rank, p| {
+        let s = if rank == 3 {
+            fold(vec![0; 16], vec![], &[], &[0, 1, 2], 4, MAT_TY, &matmul_op(), 30, 0).unwrap()
+        } else {
+            fold(vec![], mat_bytes(&rank_mats(rank, 1)), &[3], &[], 4, MAT_TY, &matmul_op(), 30, 0).unwrap()
+        };
+        one(p, s)
+    });
+    assert_eq!(out[3], mat_bytes(&product_of(0..3, 1)));
+    // Nothing received: the initial bytes stay.
+    let kept = run(1, |_, p| one(p, fold(vec![5; 4], vec![], &[], &[], 1, BasicType::Int, &sum(), 30, 0).unwrap()));
+    assert_eq!(kept[0], vec![5; 4]);
 }
