@@ -26,7 +26,9 @@ static HOST_VALUE: AtomicI32 = AtomicI32::new(predef::PROC_NULL);
 static IO_VALUE: AtomicI32 = AtomicI32::new(predef::ANY_SOURCE);
 static WTIME_IS_GLOBAL_VALUE: AtomicI32 = AtomicI32::new(0);
 static UNIVERSE_SIZE_VALUE: AtomicI32 = AtomicI32::new(1);
-pub(crate) static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(101);
+/// User error classes and codes come after MPI_ERR_LASTCODE (0x3fffffff),
+/// as MPICH's do: a program may rely on them being above it.
+pub(crate) static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(0x3fff_ffff);
 static APPNUM_VALUE: AtomicI32 = AtomicI32::new(0);
 
 fn predefined(k: c_int) -> Option<&'static AtomicI32> {

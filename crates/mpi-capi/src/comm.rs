@@ -78,6 +78,42 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: c_int, info: c_int, newco
     })
 }
 
+unsafe fn idup(comm: c_int, info: Option<c_int>, newcomm: *mut c_int, req: *mut c_int) -> c_int {
+    call(comm, || {
+        let (o, q) = (out(newcomm, "newcomm")?, out(req, "request")?);
+        let info = info.map(crate::info::get).transpose()?;
+        let (c, r) = rt()?.comm_idup(comm_id(comm)?, info)?;
+        *o = adopt(comm, c, true)?;
+        *q = crate::request::new_request(r, comm, false)?;
+        Ok(())
+    })
+}
+
+/// MPI_Comm_idup: see the runtime's `comm_idup` for when it completes.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup(comm: c_int, newcomm: *mut c_int, req: *mut c_int) -> c_int {
+    idup(comm, None, newcomm, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup_with_info(comm: c_int, info: c_int, newcomm: *mut c_int, req: *mut c_int) -> c_int {
+    idup(comm, Some(info), newcomm, req)
+}
+
+/// MPI_Comm_create_group: collective over the group's members only.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_group(comm: c_int, g: c_int, tag: c_int, newcomm: *mut c_int) -> c_int {
+    call(comm, || {
+        let o = out(newcomm, "newcomm")?;
+        let grp = group(g)?;
+        *o = match rt()?.comm_create_group(comm_id(comm)?, &grp, tag)? {
+            Some(c) => adopt(comm, c, false)?,
+            None => COMM_NULL,
+        };
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> c_int {
     call(comm, || {

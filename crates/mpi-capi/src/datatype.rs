@@ -5,7 +5,7 @@
 use std::ffi::{c_char, c_void};
 use std::os::raw::c_int;
 
-use wanmpi_engine::datatype::{Combiner, DatatypeError};
+use wanmpi_engine::datatype::{Combiner, DatatypeError, F90Kind};
 use wanmpi_runtime::{Datatype, ErrorClass, MpiError};
 
 use crate::args::{count, cstr, datatype, datatype_handle, int, out, slice, slice_mut, write_str};
@@ -282,6 +282,11 @@ fn combiner_code(c: Combiner) -> c_int {
         Combiner::Hindexed => 9,
         Combiner::IndexedBlock => 10,
         Combiner::Struct => 12,
+        Combiner::Subarray => 13,
+        Combiner::Darray => 14,
+        Combiner::F90Real => 15,
+        Combiner::F90Complex => 16,
+        Combiner::F90Integer => 17,
         Combiner::Resized => 18,
         Combiner::HindexedBlock => 19,
     }
@@ -575,7 +580,12 @@ pub unsafe extern "C" fn PMPI_Type_create_subarray(
         let sizes = counts(sizes, n, "array_of_sizes")?;
         let subsizes = counts(subsizes, n, "array_of_subsizes")?;
         let starts = counts(starts, n, "array_of_starts")?;
-        register(newtype, Ok(subarray(&sizes, &subsizes, &starts, order, &datatype(old)?)?))
+        let old = datatype(old)?;
+        // Recorded as given, for MPI_Type_get_envelope/contents.
+        let mut ints = vec![n as i64];
+        ints.extend(sizes.iter().chain(&subsizes).chain(&starts).map(|&v| v as i64));
+        ints.push(order.into());
+        register(newtype, Ok(subarray(&sizes, &subsizes, &starts, order, &old)?.as_subarray(ints, &old)))
     })
 }
 
@@ -675,8 +685,14 @@ pub unsafe extern "C" fn PMPI_Type_create_darray(
         let p = counts(psizes, n, "array_of_psizes")?;
         let d = slice(distribs, n, "array_of_distribs")?;
         let a = slice(dargs, n, "array_of_dargs")?;
-        let t = darray(count(size)?, count(rank)?, &g, d, a, &p, order, &datatype(old)?)?;
-        register(newtype, Ok(t))
+        let old = datatype(old)?;
+        let t = darray(count(size)?, count(rank)?, &g, d, a, &p, order, &old)?;
+        let mut ints = vec![size.into(), rank.into(), n as i64];
+        ints.extend(g.iter().map(|&v| v as i64));
+        ints.extend(d.iter().chain(a).map(|&v| i64::from(v)));
+        ints.extend(p.iter().map(|&v| v as i64));
+        ints.push(order.into());
+        register(newtype, Ok(t.as_darray(ints, &old)))
     })
 }
 
@@ -694,9 +710,17 @@ pub unsafe extern "C" fn PMPI_Type_create_f90_integer(r: c_int, dt: *mut c_int) 
             10..=18 => B::Int64,
             _ => return fail(ErrorClass::Arg, format!("no integer type has a range of 10^{r}")),
         };
-        *o = predef::datatype_handle(b).ok_or_else(|| MpiError::new(ErrorClass::Intern, "a basic type without a handle"))?;
+        *o = f90(b, F90Kind::Integer, vec![r.into()])?;
         Ok(())
     })
+}
+
+/// A handle for the basic type `b` as MPI_Type_create_f90_* made it: its
+/// envelope says F90_* with the parameters asked for (MPI-4.0 §19.1.9).
+fn f90(b: wanmpi_runtime::BasicType, kind: F90Kind, params: Vec<i64>) -> R<c_int> {
+    let mut h = 0;
+    register(&mut h, Ok(Datatype::basic(b).as_f90(kind, params)))?;
+    Ok(h)
 }
 
 /// The real type with precision `p` and range `r` (MPI_UNDEFINED: any).
@@ -721,7 +745,7 @@ fn f90_real(p: c_int, r: c_int) -> R<wanmpi_runtime::BasicType> {
 pub unsafe extern "C" fn PMPI_Type_create_f90_real(p: c_int, r: c_int, dt: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let o = out(dt, "newtype")?;
-        *o = predef::datatype_handle(f90_real(p, r)?).ok_or_else(|| MpiError::new(ErrorClass::Intern, "a basic type without a handle"))?;
+        *o = f90(f90_real(p, r)?, F90Kind::Real, vec![p.into(), r.into()])?;
         Ok(())
     })
 }
@@ -736,7 +760,7 @@ pub unsafe extern "C" fn PMPI_Type_create_f90_complex(p: c_int, r: c_int, dt: *m
             B::Double => B::CDoubleComplex,
             _ => B::CLongDoubleComplex,
         };
-        *o = predef::datatype_handle(b).ok_or_else(|| MpiError::new(ErrorClass::Intern, "a basic type without a handle"))?;
+        *o = f90(b, F90Kind::Complex, vec![p.into(), r.into()])?;
         Ok(())
     })
 }

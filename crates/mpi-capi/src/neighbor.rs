@@ -353,3 +353,238 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init(
 ) -> c_int {
     alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Init(req))
 }
+
+// The large-count (`_c`) forms whose count arrays have one entry per
+// neighbour: the arrays are narrowed to ints (MPI_ERR_COUNT when a value
+// does not fit) and the int form runs. Their length is the in- or
+// out-degree, which only the topology knows, so they are written here
+// rather than generated.
+
+/// (in-degree, out-degree) of this rank on `comm`'s topology (0, 0 when it has none:
+/// the int form then reports the error).
+fn degrees(comm: c_int) -> (c_int, c_int) {
+    neighbours(comm).map_or((0, 0), |(_, n)| (n.sources.len() as c_int, n.dests.len() as c_int))
+}
+
+/// `len` values of a large-count array as ints, or MPI_ERR_COUNT naming the call.
+unsafe fn ints(p: *const c_long, len: c_int, call: &str, what: &str) -> Result<Vec<c_int>, c_int> {
+    crate::large_count::narrow_array(p, len).ok_or_else(|| crate::unsupported::too_large(call, what))
+}
+
+/// A large-count scalar as an int, or MPI_ERR_COUNT naming the call.
+fn int(v: c_long, call: &str, what: &str) -> Result<c_int, c_int> {
+    crate::unsupported::narrow(v).ok_or_else(|| crate::unsupported::too_large(call, what))
+}
+
+/// Runs `f` on the narrowed values, or returns the narrowing's error code.
+fn narrowed(r: Result<c_int, c_int>) -> c_int {
+    r.unwrap_or_else(|code| code)
+}
+
+// MPI_Neighbor_allgatherv_c's C arguments plus its form.
+#[allow(clippy::too_many_arguments)]
+unsafe fn allgatherv_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    ds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+    form: Form,
+    call: &str,
+) -> c_int {
+    narrowed((|| {
+        let (indeg, _) = degrees(comm);
+        let (sc, rcs, ds) = (int(sc, call, "sendcount")?, ints(rcs, indeg, call, "recvcounts")?, ints(ds, indeg, call, "displs")?);
+        Ok(blocks(s, Side::Same(sc), sdt, r, Side::Each(rcs.as_ptr(), ds.as_ptr()), rdt, comm, form))
+    })())
+}
+
+// MPI_Neighbor_alltoallv_c's C arguments plus its form.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallv_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+    form: Form,
+    call: &str,
+) -> c_int {
+    narrowed((|| {
+        let (indeg, outdeg) = degrees(comm);
+        let (scs, sds) = (ints(scs, outdeg, call, "sendcounts")?, ints(sds, outdeg, call, "sdispls")?);
+        let (rcs, rds) = (ints(rcs, indeg, call, "recvcounts")?, ints(rds, indeg, call, "rdispls")?);
+        let (ss, rs) = (Side::Each(scs.as_ptr(), sds.as_ptr()), Side::Each(rcs.as_ptr(), rds.as_ptr()));
+        Ok(blocks(s, ss, sdt, r, rs, rdt, comm, form))
+    })())
+}
+
+// MPI_Neighbor_alltoallw_c's C arguments plus its form.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rts: *const c_int,
+    comm: c_int,
+    form: Form,
+    call: &str,
+) -> c_int {
+    narrowed((|| {
+        let (indeg, outdeg) = degrees(comm);
+        let (scs, rcs) = (ints(scs, outdeg, call, "sendcounts")?, ints(rcs, indeg, call, "recvcounts")?);
+        Ok(alltoallw(s, scs.as_ptr(), sds, sts, r, rcs.as_ptr(), rds, rts, comm, form))
+    })())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    ds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+) -> c_int {
+    allgatherv_c(s, sc, sdt, r, rcs, ds, rdt, comm, Form::Blocking, "MPI_Neighbor_allgatherv_c")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    ds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    allgatherv_c(s, sc, sdt, r, rcs, ds, rdt, comm, Form::Start(req), "MPI_Ineighbor_allgatherv_c")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    ds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    allgatherv_c(s, sc, sdt, r, rcs, ds, rdt, comm, Form::Init(req), "MPI_Neighbor_allgatherv_init_c")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+) -> c_int {
+    alltoallv_c(s, scs, sds, sdt, r, rcs, rds, rdt, comm, Form::Blocking, "MPI_Neighbor_alltoallv_c")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    alltoallv_c(s, scs, sds, sdt, r, rcs, rds, rdt, comm, Form::Start(req), "MPI_Ineighbor_alltoallv_c")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    alltoallv_c(s, scs, sds, sdt, r, rcs, rds, rdt, comm, Form::Init(req), "MPI_Neighbor_alltoallv_init_c")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rts: *const c_int,
+    comm: c_int,
+) -> c_int {
+    alltoallw_c(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Blocking, "MPI_Neighbor_alltoallw_c")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rts: *const c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    alltoallw_c(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Start(req), "MPI_Ineighbor_alltoallw_c")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rts: *const c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    alltoallw_c(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Init(req), "MPI_Neighbor_alltoallw_init_c")
+}

@@ -139,6 +139,53 @@ pub unsafe extern "C" fn PMPI_Sendrecv(
     })
 }
 
+/// MPI_Isendrecv (MPI-4.0 §3.10): one request for both halves.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv(
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: c_int,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    call(comm, || {
+        let o = out(req, "request")?;
+        let (s, r) = (decode(sbuf, scount, sdt)?, decode(rbuf, rcount, rdt)?);
+        let q = rt()?.isendrecv((sbuf as *const u8, s.n, &s.dt), dest, stag, (rbuf as *mut u8, r.n, &r.dt), source, rtag, comm_id(comm)?)?;
+        *o = new_request(q, comm, false)?;
+        Ok(())
+    })
+}
+
+/// MPI_Isendrecv_replace (MPI-4.0 §3.10).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_replace(
+    buf: *mut c_void,
+    c: c_int,
+    dt: c_int,
+    dest: c_int,
+    stag: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    call(comm, || {
+        let o = out(req, "request")?;
+        let a = decode(buf, c, dt)?;
+        let q = rt()?.isendrecv_replace(buf as *mut u8, a.n, &a.dt, dest, stag, source, rtag, comm_id(comm)?)?;
+        *o = new_request(q, comm, false)?;
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Sendrecv_replace(
     buf: *mut c_void,

@@ -482,26 +482,6 @@ pub unsafe extern "C" fn PMPI_Comm_create_from_group(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_group(comm: c_int, _group: c_int, _tag: c_int, newcomm: *mut c_int) -> c_int {
-    null_out(newcomm, predef::COMM_NULL);
-    unsupported("MPI_Comm_create_group", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_idup(comm: c_int, newcomm: *mut c_int, request: *mut c_int) -> c_int {
-    null_out(newcomm, predef::COMM_NULL);
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Comm_idup", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_idup_with_info(comm: c_int, _info: c_int, newcomm: *mut c_int, request: *mut c_int) -> c_int {
-    null_out(newcomm, predef::COMM_NULL);
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Comm_idup_with_info", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_join(_fd: c_int, intercomm: *mut c_int) -> c_int {
     null_out(intercomm, predef::COMM_NULL);
     unsupported("MPI_Comm_join", predef::COMM_WORLD)
@@ -1728,39 +1708,6 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgather_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv_c(
-    sendbuf: *const c_void,
-    sendcount: c_long,
-    sendtype: c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_void,
-    displs: *const c_void,
-    recvtype: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Ineighbor_allgatherv_c", "sendcount") };
-    let len = large_count::group_len(comm);
-    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
-        return too_large("MPI_Ineighbor_allgatherv_c", "recvcounts");
-    };
-    let Some(displs_int) = large_count::narrow_array(displs as *const c_long, len) else {
-        return too_large("MPI_Ineighbor_allgatherv_c", "displs");
-    };
-    crate::neighbor::PMPI_Ineighbor_allgatherv(
-        sendbuf as _,
-        sendcount,
-        sendtype as _,
-        recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts),
-        large_count::array_arg(&displs_int, displs),
-        recvtype as _,
-        comm as _,
-        request as _,
-    )
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoall_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -1774,82 +1721,6 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoall_c(
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Ineighbor_alltoall_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Ineighbor_alltoall_c", "recvcount") };
     crate::neighbor::PMPI_Ineighbor_alltoall(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv_c(
-    sendbuf: *const c_void,
-    sendcounts: *const c_void,
-    sdispls: *const c_void,
-    sendtype: c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_void,
-    rdispls: *const c_void,
-    recvtype: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let len = large_count::group_len(comm);
-    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
-        return too_large("MPI_Ineighbor_alltoallv_c", "sendcounts");
-    };
-    let Some(sdispls_int) = large_count::narrow_array(sdispls as *const c_long, send_len) else {
-        return too_large("MPI_Ineighbor_alltoallv_c", "sdispls");
-    };
-    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
-        return too_large("MPI_Ineighbor_alltoallv_c", "recvcounts");
-    };
-    let Some(rdispls_int) = large_count::narrow_array(rdispls as *const c_long, len) else {
-        return too_large("MPI_Ineighbor_alltoallv_c", "rdispls");
-    };
-    crate::neighbor::PMPI_Ineighbor_alltoallv(
-        sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts),
-        large_count::array_arg(&sdispls_int, sdispls),
-        sendtype as _,
-        recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts),
-        large_count::array_arg(&rdispls_int, rdispls),
-        recvtype as _,
-        comm as _,
-        request as _,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw_c(
-    sendbuf: *const c_void,
-    sendcounts: *const c_void,
-    sdispls: *const c_void,
-    sendtypes: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_void,
-    rdispls: *const c_void,
-    recvtypes: *const c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let len = large_count::group_len(comm);
-    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };
-    let Some(sendcounts_int) = large_count::narrow_array(sendcounts as *const c_long, send_len) else {
-        return too_large("MPI_Ineighbor_alltoallw_c", "sendcounts");
-    };
-    let Some(recvcounts_int) = large_count::narrow_array(recvcounts as *const c_long, len) else {
-        return too_large("MPI_Ineighbor_alltoallw_c", "recvcounts");
-    };
-    crate::neighbor::PMPI_Ineighbor_alltoallw(
-        sendbuf as _,
-        large_count::array_arg(&sendcounts_int, sendcounts),
-        sdispls as _,
-        sendtypes as _,
-        recvbuf as _,
-        large_count::array_arg(&recvcounts_int, recvcounts),
-        rdispls as _,
-        recvtypes as _,
-        comm as _,
-        request as _,
-    )
 }
 
 #[no_mangle]
@@ -2031,25 +1902,6 @@ pub unsafe extern "C" fn PMPI_Isend_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Isendrecv(
-    _sendbuf: *const c_void,
-    _sendcount: c_int,
-    _sendtype: c_int,
-    _dest: c_int,
-    _sendtag: c_int,
-    _recvbuf: *mut c_void,
-    _recvcount: c_int,
-    _recvtype: c_int,
-    _source: c_int,
-    _recvtag: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Isendrecv", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Isendrecv_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -2066,7 +1918,7 @@ pub unsafe extern "C" fn PMPI_Isendrecv_c(
 ) -> c_int {
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Isendrecv_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Isendrecv_c", "recvcount") };
-    PMPI_Isendrecv(
+    crate::p2p::PMPI_Isendrecv(
         sendbuf as _,
         sendcount,
         sendtype as _,
@@ -2083,22 +1935,6 @@ pub unsafe extern "C" fn PMPI_Isendrecv_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Isendrecv_replace(
-    _buf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _dest: c_int,
-    _sendtag: c_int,
-    _source: c_int,
-    _recvtag: c_int,
-    comm: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Isendrecv_replace", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Isendrecv_replace_c(
     buf: *mut c_void,
     count: c_long,
@@ -2111,7 +1947,7 @@ pub unsafe extern "C" fn PMPI_Isendrecv_replace_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Isendrecv_replace_c", "count") };
-    PMPI_Isendrecv_replace(buf as _, count, datatype as _, dest as _, sendtag as _, source as _, recvtag as _, comm as _, request as _)
+    crate::p2p::PMPI_Isendrecv_replace(buf as _, count, datatype as _, dest as _, sendtag as _, source as _, recvtag as _, comm as _, request as _)
 }
 
 #[no_mangle]
@@ -2182,37 +2018,6 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgather_init_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_c(
-    _sendbuf: *const c_void,
-    _sendcount: c_long,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _displs: *const c_void,
-    _recvtype: c_int,
-    comm: c_int,
-) -> c_int {
-    unsupported("MPI_Neighbor_allgatherv_c", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init_c(
-    _sendbuf: *const c_void,
-    _sendcount: c_long,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _displs: *const c_void,
-    _recvtype: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Neighbor_allgatherv_init_c", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoall_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -2252,72 +2057,6 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init_c(
         info as _,
         request as _,
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtype: c_int,
-    comm: c_int,
-) -> c_int {
-    unsupported("MPI_Neighbor_alltoallv_c", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtype: c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtype: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Neighbor_alltoallv_init_c", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtypes: *const c_int,
-    comm: c_int,
-) -> c_int {
-    unsupported("MPI_Neighbor_alltoallw_c", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init_c(
-    _sendbuf: *const c_void,
-    _sendcounts: *const c_void,
-    _sdispls: *const c_void,
-    _sendtypes: *const c_int,
-    _recvbuf: *mut c_void,
-    _recvcounts: *const c_void,
-    _rdispls: *const c_void,
-    _recvtypes: *const c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Neighbor_alltoallw_init_c", comm)
 }
 
 #[no_mangle]

@@ -57,6 +57,11 @@ fn inter_communicator_collectives() {
 }
 
 #[test]
+fn mpi4_calls() {
+    suite("mpi4", &[1, 2, 3]);
+}
+
+#[test]
 fn large_count_calls() {
     suite("large_count", &[1, 2, 3]);
 }

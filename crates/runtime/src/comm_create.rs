@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use wanmpi_engine::coll;
+use wanmpi_engine::coll::{self, CollComm, CollError, RecvItem, SendItem};
 use wanmpi_engine::datatype::BasicType;
 use wanmpi_engine::op::{Op, PredefOp};
 use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
@@ -41,7 +41,7 @@ fn from_u32s(b: &[u8]) -> Vec<u32> {
 
 impl Runtime {
     /// AND-reduces the free-context bitmaps over `a`'s group.
-    fn agreed_mask(&self, a: &mut CollAdapter<'_>) -> MpiResult<Vec<u64>> {
+    fn agreed_mask(&self, a: &mut dyn CollComm) -> MpiResult<Vec<u64>> {
         let mine = mask_bytes(&self.lock().contexts.mask());
         let mut out = vec![0u8; mine.len()];
         coll::allreduce(a, Some(&mine), &mut out, WORDS, BasicType::Uint64, &Op::Predef(PredefOp::Band)).map_err(coll_error)?;
@@ -117,6 +117,21 @@ impl Runtime {
         Ok(self.install(&mut st, c, info))
     }
 
+    /// MPI_Comm_idup / MPI_Comm_idup_with_info (`None`: the parent's info).
+    /// The duplicate is agreed at once, as MPI_Comm_dup does, and the
+    /// request is complete from the start: a program that posts the idup on
+    /// every rank before waiting on anything else (the usual pattern) sees
+    /// no difference; one whose ranks wait on each other between idup and
+    /// its completion would block here.
+    pub fn comm_idup(&self, comm: CommId, info: Option<Info>) -> MpiResult<(CommId, crate::reqtable::Req)> {
+        let c = match info {
+            Some(i) => self.comm_dup_with_info(comm, i)?,
+            None => self.comm_dup(comm)?,
+        };
+        let r = self.lock().reqs.insert(crate::reqtable::Entry::Done(crate::reqtable::Status::empty()));
+        Ok((c, r))
+    }
+
     /// MPI_Comm_split: `None` for MPI_UNDEFINED colors.
     pub fn comm_split(&self, comm: CommId, color: i32, key: i32) -> MpiResult<Option<CommId>> {
         if color < 0 && color != UNDEFINED {
@@ -158,6 +173,33 @@ impl Runtime {
         let mut st = self.lock();
         let pair = Self::take_lowest(&mut st, &mask)?;
         Ok(Some(self.install(&mut st, Comm::new(Arc::new(group.clone()), None, rank, pair, String::new()), Info::default())))
+    }
+
+    /// MPI_Comm_create_group (MPI-4.0 §7.4.2): collective over the members
+    /// of `group` only, told apart from other such calls on `comm` by `tag`.
+    /// `None` when this process is not in `group` (a local call then).
+    pub fn comm_create_group(&self, comm: CommId, group: &Group, tag: i32) -> MpiResult<Option<CommId>> {
+        if !(0..=crate::reqtable::TAG_UB).contains(&tag) {
+            return err(ErrorClass::Tag, format!("tag {tag} is negative"));
+        }
+        let (parent, ctx) = {
+            let st = self.lock();
+            let c = comm_ref(&st, comm)?;
+            if c.is_inter() {
+                return err(ErrorClass::Comm, "MPI_Comm_create_group needs an intra-communicator");
+            }
+            (Arc::clone(&c.group), c.coll_ctx())
+        };
+        if group.members().iter().any(|w| parent.rank_of(*w).is_none()) {
+            return err(ErrorClass::Group, "the group is not a subset of the communicator's group");
+        }
+        let Some(rank) = group.rank_of(self.rank) else { return Ok(None) };
+        let members = Arc::new(group.clone());
+        let inner = CollAdapter { rt: self, group: Arc::clone(&members), ctx, rank, size: members.size() };
+        let mask = self.agreed_mask(&mut Tagged { inner, tag })?;
+        let mut st = self.lock();
+        let pair = Self::take_lowest(&mut st, &mask)?;
+        Ok(Some(self.install(&mut st, Comm::new(members, None, rank, pair, String::new()), Info::default())))
     }
 
     /// MPI_Comm_free.
@@ -326,4 +368,38 @@ impl Runtime {
 fn swap(x: &mut CollAdapter<'_>, mine: &[u8], theirs: &mut [u8], tag: i32) -> MpiResult<()> {
     use wanmpi_engine::coll::{CollComm, RecvItem, SendItem};
     x.exchange(&[SendItem { buf: mine, peer: 1, tag }], &mut [RecvItem { buf: theirs, peer: 1, tag }]).map_err(coll_error)
+}
+
+/// The collective traffic of one MPI_Comm_create_group call: the blocking
+/// algorithms' tags moved into a negative range of their own for the
+/// user's `tag`, so concurrent calls on one communicator (different tags,
+/// overlapping groups) and the communicator's own collectives never match
+/// each other's messages.
+struct Tagged<'a> {
+    inner: CollAdapter<'a>,
+    tag: i32,
+}
+
+impl Tagged<'_> {
+    fn map(&self, t: i32) -> i32 {
+        // Blocking algorithms' tags are below 4096.
+        -(1 + (self.tag % (1 << 18)) * 4096 + t.rem_euclid(4096))
+    }
+}
+
+impl CollComm for Tagged<'_> {
+    fn rank(&self) -> usize {
+        self.inner.rank()
+    }
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+    fn site_of(&self, rank: usize) -> usize {
+        self.inner.site_of(rank)
+    }
+    fn exchange(&mut self, sends: &[SendItem<'_>], recvs: &mut [RecvItem<'_>]) -> Result<(), CollError> {
+        let sends: Vec<SendItem<'_>> = sends.iter().map(|s| SendItem { buf: s.buf, peer: s.peer, tag: self.map(s.tag) }).collect();
+        let mut recvs: Vec<RecvItem<'_>> = recvs.iter_mut().map(|r| RecvItem { buf: &mut *r.buf, peer: r.peer, tag: self.map(r.tag) }).collect();
+        self.inner.exchange(&sends, &mut recvs)
+    }
 }

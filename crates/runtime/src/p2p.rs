@@ -228,6 +228,14 @@ fn test_entry(st: &mut State, e: &mut Entry) -> MpiResult<Option<Status>> {
         }
         // Progress completes a collective (`icoll::advance`).
         Entry::Coll(_) => Ok(None),
+        Entry::Pair { send, recv } => {
+            let (s, r) = (test_entry(st, send)?, test_entry(st, recv)?);
+            Ok(match (s, r) {
+                // A failed send is the pair's error when the receive went well.
+                (Some(s), Some(r)) => Some(if r.error.is_none() && s.error.is_some() { Status { error: s.error, ..r } } else { r }),
+                _ => None,
+            })
+        }
         Entry::Persistent { active: None, .. } => Ok(Some(Status::empty())),
         Entry::Persistent { active: Some(inner), .. } => {
             let r = test_entry(st, inner)?;
@@ -278,6 +286,7 @@ fn peek_locked(st: &mut State, r: Req) -> MpiResult<bool> {
             Entry::Done(_) | Entry::Persistent { active: None, .. } => Ok(true),
             Entry::Active { id, .. } => st.engine.is_complete(*id),
             Entry::Coll(_) => Ok(false),
+            Entry::Pair { send, recv } => Ok(peek(st, send)? && peek(st, recv)?),
             Entry::Persistent { active: Some(inner), .. } => peek(st, inner),
         }
     }
@@ -367,6 +376,66 @@ impl Runtime {
         let r = st.reqs.insert(e);
         self.progress(&mut st)?;
         Ok(r)
+    }
+
+    /// MPI_Isendrecv: both posted at once, one request.
+    ///
+    /// # Safety
+    /// Both buffers must stay valid until the request completes.
+    // MPI_Isendrecv's argument list.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn isendrecv(
+        &self,
+        send: (*const u8, usize, &Datatype),
+        dest: i32,
+        sendtag: i32,
+        recv: (*mut u8, usize, &Datatype),
+        source: i32,
+        recvtag: i32,
+        comm: CommId,
+    ) -> MpiResult<Req> {
+        let mut st = self.lock();
+        let r = irecv_locked(&mut st, recv.0, recv.1, recv.2, source, recvtag, comm, false)?;
+        let s = isend_locked(&mut st, send.0, send.1, send.2, dest, sendtag, comm, SendMode::Standard, false)?;
+        let req = st.reqs.insert(Entry::Pair { send: Box::new(s), recv: Box::new(r) });
+        self.progress(&mut st)?;
+        Ok(req)
+    }
+
+    /// MPI_Isendrecv_replace: the outgoing data is packed first (the engine
+    /// owns that copy), so the receive may land in the same buffer.
+    ///
+    /// # Safety
+    /// `buf` must stay valid until the request completes.
+    // MPI_Isendrecv_replace's argument list.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn isendrecv_replace(
+        &self,
+        buf: *mut u8,
+        count: usize,
+        dt: &Datatype,
+        dest: i32,
+        sendtag: i32,
+        source: i32,
+        recvtag: i32,
+        comm: CommId,
+    ) -> MpiResult<Req> {
+        check_datatype(dt)?;
+        let mut packed = Vec::new();
+        dt.pack(buf, count, &mut packed);
+        let byte = Datatype::basic(wanmpi_engine::datatype::BasicType::Byte);
+        let mut st = self.lock();
+        let r = irecv_locked(&mut st, buf, count, dt, source, recvtag, comm, false)?;
+        let s = match check_send(&st, packed.as_ptr(), packed.len(), &byte, dest, sendtag, comm, SendMode::Standard, false)? {
+            Some(CheckedSend { world, ctx, .. }) => {
+                let id = st.engine.isend(world, ctx, sendtag, SendData::Owned(packed), EngineMode::Standard)?;
+                Entry::Active { id, group: None, unpack: None }
+            }
+            None => Entry::Done(Status::proc_null()),
+        };
+        let req = st.reqs.insert(Entry::Pair { send: Box::new(s), recv: Box::new(r) });
+        self.progress(&mut st)?;
+        Ok(req)
     }
 
     /// MPI_Test.
@@ -547,6 +616,10 @@ fn free_entry(st: &mut State, e: Entry) -> MpiResult<()> {
             st.engine.free(id)
         }
         Entry::Persistent { active: Some(inner), .. } => free_entry(st, *inner),
+        Entry::Pair { send, recv } => {
+            free_entry(st, *send)?;
+            free_entry(st, *recv)
+        }
         Entry::Coll(mut c) => {
             // A freed collective still runs to its end (its peers need it).
             c.freed = true;

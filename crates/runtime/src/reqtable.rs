@@ -104,6 +104,8 @@ pub enum Entry {
     },
     /// Complete from the start (MPI_PROC_NULL, buffered sends).
     Done(Status),
+    /// MPI_Isendrecv(_replace): complete when both are; the receive's status.
+    Pair { send: Box<Entry>, recv: Box<Entry> },
     /// A nonblocking collective still running (`icoll`).
     Coll(Box<crate::icoll::CollReq>),
     /// A persistent request; `active` while started.

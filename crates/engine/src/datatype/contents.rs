@@ -8,15 +8,75 @@ use super::{BasicType, Combiner, Datatype};
 pub(crate) enum Args {
     Named(BasicType),
     Dup(Datatype),
-    Contiguous { count: usize, old: Datatype },
-    Vector { count: usize, blocklen: usize, stride: isize, old: Datatype },
-    Hvector { count: usize, blocklen: usize, stride: isize, old: Datatype },
-    Indexed { blocklens: Vec<usize>, displs: Vec<isize>, old: Datatype },
-    Hindexed { blocklens: Vec<usize>, displs: Vec<isize>, old: Datatype },
-    IndexedBlock { blocklen: usize, displs: Vec<isize>, old: Datatype },
-    HindexedBlock { blocklen: usize, displs: Vec<isize>, old: Datatype },
-    Struct { blocklens: Vec<usize>, displs: Vec<isize>, types: Vec<Datatype> },
-    Resized { lb: isize, extent: isize, old: Datatype },
+    Contiguous {
+        count: usize,
+        old: Datatype,
+    },
+    Vector {
+        count: usize,
+        blocklen: usize,
+        stride: isize,
+        old: Datatype,
+    },
+    Hvector {
+        count: usize,
+        blocklen: usize,
+        stride: isize,
+        old: Datatype,
+    },
+    Indexed {
+        blocklens: Vec<usize>,
+        displs: Vec<isize>,
+        old: Datatype,
+    },
+    Hindexed {
+        blocklens: Vec<usize>,
+        displs: Vec<isize>,
+        old: Datatype,
+    },
+    IndexedBlock {
+        blocklen: usize,
+        displs: Vec<isize>,
+        old: Datatype,
+    },
+    HindexedBlock {
+        blocklen: usize,
+        displs: Vec<isize>,
+        old: Datatype,
+    },
+    Struct {
+        blocklens: Vec<usize>,
+        displs: Vec<isize>,
+        types: Vec<Datatype>,
+    },
+    Resized {
+        lb: isize,
+        extent: isize,
+        old: Datatype,
+    },
+    /// MPI_Type_create_subarray's integers: ndims, sizes, subsizes, starts, order.
+    Subarray {
+        ints: Vec<i64>,
+        old: Datatype,
+    },
+    /// MPI_Type_create_darray's integers: size, rank, ndims, gsizes, distribs, dargs, psizes, order.
+    Darray {
+        ints: Vec<i64>,
+        old: Datatype,
+    },
+    /// MPI_Type_create_f90_*: (p, r) for real and complex, (r) for integer.
+    F90 {
+        kind: F90Kind,
+        ints: Vec<i64>,
+    },
+}
+
+/// Which MPI_Type_create_f90_* made a type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum F90Kind {
+    Real,
+    Complex,
+    Integer,
 }
 
 /// Counts were checked to fit `isize` by the constructors.
@@ -46,6 +106,11 @@ impl Args {
             Args::HindexedBlock { .. } => Combiner::HindexedBlock,
             Args::Struct { .. } => Combiner::Struct,
             Args::Resized { .. } => Combiner::Resized,
+            Args::Subarray { .. } => Combiner::Subarray,
+            Args::Darray { .. } => Combiner::Darray,
+            Args::F90 { kind: F90Kind::Real, .. } => Combiner::F90Real,
+            Args::F90 { kind: F90Kind::Complex, .. } => Combiner::F90Complex,
+            Args::F90 { kind: F90Kind::Integer, .. } => Combiner::F90Integer,
         }
     }
 
@@ -80,11 +145,30 @@ impl Args {
                 (i, displs.clone(), types.clone())
             }
             Args::Resized { lb, extent, old } => (vec![], vec![*lb, *extent], vec![old.clone()]),
+            Args::Subarray { ints, old } | Args::Darray { ints, old } => (ints.clone(), vec![], vec![old.clone()]),
+            Args::F90 { ints, .. } => (ints.clone(), vec![], vec![]),
         }
     }
 }
 
 impl Datatype {
+    /// This type (built from simpler constructors) recorded as
+    /// MPI_Type_create_subarray(`ints`, `old`) made it.
+    pub fn as_subarray(&self, ints: Vec<i64>, old: &Datatype) -> Datatype {
+        self.relabel(Args::Subarray { ints, old: old.clone() })
+    }
+
+    /// This type recorded as MPI_Type_create_darray(`ints`, `old`) made it.
+    pub fn as_darray(&self, ints: Vec<i64>, old: &Datatype) -> Datatype {
+        self.relabel(Args::Darray { ints, old: old.clone() })
+    }
+
+    /// The basic type `self` recorded as MPI_Type_create_f90_* made it:
+    /// predefined, as MPI says, but with its own combiner and parameters.
+    pub fn as_f90(&self, kind: F90Kind, ints: Vec<i64>) -> Datatype {
+        self.relabel(Args::F90 { kind, ints })
+    }
+
     /// MPI_Type_get_envelope: (num_integers, num_addresses, num_datatypes, combiner).
     pub fn envelope(&self) -> (usize, usize, usize, Combiner) {
         let (i, a, d) = self.inner().args.decode();

@@ -37,6 +37,7 @@ mod value;
 mod tests;
 
 pub use basic::{BasicType, OpClass};
+pub use contents::F90Kind;
 pub use value::Datatype;
 
 /// Errors of the datatype constructors (MPI error class noted per variant).
@@ -71,4 +72,9 @@ pub enum Combiner {
     HindexedBlock,
     Struct,
     Resized,
+    Subarray,
+    Darray,
+    F90Real,
+    F90Complex,
+    F90Integer,
 }

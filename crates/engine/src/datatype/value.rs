@@ -89,9 +89,16 @@ impl Datatype {
     /// MPI_Type_dup: the same typemap and committed state, a new identity,
     /// an empty name.
     pub fn dup(&self) -> Datatype {
+        self.relabel(Args::Dup(self.clone()))
+    }
+
+    /// The same typemap recorded as made by another constructor: a
+    /// subarray or darray built from simpler types, an F90 type that is a
+    /// basic one (what MPI_Type_get_envelope reports).
+    pub(crate) fn relabel(&self, args: Args) -> Datatype {
         let inner = &self.0;
         Datatype(Arc::new(Inner {
-            args: Args::Dup(self.clone()),
+            args,
             span: inner.span,
             lb: inner.lb,
             extent: inner.extent,

@@ -16,7 +16,11 @@ pub fn entries(t: &Datatype) -> Vec<(isize, BasicType)> {
         }
     };
     match t.combiner() {
-        Combiner::Named => return vec![(0, t.basic_kind().expect("named types are basic"))],
+        Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer => {
+            return vec![(0, t.basic_kind().expect("named types are basic"))]
+        }
+        // Recorded over simpler constructors (the C API builds them): not decoded here.
+        Combiner::Subarray | Combiner::Darray => unreachable!("the engine makes no subarray or darray itself"),
         Combiner::Dup | Combiner::Resized => put(0, &types[0], 1),
         Combiner::Contiguous => put(0, &types[0], n(0)),
         Combiner::Vector => {
