@@ -35,6 +35,7 @@ pub mod datatype;
 pub mod env;
 pub mod errhandler;
 pub mod graph;
+pub mod grequest;
 pub mod group;
 pub mod icoll;
 pub mod info;

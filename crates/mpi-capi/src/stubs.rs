@@ -1416,23 +1416,6 @@ pub unsafe extern "C" fn PMPI_Get_elements_c(status: *const c_void, datatype: c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Grequest_complete(_request: c_int) -> c_int {
-    unsupported("MPI_Grequest_complete", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Grequest_start(
-    _query_fn: *mut c_void,
-    _free_fn: *mut c_void,
-    _cancel_fn: *mut c_void,
-    _extra_state: *mut c_void,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Grequest_start", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_from_session_pset(_session: c_int, _pset_name: *const c_void, newgroup: *mut c_int) -> c_int {
     null_out(newgroup, predef::GROUP_NULL);
     unsupported("MPI_Group_from_session_pset", predef::COMM_WORLD)

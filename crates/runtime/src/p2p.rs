@@ -228,6 +228,7 @@ fn test_entry(st: &mut State, e: &mut Entry) -> MpiResult<Option<Status>> {
         }
         // Progress completes a collective (`icoll::advance`).
         Entry::Coll(_) => Ok(None),
+        Entry::Generalized(g) => Ok(g.finish().inspect(|s| *e = Entry::Done(s.clone()))),
         Entry::Pair { send, recv } => {
             let (s, r) = (test_entry(st, send)?, test_entry(st, recv)?);
             Ok(match (s, r) {
@@ -286,6 +287,7 @@ fn peek_locked(st: &mut State, r: Req) -> MpiResult<bool> {
             Entry::Done(_) | Entry::Persistent { active: None, .. } => Ok(true),
             Entry::Active { id, .. } => st.engine.is_complete(*id),
             Entry::Coll(_) => Ok(false),
+            Entry::Generalized(g) => Ok(g.complete),
             Entry::Pair { send, recv } => Ok(peek(st, send)? && peek(st, recv)?),
             Entry::Persistent { active: Some(inner), .. } => peek(st, inner),
         }
@@ -552,6 +554,11 @@ impl Runtime {
                 _ => None,
             }
         }
+        if let Some(Entry::Generalized(g)) = st.reqs.get_mut(r) {
+            let complete = g.complete;
+            (g.cancel)(complete);
+            return Ok(());
+        }
         let e = st.reqs.get(r).ok_or_else(|| MpiError::new(ErrorClass::Request, "request handle is not valid"))?;
         if let Some(id) = id_of(e) {
             st.engine.cancel(id)?;
@@ -616,6 +623,14 @@ fn free_entry(st: &mut State, e: Entry) -> MpiResult<()> {
             st.engine.free(id)
         }
         Entry::Persistent { active: Some(inner), .. } => free_entry(st, *inner),
+        Entry::Generalized(mut g) => {
+            // The program's state goes now, complete or not: MPI lets a
+            // freed request finish unobserved.
+            if let Some(f) = g.free.take() {
+                f();
+            }
+            Ok(())
+        }
         Entry::Pair { send, recv } => {
             free_entry(st, *send)?;
             free_entry(st, *recv)

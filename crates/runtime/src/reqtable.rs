@@ -106,6 +106,8 @@ pub enum Entry {
     Done(Status),
     /// MPI_Isendrecv(_replace): complete when both are; the receive's status.
     Pair { send: Box<Entry>, recv: Box<Entry> },
+    /// A generalized request (`grequest.rs`), completed by the program.
+    Generalized(Box<crate::grequest::Generalized>),
     /// A nonblocking collective still running (`icoll`).
     Coll(Box<crate::icoll::CollReq>),
     /// A persistent request; `active` while started.
