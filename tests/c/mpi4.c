@@ -174,6 +174,35 @@ static void generalized(void)
     CHECK(queried == 1 && freed == 1, "query, then free, once each");
 }
 
+/* external32: big-endian, at the standard's sizes, and back. */
+static void external32(void)
+{
+    int v[2] = {1, -2}, back[2] = {0};
+    double d = 1.5, dback = 0;
+    long l = -3, lback = 0;
+    unsigned char buf[64];
+    MPI_Aint pos = 0, size = -1;
+    OK(MPI_Pack_external_size("external32", 2, MPI_INT, &size));
+    CHECK(size == 8, "external32 size of 2 ints");
+    OK(MPI_Pack_external_size("external32", 1, MPI_LONG, &size));
+    CHECK(size == 4, "a long takes 4 bytes in external32");
+    OK(MPI_Pack_external("external32", v, 2, MPI_INT, buf, sizeof buf, &pos));
+    OK(MPI_Pack_external("external32", &d, 1, MPI_DOUBLE, buf, sizeof buf, &pos));
+    OK(MPI_Pack_external("external32", &l, 1, MPI_LONG, buf, sizeof buf, &pos));
+    CHECK(pos == 20 && buf[3] == 1 && buf[4] == 0xff && buf[7] == 0xfe && buf[8] == 0x3f && buf[9] == 0xf8, "external32 is big-endian");
+    pos = 0;
+    OK(MPI_Unpack_external("external32", buf, 20, &pos, back, 2, MPI_INT));
+    OK(MPI_Unpack_external("external32", buf, 20, &pos, &dback, 1, MPI_DOUBLE));
+    OK(MPI_Unpack_external("external32", buf, 20, &pos, &lback, 1, MPI_LONG));
+    CHECK(pos == 20 && back[0] == 1 && back[1] == -2 && dback == 1.5 && lback == -3, "external32 round trip");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    pos = 0;
+    CHECK(error_class(MPI_Pack_external("native", v, 1, MPI_INT, buf, sizeof buf, &pos)) == MPI_ERR_ARG, "only external32");
+    CHECK(error_class(MPI_Pack_external("external32", v, 2, MPI_INT, buf, 4, &pos)) == MPI_ERR_TRUNCATE && pos == 0,
+          "too little room is MPI_ERR_TRUNCATE, nothing written");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static void error_classes(void)
 {
     int cls, last, flag, *attr;
@@ -193,6 +222,7 @@ int main(int argc, char **argv)
     new_comms();
     envelopes();
     generalized();
+    external32();
     error_classes();
     pass("mpi4");
     MPI_Finalize();

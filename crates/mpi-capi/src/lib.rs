@@ -34,6 +34,7 @@ pub mod convert;
 pub mod datatype;
 pub mod env;
 pub mod errhandler;
+pub mod external;
 pub mod graph;
 pub mod grequest;
 pub mod group;

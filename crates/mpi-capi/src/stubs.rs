@@ -2078,19 +2078,6 @@ pub unsafe extern "C" fn PMPI_Pack_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external(
-    _datarep: *const c_void,
-    _inbuf: *const c_void,
-    _incount: c_int,
-    _datatype: c_int,
-    _outbuf: *mut c_void,
-    _outsize: c_long,
-    _position: *mut c_void,
-) -> c_int {
-    unsupported("MPI_Pack_external", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external_c(
     datarep: *const c_void,
     inbuf: *const c_void,
@@ -2101,18 +2088,13 @@ pub unsafe extern "C" fn PMPI_Pack_external_c(
     position: *mut c_void,
 ) -> c_int {
     let Some(incount) = narrow(incount) else { return too_large("MPI_Pack_external_c", "incount") };
-    PMPI_Pack_external(datarep as _, inbuf as _, incount, datatype as _, outbuf as _, outsize as _, position as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external_size(_datarep: *const c_void, _incount: c_int, _datatype: c_int, _size: *mut c_void) -> c_int {
-    unsupported("MPI_Pack_external_size", predef::COMM_WORLD)
+    crate::external::PMPI_Pack_external(datarep as _, inbuf as _, incount, datatype as _, outbuf as _, outsize as _, position as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external_size_c(datarep: *const c_void, incount: c_long, datatype: c_int, size: *mut c_void) -> c_int {
     let Some(incount) = narrow(incount) else { return too_large("MPI_Pack_external_size_c", "incount") };
-    PMPI_Pack_external_size(datarep as _, incount, datatype as _, size as _)
+    crate::external::PMPI_Pack_external_size(datarep as _, incount, datatype as _, size as _)
 }
 
 #[no_mangle]
@@ -3113,19 +3095,6 @@ pub unsafe extern "C" fn PMPI_Unpack_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpack_external(
-    _datarep: *const c_void,
-    _inbuf: *const c_void,
-    _insize: c_long,
-    _position: *mut c_void,
-    _outbuf: *mut c_void,
-    _outcount: c_int,
-    _datatype: c_int,
-) -> c_int {
-    unsupported("MPI_Unpack_external", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Unpack_external_c(
     datarep: *const c_void,
     inbuf: *const c_void,
@@ -3136,7 +3105,7 @@ pub unsafe extern "C" fn PMPI_Unpack_external_c(
     datatype: c_int,
 ) -> c_int {
     let Some(outcount) = narrow(outcount) else { return too_large("MPI_Unpack_external_c", "outcount") };
-    PMPI_Unpack_external(datarep as _, inbuf as _, insize as _, position as _, outbuf as _, outcount, datatype as _)
+    crate::external::PMPI_Unpack_external(datarep as _, inbuf as _, insize as _, position as _, outbuf as _, outcount, datatype as _)
 }
 
 #[no_mangle]

@@ -26,6 +26,7 @@
 mod basic;
 mod build;
 mod contents;
+mod external32;
 mod layout;
 mod pack;
 mod part;

@@ -96,6 +96,20 @@ impl Signature {
         }
     }
 
+    /// Calls `f` with each run of basic elements, in order, repeats expanded.
+    pub fn for_each_run(&self, f: &mut dyn FnMut(BasicType, usize)) {
+        for p in &self.pieces {
+            match p {
+                SigPiece::Run { ty, n } => f(*ty, *n),
+                SigPiece::Repeat { count, body } => {
+                    for _ in 0..*count {
+                        body.for_each_run(f);
+                    }
+                }
+            }
+        }
+    }
+
     /// `n` copies of this signature.
     pub fn repeat(&self, n: usize) -> Result<Signature, DatatypeError> {
         if n == 0 || self.size == 0 {
