@@ -102,6 +102,60 @@ static void all_of_them(void)
     free(ag), free(s), free(r);
 }
 
+/* Splitting the inter-communicator, and MPI-4's creation from groups. */
+static void creation(void)
+{
+    /* Color by parity of the group rank: color c pairs the ranks of color c on both sides. */
+    MPI_Comm half;
+    OK(MPI_Comm_split(inter, rank % 2, -rank, &half));
+    int theirs = (rsize + 1 - rank % 2) / 2;
+    if (theirs == 0) {
+        CHECK(half == MPI_COMM_NULL, "no partner of this color: MPI_COMM_NULL");
+    } else {
+        int flag, hs, hr, hrs;
+        OK(MPI_Comm_test_inter(half, &flag));
+        OK(MPI_Comm_size(half, &hs));
+        OK(MPI_Comm_rank(half, &hr));
+        OK(MPI_Comm_remote_size(half, &hrs));
+        CHECK(flag && hs == (size + 1 - rank % 2) / 2 && hrs == theirs, "MPI_Comm_split of an inter-communicator");
+        CHECK(hr == hs - 1 - rank / 2, "keys order the new group (negated ranks: reversed)");
+        int sum = -1, mine = wrank;
+        OK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, half));
+        int want = 0;
+        for (int r = rank % 2; r < rsize; r += 2)
+            want += remote_world(r);
+        CHECK(sum == want, "traffic on the split inter-communicator");
+        OK(MPI_Comm_free(&half));
+    }
+
+    /* The same two groups as an inter-communicator made from groups alone. */
+    MPI_Group world, evens, odds;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    int ne = (wsize + 1) / 2, no = wsize / 2, *e = malloc(sizeof(int) * (size_t)ne), *o = malloc(sizeof(int) * (size_t)no);
+    for (int i = 0; i < ne; i++)
+        e[i] = 2 * i;
+    for (int i = 0; i < no; i++)
+        o[i] = 2 * i + 1;
+    OK(MPI_Group_incl(world, ne, e, &evens));
+    OK(MPI_Group_incl(world, no, o, &odds));
+    MPI_Comm ic, mine;
+    OK(MPI_Intercomm_create_from_groups(even ? evens : odds, 0, even ? odds : evens, 0, "wanmpi-test", MPI_INFO_NULL,
+                                        MPI_ERRORS_ARE_FATAL, &ic));
+    int v = even && rank == 0 ? 31 : -1;
+    OK(MPI_Bcast(&v, 1, MPI_INT, even ? (rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic));
+    CHECK(even ? (rank == 0 || v == -1) : v == 31, "a bcast over MPI_Intercomm_create_from_groups");
+    OK(MPI_Comm_create_from_group(even ? evens : odds, "wanmpi-half", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &mine));
+    int ms;
+    OK(MPI_Comm_size(mine, &ms));
+    CHECK(ms == size, "MPI_Comm_create_from_group");
+    OK(MPI_Comm_free(&mine));
+    OK(MPI_Comm_free(&ic));
+    OK(MPI_Group_free(&evens));
+    OK(MPI_Group_free(&odds));
+    OK(MPI_Group_free(&world));
+    free(e), free(o);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -117,6 +171,7 @@ int main(int argc, char **argv)
     OK(MPI_Comm_remote_size(inter, &rsize));
     rooted();
     all_of_them();
+    creation();
     OK(MPI_Comm_free(&inter));
     OK(MPI_Comm_free(&local));
     pass("intercoll");

@@ -34,7 +34,11 @@ pub(crate) fn inter_root_side(root: c_int) -> bool {
 }
 
 pub(crate) fn is_root(cid: CommId, root: c_int) -> R<bool> {
-    Ok(root == ROOT || rt()?.comm_rank(cid)? as i64 == root as i64)
+    let rt = rt()?;
+    if rt.comm_is_inter(cid)? {
+        return Ok(root == ROOT);
+    }
+    Ok(rt.comm_rank(cid)? as i64 == root as i64)
 }
 
 pub(crate) fn buf_arg(p: *const c_void, c: c_int, dt: c_int) -> R<(usize, Datatype)> {

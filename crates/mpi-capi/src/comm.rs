@@ -100,6 +100,53 @@ pub unsafe extern "C" fn PMPI_Comm_idup_with_info(comm: c_int, info: c_int, newc
     idup(comm, Some(info), newcomm, req)
 }
 
+/// The new communicator of a `_from_group(s)` call, with the error
+/// handler the call names (none: MPI_COMM_WORLD's, as for other creations).
+fn from_groups(c: CommId, errhandler: c_int) -> R<c_int> {
+    let h = adopt(COMM_WORLD, c, false)?;
+    if errhandler != crate::predef::ERRHANDLER_NULL {
+        crate::errhandler::set(h, errhandler)?;
+    }
+    Ok(h)
+}
+
+/// MPI_Comm_create_from_group (MPI-4.0 §11.4), over groups of MPI_COMM_WORLD.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_from_group(
+    g: c_int,
+    stringtag: *const std::ffi::c_char,
+    _info: c_int,
+    errhandler: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    call(COMM_WORLD, || {
+        let o = out(newcomm, "newcomm")?;
+        let (grp, tag) = (group(g)?, crate::args::cstr(stringtag, "stringtag")?);
+        *o = from_groups(rt()?.comm_create_from_group(&grp, tag)?, errhandler)?;
+        Ok(())
+    })
+}
+
+/// MPI_Intercomm_create_from_groups (MPI-4.0 §11.4), over groups of MPI_COMM_WORLD.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
+    local: c_int,
+    local_leader: c_int,
+    remote: c_int,
+    remote_leader: c_int,
+    stringtag: *const std::ffi::c_char,
+    _info: c_int,
+    errhandler: c_int,
+    newintercomm: *mut c_int,
+) -> c_int {
+    call(COMM_WORLD, || {
+        let o = out(newintercomm, "newintercomm")?;
+        let (l, r, tag) = (group(local)?, group(remote)?, crate::args::cstr(stringtag, "stringtag")?);
+        *o = from_groups(rt()?.intercomm_create_from_groups(&l, local_leader, &r, remote_leader, tag)?, errhandler)?;
+        Ok(())
+    })
+}
+
 /// MPI_Comm_create_group: collective over the group's members only.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create_group(comm: c_int, g: c_int, tag: c_int, newcomm: *mut c_int) -> c_int {

@@ -470,18 +470,6 @@ pub unsafe extern "C" fn PMPI_Comm_connect(_port_name: *const c_void, _info: c_i
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_from_group(
-    _group: c_int,
-    _stringtag: *const c_void,
-    _info: c_int,
-    _errhandler: c_int,
-    newcomm: *mut c_int,
-) -> c_int {
-    null_out(newcomm, predef::COMM_NULL);
-    unsupported("MPI_Comm_create_from_group", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_join(_fd: c_int, intercomm: *mut c_int) -> c_int {
     null_out(intercomm, predef::COMM_NULL);
     unsupported("MPI_Comm_join", predef::COMM_WORLD)
@@ -1704,21 +1692,6 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoall_c(
     let Some(sendcount) = narrow(sendcount) else { return too_large("MPI_Ineighbor_alltoall_c", "sendcount") };
     let Some(recvcount) = narrow(recvcount) else { return too_large("MPI_Ineighbor_alltoall_c", "recvcount") };
     crate::neighbor::PMPI_Ineighbor_alltoall(sendbuf as _, sendcount, sendtype as _, recvbuf as _, recvcount, recvtype as _, comm as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(
-    _local_group: c_int,
-    _local_leader: c_int,
-    _remote_group: c_int,
-    _remote_leader: c_int,
-    _stringtag: *const c_void,
-    _info: c_int,
-    _errhandler: c_int,
-    newintercomm: *mut c_int,
-) -> c_int {
-    null_out(newintercomm, predef::COMM_NULL);
-    unsupported("MPI_Intercomm_create_from_groups", predef::COMM_WORLD)
 }
 
 #[no_mangle]

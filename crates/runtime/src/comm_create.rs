@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use wanmpi_engine::coll::{self, CollComm, CollError, RecvItem, SendItem};
+use wanmpi_engine::coll::{self, CollComm};
 use wanmpi_engine::datatype::BasicType;
 use wanmpi_engine::op::{Op, PredefOp};
 use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
@@ -15,13 +15,14 @@ use crate::group::{Comparison, Group};
 use crate::info::{Info, ALLOW_OVERTAKING};
 use crate::p2p::comm_ref;
 use crate::runtime::{Runtime, State};
+use crate::tagged::Tagged;
 
 /// MPI_UNDEFINED (MPICH's value), the color that opts out of a split.
 pub const UNDEFINED: i32 = -32766;
 
 /// Tag of the leaders' exchange during inter-communicator setup, on the
 /// collective context (user tags cannot reach it).
-const TAG_INTER_SETUP: i32 = -100;
+pub(crate) const TAG_INTER_SETUP: i32 = -100;
 
 fn mask_bytes(m: &[u64; WORDS]) -> Vec<u8> {
     m.iter().flat_map(|w| w.to_le_bytes()).collect()
@@ -41,21 +42,21 @@ fn from_u32s(b: &[u8]) -> Vec<u32> {
 
 impl Runtime {
     /// AND-reduces the free-context bitmaps over `a`'s group.
-    fn agreed_mask(&self, a: &mut dyn CollComm) -> MpiResult<Vec<u64>> {
+    pub(crate) fn agreed_mask(&self, a: &mut dyn CollComm) -> MpiResult<Vec<u64>> {
         let mine = mask_bytes(&self.lock().contexts.mask());
         let mut out = vec![0u8; mine.len()];
         coll::allreduce(a, Some(&mine), &mut out, WORDS, BasicType::Uint64, &Op::Predef(PredefOp::Band)).map_err(coll_error)?;
         Ok(mask_from(&out))
     }
 
-    fn take_lowest(st: &mut State, mask: &[u64]) -> MpiResult<u32> {
+    pub(crate) fn take_lowest(st: &mut State, mask: &[u64]) -> MpiResult<u32> {
         let pair = ContextPool::lowest(mask)
             .ok_or_else(|| MpiError::new(ErrorClass::Intern, "no communicator context left (too many communicators alive; free some)"))?;
         st.contexts.take(pair);
         Ok(pair)
     }
 
-    fn install(&self, st: &mut State, mut c: Comm, info: Info) -> CommId {
+    pub(crate) fn install(&self, st: &mut State, mut c: Comm, info: Info) -> CommId {
         let relaxed = info.get_bool(ALLOW_OVERTAKING).unwrap_or(false);
         st.engine.set_allow_overtaking(c.p2p_ctx(), relaxed);
         c.info = info;
@@ -136,6 +137,9 @@ impl Runtime {
     pub fn comm_split(&self, comm: CommId, color: i32, key: i32) -> MpiResult<Option<CommId>> {
         if color < 0 && color != UNDEFINED {
             return err(ErrorClass::Arg, format!("split color {color} is negative and not MPI_UNDEFINED"));
+        }
+        if comm_ref(&self.lock(), comm)?.is_inter() {
+            return self.split_inter(comm, color, key);
         }
         let mut a = self.adapter(comm)?;
         let mine: Vec<u8> = [color, key].iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -307,7 +311,7 @@ impl Runtime {
     }
 
     /// Agrees a context pair over both groups of an inter-communicator.
-    fn inter_agree(&self, inter: CommId, local: &Arc<Group>) -> MpiResult<u32> {
+    pub(crate) fn inter_agree(&self, inter: CommId, local: &Arc<Group>) -> MpiResult<u32> {
         let (remote, ctx, rank) = {
             let st = self.lock();
             let c = comm_ref(&st, inter)?;
@@ -365,41 +369,7 @@ impl Runtime {
 
 /// Sends `mine` to the other member of a two-process adapter and receives
 /// `theirs` from it.
-fn swap(x: &mut CollAdapter<'_>, mine: &[u8], theirs: &mut [u8], tag: i32) -> MpiResult<()> {
+pub(crate) fn swap(x: &mut CollAdapter<'_>, mine: &[u8], theirs: &mut [u8], tag: i32) -> MpiResult<()> {
     use wanmpi_engine::coll::{CollComm, RecvItem, SendItem};
     x.exchange(&[SendItem { buf: mine, peer: 1, tag }], &mut [RecvItem { buf: theirs, peer: 1, tag }]).map_err(coll_error)
-}
-
-/// The collective traffic of one MPI_Comm_create_group call: the blocking
-/// algorithms' tags moved into a negative range of their own for the
-/// user's `tag`, so concurrent calls on one communicator (different tags,
-/// overlapping groups) and the communicator's own collectives never match
-/// each other's messages.
-struct Tagged<'a> {
-    inner: CollAdapter<'a>,
-    tag: i32,
-}
-
-impl Tagged<'_> {
-    fn map(&self, t: i32) -> i32 {
-        // Blocking algorithms' tags are below 4096.
-        -(1 + (self.tag % (1 << 18)) * 4096 + t.rem_euclid(4096))
-    }
-}
-
-impl CollComm for Tagged<'_> {
-    fn rank(&self) -> usize {
-        self.inner.rank()
-    }
-    fn size(&self) -> usize {
-        self.inner.size()
-    }
-    fn site_of(&self, rank: usize) -> usize {
-        self.inner.site_of(rank)
-    }
-    fn exchange(&mut self, sends: &[SendItem<'_>], recvs: &mut [RecvItem<'_>]) -> Result<(), CollError> {
-        let sends: Vec<SendItem<'_>> = sends.iter().map(|s| SendItem { buf: s.buf, peer: s.peer, tag: self.map(s.tag) }).collect();
-        let mut recvs: Vec<RecvItem<'_>> = recvs.iter_mut().map(|r| RecvItem { buf: &mut *r.buf, peer: r.peer, tag: self.map(r.tag) }).collect();
-        self.inner.exchange(&sends, &mut recvs)
-    }
 }
