@@ -31,23 +31,31 @@ struct Callbacks {
 unsafe impl Send for Callbacks {}
 
 impl Callbacks {
-    fn release(self) {
+    fn release(self) -> Option<MpiError> {
         // SAFETY: the program's free function with its own state.
-        unsafe { (self.free)(self.extra) };
+        failed(unsafe { (self.free)(self.extra) }, "free")
     }
 
-    fn cancelled(self, complete: bool) {
+    fn cancelled(self, complete: bool) -> Option<MpiError> {
         // SAFETY: the program's cancel function with its own state.
-        unsafe { (self.cancel)(self.extra, c_int::from(complete)) };
+        failed(unsafe { (self.cancel)(self.extra, c_int::from(complete)) }, "cancel")
     }
 
     fn status(self) -> Status {
         let mut st = MPI_Status { MPI_SOURCE: crate::predef::ANY_SOURCE, MPI_TAG: crate::predef::ANY_TAG, ..MPI_Status::default() };
         // SAFETY: the program's query function, on a status we own.
         let rc = unsafe { (self.query)(self.extra, &mut st) };
-        let error = (rc != 0).then(|| MpiError::new(ErrorClass::Other, format!("the generalized request's query function returned error {rc}")));
+        let error = failed(rc, "query");
         Status { source: st.MPI_SOURCE, tag: st.MPI_TAG, bytes: st.bytes() as usize, error, cancelled: st.cancelled() }
     }
+}
+
+/// The error a program's function returned, in its error class.
+fn failed(rc: c_int, which: &str) -> Option<MpiError> {
+    (rc != 0).then(|| {
+        let class = crate::error::class_of(rc).and_then(crate::error::class_from_int).unwrap_or(ErrorClass::Other);
+        MpiError::new(class, format!("the generalized request's {which} function returned error {rc}"))
+    })
 }
 
 #[no_mangle]

@@ -80,8 +80,17 @@ pub fn in_place(p: *const c_void) -> bool {
     p as isize == -1
 }
 
-/// The large-count envelope: wanmpi's datatypes never hold counts beyond an
-/// int, so `num_large_counts` is always 0 and the rest is the int call's.
+/// A datatype's constructor integers when one of them does not fit an int
+/// (a type made by a `_c` constructor with a large count): MPI-4 reports
+/// them as large counts then, and as integers otherwise.
+fn large_counts(datatype: c_int) -> Option<Vec<i64>> {
+    let d = crate::args::datatype(datatype).ok()?;
+    let (ints, _, _) = d.contents();
+    ints.iter().any(|&v| c_int::try_from(v).is_err()).then_some(ints)
+}
+
+/// MPI_Type_get_envelope_c: the int call's answer, its integers moved to
+/// large counts when they need it (`large_counts`).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
     datatype: c_int,
@@ -94,7 +103,8 @@ pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
     let (mut ni, mut na, mut nd) = (0, 0, 0);
     let rc = crate::datatype::PMPI_Type_get_envelope(datatype, &mut ni, &mut na, &mut nd, combiner);
     if rc == 0 {
-        for (p, v) in [(num_integers, ni), (num_addresses, na), (num_large_counts, 0), (num_datatypes, nd)] {
+        let (ni, nl) = if large_counts(datatype).is_some() { (0, ni) } else { (ni, 0) };
+        for (p, v) in [(num_integers, ni), (num_addresses, na), (num_large_counts, nl), (num_datatypes, nd)] {
             if let Some(o) = p.as_mut() {
                 *o = c_long::from(v);
             }
@@ -103,29 +113,77 @@ pub unsafe extern "C" fn PMPI_Type_get_envelope_c(
     rc
 }
 
-/// The large-count contents: the int call's, with no large counts (see
-/// `PMPI_Type_get_envelope_c`).
+/// MPI_Type_get_contents_c: the int call's arrays, the integers in the
+/// large-count array when the envelope said so.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_contents_c(
     datatype: c_int,
     max_integers: c_long,
     max_addresses: c_long,
-    _max_large_counts: c_long,
+    max_large_counts: c_long,
     max_datatypes: c_long,
     array_of_integers: *mut c_int,
     array_of_addresses: *mut c_long,
-    _array_of_large_counts: *mut c_long,
+    array_of_large_counts: *mut c_long,
     array_of_datatypes: *mut c_int,
 ) -> c_int {
     // A larger maximum only says the arrays are longer than needed.
     let clamp = |v: c_long| c_int::try_from(v.max(-1)).unwrap_or(c_int::MAX);
-    crate::datatype::PMPI_Type_get_contents(
+    let Some(large) = large_counts(datatype) else {
+        return crate::datatype::PMPI_Type_get_contents(
+            datatype,
+            clamp(max_integers),
+            clamp(max_addresses),
+            clamp(max_datatypes),
+            array_of_integers,
+            array_of_addresses,
+            array_of_datatypes,
+        );
+    };
+    if large.len() as c_long > max_large_counts || array_of_large_counts.is_null() {
+        return crate::unsupported::too_large("MPI_Type_get_contents_c", "array_of_large_counts (too short)");
+    }
+    // The addresses and datatypes as the int call gives them; its truncated integers go unused.
+    let mut ints = vec![0 as c_int; large.len()];
+    let rc = crate::datatype::PMPI_Type_get_contents(
         datatype,
-        clamp(max_integers),
+        ints.len() as c_int,
         clamp(max_addresses),
         clamp(max_datatypes),
-        array_of_integers,
+        ints.as_mut_ptr(),
         array_of_addresses,
         array_of_datatypes,
-    )
+    );
+    if rc == 0 {
+        // SAFETY: the caller's array holds max_large_counts values; checked above.
+        std::slice::from_raw_parts_mut(array_of_large_counts, large.len()).copy_from_slice(&large);
+    }
+    rc
+}
+
+/// MPI_Type_contiguous_c: counts beyond an int are real here (the engine's
+/// counts are 64-bit), as mpi4py's large types need.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_contiguous_c(count: c_long, oldtype: c_int, newtype: *mut c_int) -> c_int {
+    crate::error::call(predef::COMM_WORLD, || {
+        let o = crate::args::out(newtype, "newtype")?;
+        let n = usize::try_from(count).or_else(|_| crate::error::fail(wanmpi_runtime::ErrorClass::Count, format!("count {count} is negative")))?;
+        let d = wanmpi_runtime::Datatype::contiguous(n, &crate::args::datatype(oldtype)?)
+            .map_err(|e| wanmpi_runtime::MpiError::new(wanmpi_runtime::ErrorClass::Count, e.to_string()))?;
+        *o = crate::global::objs()
+            .types
+            .insert(d)
+            .ok_or_else(|| wanmpi_runtime::MpiError::new(wanmpi_runtime::ErrorClass::NoMem, "too many datatypes"))?;
+        Ok(())
+    })
+}
+
+/// MPI_Type_size_c: the true size, even beyond an int.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size_c(datatype: c_int, size: *mut c_long) -> c_int {
+    crate::error::call(predef::COMM_WORLD, || {
+        let o = crate::args::out(size, "size")?;
+        *o = crate::args::datatype(datatype)?.size() as c_long;
+        Ok(())
+    })
 }

@@ -2821,12 +2821,6 @@ pub unsafe extern "C" fn PMPI_Ssend_init_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_contiguous_c(count: c_long, oldtype: c_int, newtype: *mut c_int) -> c_int {
-    let Some(count) = narrow(count) else { return too_large("MPI_Type_contiguous_c", "count") };
-    crate::datatype::PMPI_Type_contiguous(count, oldtype as _, newtype as _)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_darray_c(
     size: c_int,
     rank: c_int,
@@ -3019,14 +3013,6 @@ pub unsafe extern "C" fn PMPI_Type_indexed_c(
         oldtype as _,
         newtype as _,
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_size_c(datatype: c_int, size: *mut c_void) -> c_int {
-    let mut size_int: c_int = 0;
-    let rc = crate::datatype::PMPI_Type_size(datatype as _, if size.is_null() { std::ptr::null_mut() } else { &mut size_int });
-    widen(size_int, size as *mut c_long, rc);
-    rc
 }
 
 #[no_mangle]

@@ -3,7 +3,7 @@
 //! report and what to release are the caller's closures (the C API wraps
 //! the program's query, free and cancel functions in them).
 
-use wanmpi_engine::{error::err, ErrorClass, MpiResult};
+use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
 
 use crate::reqtable::{Entry, Req, Status};
 use crate::runtime::Runtime;
@@ -14,10 +14,12 @@ pub struct Generalized {
     pub complete: bool,
     /// The status to report, asked for once the request is complete.
     pub query: Box<dyn FnMut() -> Status + Send>,
-    /// Releases the program's state when the request is done with.
-    pub free: Option<Box<dyn FnOnce() + Send>>,
-    /// MPI_Cancel: told whether the request already completed.
-    pub cancel: Box<dyn FnMut(bool) + Send>,
+    /// Releases the program's state when the request is done with; its
+    /// error becomes the request's when the query reported none.
+    pub free: Option<Box<dyn FnOnce() -> Option<MpiError> + Send>>,
+    /// MPI_Cancel: told whether the request already completed; its error
+    /// is MPI_Cancel's.
+    pub cancel: Box<dyn FnMut(bool) -> Option<MpiError> + Send>,
 }
 
 impl Generalized {
@@ -26,9 +28,9 @@ impl Generalized {
         if !self.complete {
             return None;
         }
-        let s = (self.query)();
-        if let Some(f) = self.free.take() {
-            f();
+        let mut s = (self.query)();
+        if let Some(e) = self.free.take().and_then(|f| f()) {
+            s.error.get_or_insert(e);
         }
         Some(s)
     }

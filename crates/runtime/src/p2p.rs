@@ -556,8 +556,7 @@ impl Runtime {
         }
         if let Some(Entry::Generalized(g)) = st.reqs.get_mut(r) {
             let complete = g.complete;
-            (g.cancel)(complete);
-            return Ok(());
+            return (g.cancel)(complete).map_or(Ok(()), Err);
         }
         let e = st.reqs.get(r).ok_or_else(|| MpiError::new(ErrorClass::Request, "request handle is not valid"))?;
         if let Some(id) = id_of(e) {
@@ -626,8 +625,8 @@ fn free_entry(st: &mut State, e: Entry) -> MpiResult<()> {
         Entry::Generalized(mut g) => {
             // The program's state goes now, complete or not: MPI lets a
             // freed request finish unobserved.
-            if let Some(f) = g.free.take() {
-                f();
+            if let Some(e) = g.free.take().and_then(|f| f()) {
+                return Err(e);
             }
             Ok(())
         }
