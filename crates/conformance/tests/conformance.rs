@@ -72,6 +72,16 @@ fn collectives_against_references() {
 }
 
 #[test]
+fn nonblocking_collectives_outstanding_together() {
+    pass(env!("CARGO_BIN_EXE_nbcoll"), "nbcoll", &[1, 2, 3, 5], &[]);
+}
+
+#[test]
+fn nonblocking_collectives_with_the_progress_thread() {
+    pass(env!("CARGO_BIN_EXE_nbcoll"), "nbcoll", &[3], &[("WANMPI_PROGRESS_THREAD", "1")]);
+}
+
+#[test]
 fn communicators_split_dup_create_inter() {
     pass(env!("CARGO_BIN_EXE_comms"), "comms", &[1, 2, 3, 4, 5], &[]);
 }

@@ -164,7 +164,7 @@ impl Communicator {
         self.check(unsafe { self.rt.reduce_scatter(Some(send.as_ptr() as *const u8), recv.as_mut_ptr() as *mut u8, counts, &dt, op, self.id) })
     }
 
-    fn length_check(&self, want: usize, have: usize) -> Result<()> {
+    pub(crate) fn length_check(&self, want: usize, have: usize) -> Result<()> {
         if have < want {
             return self.check(Err(wanmpi_runtime::MpiError::new(
                 wanmpi_runtime::ErrorClass::Count,

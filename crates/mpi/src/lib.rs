@@ -16,6 +16,7 @@ pub mod collective;
 pub mod communicator;
 pub mod datatype;
 pub mod environment;
+pub mod immediate_collective;
 pub mod point_to_point;
 pub mod request;
 
