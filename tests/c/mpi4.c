@@ -203,6 +203,43 @@ static void external32(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Partitioned communication: rank 0 sends 4 partitions of 2 ints to the
+ * last rank, marking them ready in pieces, twice over one request. */
+static void partitioned(void)
+{
+    if (size < 2 || (rank != 0 && rank != size - 1))
+        return;
+    int buf[8];
+    MPI_Request rq;
+    if (rank == 0) {
+        OK(MPI_Psend_init(buf, 4, 2, MPI_INT, size - 1, 40, MPI_COMM_WORLD, MPI_INFO_NULL, &rq));
+        for (int round = 0; round < 2; round++) {
+            OK(MPI_Start(&rq));
+            for (int i = 0; i < 8; i++)
+                buf[i] = 100 * round + i;
+            int later[2] = {3, 1};
+            OK(MPI_Pready(0, rq));
+            OK(MPI_Pready_list(2, later, rq));
+            OK(MPI_Pready_range(2, 2, rq));
+            OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        }
+    } else {
+        OK(MPI_Precv_init(buf, 4, 2, MPI_INT, 0, 40, MPI_COMM_WORLD, MPI_INFO_NULL, &rq));
+        for (int round = 0; round < 2; round++) {
+            memset(buf, 0, sizeof buf);
+            OK(MPI_Start(&rq));
+            int arrived = 0;
+            while (!arrived)
+                OK(MPI_Parrived(rq, 3, &arrived));
+            CHECK(buf[6] == 100 * round + 6 && buf[7] == 100 * round + 7, "a partition that arrived holds its data");
+            OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            for (int i = 0; i < 8; i++)
+                CHECK(buf[i] == 100 * round + i, "partitioned message");
+        }
+    }
+    OK(MPI_Request_free(&rq));
+}
+
 static void error_classes(void)
 {
     int cls, last, flag, *attr;
@@ -223,6 +260,7 @@ int main(int argc, char **argv)
     envelopes();
     generalized();
     external32();
+    partitioned();
     error_classes();
     pass("mpi4");
     MPI_Finalize();

@@ -44,6 +44,7 @@ pub mod large_count;
 pub mod neighbor;
 pub mod op;
 pub mod p2p;
+pub mod partitioned;
 pub mod request;
 pub mod stubs;
 pub mod topo;

@@ -325,7 +325,9 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut c_int) -> c_int {
         if s.done.is_none() || s.persistent {
             rt()?.request_free(s.req)?;
         }
-        objs().reqs.remove(*h);
+        let mut o = objs();
+        o.reqs.remove(*h);
+        o.psends.remove(h);
         *h = REQUEST_NULL;
         Ok(())
     })
@@ -404,6 +406,10 @@ pub unsafe extern "C" fn PMPI_Startall(count: c_int, reqs: *mut c_int) -> c_int 
 unsafe fn start(hs: &[c_int]) -> R<()> {
     let mut rs = Vec::with_capacity(hs.len());
     for &h in hs {
+        snap(h)?;
+    }
+    // A partitioned send is posted by its last MPI_Pready, not here.
+    for h in crate::partitioned::start(hs) {
         let s = snap(h)?;
         if !s.persistent {
             return crate::error::fail(ErrorClass::Request, "MPI_Start needs a persistent request");

@@ -2080,58 +2080,6 @@ pub unsafe extern "C" fn PMPI_Pack_size_c(incount: c_long, datatype: c_int, comm
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Parrived(_request: c_int, _partition: c_int, _flag: *mut c_int) -> c_int {
-    unsupported("MPI_Parrived", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pready(_partition: c_int, _request: c_int) -> c_int {
-    unsupported("MPI_Pready", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pready_list(_length: c_int, _array_of_partitions: *mut c_int, _request: c_int) -> c_int {
-    unsupported("MPI_Pready_list", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pready_range(_partition_low: c_int, _partition_high: c_int, _request: c_int) -> c_int {
-    unsupported("MPI_Pready_range", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Precv_init(
-    _buf: *mut c_void,
-    _partitions: c_int,
-    _count: c_long,
-    _datatype: c_int,
-    _dest: c_int,
-    _tag: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Precv_init", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Psend_init(
-    _buf: *const c_void,
-    _partitions: c_int,
-    _count: c_long,
-    _datatype: c_int,
-    _dest: c_int,
-    _tag: c_int,
-    comm: c_int,
-    _info: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Psend_init", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Publish_name(_service_name: *const c_void, _info: c_int, _port_name: *const c_void) -> c_int {
     unsupported("MPI_Publish_name", predef::COMM_WORLD)
 }
