@@ -148,5 +148,6 @@ pub unsafe extern "C" fn PMPI_Parrived(request: c_int, partition: c_int, flag: *
     if request == REQUEST_NULL || partition < 0 {
         return call(COMM_WORLD, || fail(ErrorClass::Arg, format!("MPI_Parrived on partition {partition} of {request:#x}")));
     }
-    crate::request::PMPI_Request_get_status(request, flag, 1 as *mut crate::status::MPI_Status)
+    let mut unused = crate::status::MPI_Status::default();
+    crate::request::PMPI_Request_get_status(request, flag, &mut unused)
 }
