@@ -38,6 +38,21 @@ impl Runtime {
                 (t, Some(client))
             }
         };
+        let sites = SiteMap::from_env(transport.size())?;
+        Self::bring_up(transport, opts, kv, sites)
+    }
+
+    /// A runtime over any transport, without a launcher: what tests and
+    /// programs that embed wanmpi use (for instance one runtime per thread
+    /// over `wanmpi_transport::loopback_world`). Collective: every rank of
+    /// the transport's job makes its runtime, which ends with a barrier.
+    pub fn over(transport: Box<dyn Transport>, opts: RuntimeOptions) -> MpiResult<Arc<Runtime>> {
+        Self::bring_up(transport, opts, None, None)
+    }
+
+    /// The engine, the world and self communicators, the progress thread if
+    /// wanted, the first barrier, and the site map (`sites`, else measured).
+    fn bring_up(transport: Box<dyn Transport>, opts: RuntimeOptions, kv: Option<Client>, sites: Option<SiteMap>) -> MpiResult<Arc<Runtime>> {
         let rank = transport.rank();
         let size = transport.size();
         let engine = Engine::new(rank, size, transport.caps().clone(), opts.engine.clone());
@@ -67,7 +82,7 @@ impl Runtime {
             rt.start_progress_thread();
         }
         rt.barrier(COMM_WORLD)?;
-        let sites = match SiteMap::from_env(size)? {
+        let sites = match sites {
             Some(m) => m,
             None => rt.measure_sites()?,
         };

@@ -66,6 +66,23 @@ fn env_bool(name: &str) -> bool {
     matches!(std::env::var(name).as_deref().map(str::trim), Ok("1" | "true" | "yes" | "on"))
 }
 
+/// Every option at its documented default (what an empty environment gives).
+impl Default for RuntimeOptions {
+    fn default() -> RuntimeOptions {
+        RuntimeOptions {
+            engine: EngineConfig::default(),
+            progress_thread: None,
+            progress_interval: Duration::from_micros(1000),
+            spin_rounds: 2000,
+            tolerate_rank_failure: false,
+            print_stats: false,
+            wan_window: 4 << 20,
+            wan_buffer: 64 << 20,
+            wan_peers: WanPeers::Far,
+        }
+    }
+}
+
 impl RuntimeOptions {
     pub fn from_env() -> MpiResult<RuntimeOptions> {
         let d = EngineConfig::default();
