@@ -240,6 +240,38 @@ static void partitioned(void)
     OK(MPI_Request_free(&rq));
 }
 
+/* The sessions model: process sets, their groups, a communicator from one. */
+static void sessions(void)
+{
+    MPI_Session s;
+    int n = -1, len = 0, flag = 0;
+    char name[64], value[16];
+    OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
+    OK(MPI_Session_get_num_psets(s, MPI_INFO_NULL, &n));
+    CHECK(n >= 2, "at least mpi://WORLD and mpi://SELF");
+    OK(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, &len, NULL));
+    CHECK(len == (int)strlen("mpi://WORLD") + 1, "the name's length with its NUL");
+    OK(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, &len, name));
+    CHECK(strcmp(name, "mpi://WORLD") == 0, "the first process set");
+    MPI_Info info;
+    OK(MPI_Session_get_pset_info(s, "mpi://WORLD", &info));
+    OK(MPI_Info_get_string(info, "mpi_size", &(int){sizeof value}, value, &flag));
+    CHECK(flag && atoi(value) == size, "mpi_size of mpi://WORLD");
+    OK(MPI_Info_free(&info));
+    MPI_Group g;
+    MPI_Comm c;
+    OK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g));
+    OK(MPI_Comm_create_from_group(g, "wanmpi.session.test", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c));
+    int sum = 0;
+    OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, c));
+    CHECK(sum == size * (size - 1) / 2, "traffic on a communicator from a session's group");
+    OK(MPI_Comm_free(&c));
+    OK(MPI_Group_free(&g));
+    CHECK(MPI_Group_from_session_pset(s, "mpi://NOWHERE", &g) != MPI_SUCCESS, "an unknown process set is an error (returned)");
+    OK(MPI_Session_finalize(&s));
+    CHECK(s == MPI_SESSION_NULL, "MPI_Session_finalize sets MPI_SESSION_NULL");
+}
+
 static void error_classes(void)
 {
     int cls, last, flag, *attr;
@@ -261,6 +293,7 @@ int main(int argc, char **argv)
     generalized();
     external32();
     partitioned();
+    sessions();
     error_classes();
     pass("mpi4");
     MPI_Finalize();

@@ -35,6 +35,7 @@ pub enum ErrorClass {
     NoMem = 34,
     Keyval = 48,
     UnsupportedOperation = 44,
+    Session = 75,
     ProcAborted = 76,
     ProcFailed = 101,
 }
@@ -70,6 +71,7 @@ impl ErrorClass {
             NoMem => "MPI_ERR_NO_MEM",
             Keyval => "MPI_ERR_KEYVAL",
             UnsupportedOperation => "MPI_ERR_UNSUPPORTED_OPERATION",
+            Session => "MPI_ERR_SESSION",
             ProcAborted => "MPI_ERR_PROC_ABORTED",
             ProcFailed => "MPIX_ERR_PROC_FAILED",
         }
@@ -105,6 +107,7 @@ impl ErrorClass {
             NoMem => "out of memory",
             Keyval => "invalid attribute key",
             UnsupportedOperation => "operation not supported",
+            Session => "invalid session",
             ProcAborted => "peer process aborted",
             ProcFailed => "peer process failed",
         }

@@ -12,8 +12,25 @@ use crate::predef::{self, COMM_WORLD};
 
 pub const LIBRARY_VERSION: &str = concat!("wanmpi ", env!("CARGO_PKG_VERSION"), " (MPI 3.1, MPICH ABI)");
 
+/// A session started the runtime before MPI_Init: MPI_Init then only sets
+/// the thread level (the world model joins the running runtime).
+static STARTED_BY_SESSION: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Starts the runtime for MPI_Session_init when MPI_Init has not run.
+pub(crate) fn start_for_session() -> crate::error::R<()> {
+    Runtime::init().and_then(global::install)?;
+    let _ = MAIN_THREAD.set(std::thread::current().id());
+    THREAD_LEVEL.store(predef::THREAD_MULTIPLE, std::sync::atomic::Ordering::SeqCst);
+    STARTED_BY_SESSION.store(true, std::sync::atomic::Ordering::SeqCst);
+    Ok(())
+}
+
 fn init(required: c_int) -> c_int {
     if global::initialized() {
+        if STARTED_BY_SESSION.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            THREAD_LEVEL.store(required.clamp(predef::THREAD_SINGLE, predef::THREAD_MULTIPLE), std::sync::atomic::Ordering::SeqCst);
+            return SUCCESS;
+        }
         return code_of(&wanmpi_runtime::MpiError::new(ErrorClass::Other, "MPI_Init called twice"));
     }
     match Runtime::init().and_then(global::install) {

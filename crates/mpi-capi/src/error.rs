@@ -114,6 +114,7 @@ pub fn class_from_int(code: c_int) -> Option<ErrorClass> {
         NoMem,
         Keyval,
         UnsupportedOperation,
+        Session,
         ProcAborted,
         ProcFailed,
     ]

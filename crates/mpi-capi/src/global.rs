@@ -48,6 +48,8 @@ pub struct Objects {
     pub file_null_errh: i32,
     /// Error classes and codes the user added: code -> (class, string).
     pub user_codes: HashMap<i32, (i32, String)>,
+    /// Sessions (`session.rs`).
+    pub sessions: Table<crate::session::Session>,
     /// Partitioned send requests by handle (`partitioned.rs`).
     pub psends: HashMap<i32, crate::partitioned::PSend>,
 }
@@ -69,6 +71,7 @@ pub static OBJ: LazyLock<Mutex<Objects>> = LazyLock::new(|| {
         messages: HashMap::new(),
         user_codes: HashMap::new(),
         psends: HashMap::new(),
+        sessions: Table::new(Obj::Session, KIND_DIRECT),
         file_null_errh: crate::predef::ERRORS_RETURN,
         type_keyvals: Table::new(Obj::Keyval, KIND_INDIRECT),
         type_attrs: Default::default(),

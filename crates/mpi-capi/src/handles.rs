@@ -20,6 +20,7 @@ pub enum Obj {
     Info = 0x7,
     Keyval = 0x9,
     Request = 0xb,
+    Session = 0xe,
 }
 
 /// First index handed to user objects. MPICH's pair datatypes

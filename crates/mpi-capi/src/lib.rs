@@ -46,6 +46,7 @@ pub mod op;
 pub mod p2p;
 pub mod partitioned;
 pub mod request;
+pub mod session;
 pub mod stubs;
 pub mod topo;
 pub mod type_attr;

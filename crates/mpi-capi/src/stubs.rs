@@ -12,7 +12,7 @@ use std::os::raw::{c_int, c_long};
 
 use crate::large_count;
 use crate::predef;
-use crate::unsupported::{narrow, null_file, null_out, too_large, unsupported, unsupported_file, unsupported_returned, widen};
+use crate::unsupported::{narrow, null_file, null_out, too_large, unsupported, unsupported_file, widen};
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate(
@@ -1404,12 +1404,6 @@ pub unsafe extern "C" fn PMPI_Get_elements_c(status: *const c_void, datatype: c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_from_session_pset(_session: c_int, _pset_name: *const c_void, newgroup: *mut c_int) -> c_int {
-    null_out(newgroup, predef::GROUP_NULL);
-    unsupported("MPI_Group_from_session_pset", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgather_c(
     sendbuf: *const c_void,
     sendcount: c_long,
@@ -2691,61 +2685,6 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace_c(
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Sendrecv_replace_c", "count") };
     crate::p2p::PMPI_Sendrecv_replace(buf as _, count, datatype as _, dest as _, sendtag as _, source as _, recvtag as _, comm as _, status as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_call_errhandler(_session: c_int, _errorcode: c_int) -> c_int {
-    unsupported_returned("MPI_Session_call_errhandler")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_finalize(_session: *mut c_int) -> c_int {
-    unsupported_returned("MPI_Session_finalize")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_errhandler(_session: c_int, errhandler: *mut c_int) -> c_int {
-    null_out(errhandler, predef::ERRHANDLER_NULL);
-    unsupported_returned("MPI_Session_get_errhandler")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_info(_session: c_int, info_used: *mut c_int) -> c_int {
-    null_out(info_used, predef::INFO_NULL);
-    unsupported_returned("MPI_Session_get_info")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_nth_pset(
-    _session: c_int,
-    _info: c_int,
-    _n: c_int,
-    _pset_len: *mut c_int,
-    _pset_name: *mut c_void,
-) -> c_int {
-    unsupported_returned("MPI_Session_get_nth_pset")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_num_psets(_session: c_int, _info: c_int, _npset_names: *mut c_int) -> c_int {
-    unsupported_returned("MPI_Session_get_num_psets")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_get_pset_info(_session: c_int, _pset_name: *const c_void, info: *mut c_int) -> c_int {
-    null_out(info, predef::INFO_NULL);
-    unsupported_returned("MPI_Session_get_pset_info")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_init(_info: c_int, _errhandler: c_int, session: *mut c_int) -> c_int {
-    null_out(session, predef::SESSION_NULL);
-    unsupported_returned("MPI_Session_init")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Session_set_errhandler(_session: c_int, _errhandler: c_int) -> c_int {
-    unsupported_returned("MPI_Session_set_errhandler")
 }
 
 #[no_mangle]

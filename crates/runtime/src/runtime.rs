@@ -158,6 +158,10 @@ impl Runtime {
 
     /// A lost peer ends the job unless the job tolerates rank failure.
     fn check_fatal(&self, st: &mut State) -> MpiResult<()> {
+        // No peer lost (the usual case): nothing to look up.
+        if st.fatal.is_none() && st.engine.lost_peers().is_empty() {
+            return Ok(());
+        }
         if !self.opts.tolerate_rank_failure && st.fatal.is_none() {
             if let Some((peer, reason)) = st.engine.failed_peers().next() {
                 st.fatal = Some(MpiError::new(ErrorClass::ProcFailed, format!("lost rank {peer}: {reason}")));

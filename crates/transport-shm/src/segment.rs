@@ -10,7 +10,10 @@
 //!
 //! The header keeps what each side writes on its own cache line, so the
 //! writer's `tail` and the reader's `head` do not bounce one line between
-//! cores.
+//! cores. The two counters, stored on every record, also have a line each,
+//! apart from the doorbell counts and flags that the other side reads on
+//! every poll or send: a counter store then never takes a line the other
+//! side is about to read on the fast path.
 
 use crate::ring::RingMem;
 use std::fs::{File, OpenOptions};
@@ -22,7 +25,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"wanmpiSH");
-pub(crate) const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 2;
 /// The header takes one page, so the ring's data starts page-aligned.
 pub(crate) const HEADER_BYTES: usize = 4096;
 
@@ -44,10 +47,16 @@ pub(crate) struct Meta {
     pub reader_closed: AtomicU32,
 }
 
-/// Written by the writer.
+/// A ring counter alone on its line (stored per record; read by the other
+/// side only for space estimates).
+#[repr(C, align(64))]
+pub(crate) struct CounterLine {
+    pub value: AtomicU64,
+}
+
+/// Written by the writer (rarely: on rings and when the ring is full).
 #[repr(C, align(64))]
 pub(crate) struct WriterLine {
-    pub tail: AtomicU64,
     /// Doorbell rings the writer gave the reader (for the reader's accounting).
     pub pokes: AtomicU64,
     /// The writer found the ring full: free bytes it wants before the
@@ -55,10 +64,9 @@ pub(crate) struct WriterLine {
     pub space_wanted: AtomicU64,
 }
 
-/// Written by the reader.
+/// Written by the reader (rarely: when it arms and rings).
 #[repr(C, align(64))]
 pub(crate) struct ReaderLine {
-    pub head: AtomicU64,
     /// Doorbell rings the reader gave the writer for freed space.
     pub space_pokes: AtomicU64,
     /// The reader may sleep: the writer rings its doorbell after publishing.
@@ -70,6 +78,10 @@ pub(crate) struct Header {
     pub meta: Meta,
     pub writer: WriterLine,
     pub reader: ReaderLine,
+    /// The writer's `tail`.
+    pub tail: CounterLine,
+    /// The reader's `head`.
+    pub head: CounterLine,
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_BYTES);
@@ -167,7 +179,7 @@ impl Segment {
         // SAFETY: the data area follows the header page inside the mapping,
         // which lives as long as this Segment; callers keep the Segment
         // beside every Producer/Consumer made from it.
-        unsafe { RingMem::new(&h.reader.head, &h.writer.tail, self.base.add(HEADER_BYTES), self.ring_bytes) }
+        unsafe { RingMem::new(&h.head.value, &h.tail.value, self.base.add(HEADER_BYTES), self.ring_bytes) }
     }
 
     /// Removes the file; the mapping stays.

@@ -174,6 +174,8 @@ pub struct ShmTransport {
     /// When `poll_recv` next looks at the peers' liveness, on the coarse
     /// clock (`coarse_now`): the fine one costs every busy poll a clock read.
     next_check: Duration,
+    /// `poll_recv`s since the last clock read (see `CLOCK_EVERY`).
+    polls_unclocked: u32,
     /// First link served by the next `poll_recv` (round robin).
     start: usize,
     pollfds: Vec<libc::pollfd>,
@@ -203,6 +205,7 @@ impl ShmTransport {
             doorbell,
             rings_read: 0,
             self_rings: 0,
+            polls_unclocked: 0,
             start: 0,
             pollfds: Vec::new(),
             armed: false,
@@ -315,6 +318,12 @@ impl ShmTransport {
     }
 }
 
+/// `poll_recv` reads the clock on one call in this many (and at once after
+/// `sleep` saw a peer exit): a busy poll loop makes millions of calls a
+/// second, a sleeping one a call per sleep, so liveness is still looked at
+/// every `liveness_interval` or soon after.
+const CLOCK_EVERY: u32 = 64;
+
 /// The monotonic clock at tick resolution (a few ms), read without the
 /// hardware counter: enough for liveness checks every `liveness_interval`.
 fn coarse_now() -> Duration {
@@ -393,9 +402,13 @@ impl Transport for ShmTransport {
                 n += 1;
             }
         }
-        let now = coarse_now();
-        if now >= self.next_check {
-            self.check_liveness(now);
+        self.polls_unclocked += 1;
+        if self.polls_unclocked >= CLOCK_EVERY || self.next_check.is_zero() {
+            self.polls_unclocked = 0;
+            let now = coarse_now();
+            if now >= self.next_check {
+                self.check_liveness(now);
+            }
         }
         let mut behind = false;
         let count = self.links.len();
