@@ -67,9 +67,9 @@ impl Runtime {
                 PersistentSpec::Recv { buf, count, datatype, source, tag, comm } => {
                     irecv_locked(&mut st, buf as *mut u8, count, &datatype, source, tag, comm, false)?
                 }
-                PersistentSpec::Coll { comm, plan } => {
+                PersistentSpec::Coll { comm, plan, seq } => {
                     st.colls.track(r);
-                    crate::icoll::launch(&mut st, comm, &plan)?
+                    crate::icoll::launch(&mut st, comm, &plan, Some(seq))?
                 }
             };
             if let Some(Entry::Persistent { active, .. }) = st.reqs.get_mut(r) {

@@ -87,10 +87,12 @@ pub enum PersistentSpec {
         tag: i32,
         comm: CommId,
     },
-    /// A persistent collective: each start runs the plan with the next number.
+    /// A persistent collective: each start runs the plan under the number
+    /// its `_init` took.
     Coll {
         comm: CommId,
         plan: crate::icoll::Plan,
+        seq: u32,
     },
 }
 

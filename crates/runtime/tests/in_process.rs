@@ -184,3 +184,28 @@ fn a_generalized_request_completes_when_the_program_says() {
         assert!(rt.grequest_complete(r).is_err(), "completing a finished request again is an error");
     });
 }
+
+#[test]
+fn persistent_collectives_match_in_init_order_whatever_the_start_order() {
+    let out = world(3, |rt| {
+        let dt = i64s();
+        let (a_in, b_in) = ([1i64], [100i64]);
+        let (mut a, mut b) = ([0i64], [0i64]);
+        // SAFETY: the buffers live until the requests are freed below.
+        let ra = unsafe { rt.iallreduce(Some(a_in.as_ptr() as *const u8), Buf::new(a.as_mut_ptr() as *mut u8, 1, &dt), &sum(), COMM_WORLD, true) }
+            .unwrap();
+        let rb = unsafe { rt.iallreduce(Some(b_in.as_ptr() as *const u8), Buf::new(b.as_mut_ptr() as *mut u8, 1, &dt), &sum(), COMM_WORLD, true) }
+            .unwrap();
+        let order = if rt.rank() % 2 == 0 { [ra, rb] } else { [rb, ra] };
+        for r in order {
+            unsafe { rt.start(r) }.unwrap();
+        }
+        for r in order {
+            rt.wait(r).unwrap();
+        }
+        rt.request_free(ra).unwrap();
+        rt.request_free(rb).unwrap();
+        (a[0], b[0])
+    });
+    assert!(out.iter().all(|&v| v == (3, 300)), "{out:?}");
+}

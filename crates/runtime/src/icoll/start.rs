@@ -90,23 +90,37 @@ impl UBuf {
 
 /// Starts `plan` on `comm` under the lock: the next collective number,
 /// the schedule's first round posted.
-pub(crate) fn launch(st: &mut State, comm: CommId, plan: &Plan) -> MpiResult<Entry> {
+/// Starts `plan` on `comm` under the lock, its first round posted. A
+/// nonblocking collective takes the communicator's next number (`seq`
+/// None); a persistent one keeps the number it got at its `_init`, since
+/// MPI matches persistent collectives in the order of their
+/// initialisations, whatever order they are started in.
+pub(crate) fn launch(st: &mut State, comm: CommId, plan: &Plan, seq: Option<u32>) -> MpiResult<Entry> {
     let c = comm_ref(st, comm)?;
     // The schedule's peers: the remote group on an inter-communicator.
     let group = Arc::clone(c.peer_group());
-    let (shape, ctx, seq) = (Shape { rank: c.rank, size: group.size(), inter: c.is_inter() }, c.coll_ctx(), c.coll_seq);
+    let (shape, ctx) = (Shape { rank: c.rank, size: group.size(), inter: c.is_inter() }, c.coll_ctx());
+    let seq = match seq {
+        Some(s) => s,
+        None => next_seq(st, comm)?,
+    };
     let (s, sinks) = plan(shape, seq)?;
-    if let Some(c) = st.comms.get_mut(comm) {
-        c.coll_seq = c.coll_seq.wrapping_add(1);
-    }
     Ok(Entry::Coll(Box::new(CollReq::new(Run::new(s), ctx, group, sinks))))
+}
+
+/// Takes `comm`'s next collective number.
+fn next_seq(st: &mut State, comm: CommId) -> MpiResult<u32> {
+    let c = st.comms.get_mut(comm).ok_or_else(|| wanmpi_engine::MpiError::new(ErrorClass::Comm, "communicator is not valid"))?;
+    let seq = c.coll_seq;
+    c.coll_seq = c.coll_seq.wrapping_add(1);
+    Ok(seq)
 }
 
 impl Runtime {
     /// A nonblocking collective: started now, advanced by every progress step.
     pub(crate) fn start_coll(&self, comm: CommId, plan: Plan) -> MpiResult<Req> {
         let mut st = self.lock();
-        let e = launch(&mut st, comm, &plan)?;
+        let e = launch(&mut st, comm, &plan, None)?;
         let r = st.reqs.insert(e);
         st.colls.track(r);
         advance(&mut st);
@@ -117,8 +131,8 @@ impl Runtime {
     /// A persistent collective: checked now, started by MPI_Start.
     pub(crate) fn init_coll(&self, comm: CommId, plan: Plan) -> MpiResult<Req> {
         let mut st = self.lock();
-        comm_ref(&st, comm)?;
-        Ok(st.reqs.insert(Entry::Persistent { spec: PersistentSpec::Coll { comm, plan }, active: None }))
+        let seq = next_seq(&mut st, comm)?;
+        Ok(st.reqs.insert(Entry::Persistent { spec: PersistentSpec::Coll { comm, plan, seq }, active: None }))
     }
 
     /// Nonblocking (`persistent == false`) or persistent start of `plan`.
