@@ -64,6 +64,41 @@ impl Cart {
     }
 }
 
+/// `n` as a product of `k` factors in non-increasing order, as close to
+/// each other as possible: the smallest largest factor, then the smallest
+/// spread (72 in 2: 9 x 8; in 3: 6 x 4 x 3).
+fn balanced(n: usize, k: usize) -> Vec<usize> {
+    fn search(n: usize, k: usize, cap: usize, acc: &mut Vec<usize>, best: &mut Option<Vec<usize>>) {
+        if k == 1 {
+            if n <= cap {
+                acc.push(n);
+                let key = |v: &[usize]| (v[0], v[0] - v[v.len() - 1]);
+                if best.as_ref().is_none_or(|b| key(acc) < key(b)) {
+                    *best = Some(acc.clone());
+                }
+                acc.pop();
+            }
+            return;
+        }
+        // The largest remaining factor is at least the k-th root of n.
+        let mut d = cap.min(n);
+        while d >= 1 {
+            if d.checked_pow(k as u32).is_some_and(|p| p < n) {
+                break;
+            }
+            if n.is_multiple_of(d) && best.as_ref().is_none_or(|b| acc.first().copied().unwrap_or(d) <= b[0]) {
+                acc.push(d);
+                search(n / d, k - 1, d, acc, best);
+                acc.pop();
+            }
+            d -= 1;
+        }
+    }
+    let mut best = None;
+    search(n, k, n, &mut Vec::with_capacity(k), &mut best);
+    best.unwrap_or_else(|| vec![1; k])
+}
+
 /// MPI_Dims_create: fills zero entries of `dims` so their product is
 /// `nnodes`, as balanced as possible, in non-increasing order.
 pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
@@ -75,25 +110,7 @@ pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
     if free == 0 {
         return if fixed == nnodes { Ok(()) } else { err(ErrorClass::Dims, "fixed dimensions do not multiply to the process count") };
     }
-    let mut parts = vec![1usize; free];
-    let mut rest = nnodes / fixed;
-    // Largest prime factors first, each onto the currently smallest part.
-    let mut factors = vec![];
-    let mut f = 2;
-    while f * f <= rest {
-        while rest.is_multiple_of(f) {
-            factors.push(f);
-            rest /= f;
-        }
-        f += 1;
-    }
-    if rest > 1 {
-        factors.push(rest);
-    }
-    for &p in factors.iter().rev() {
-        let i = (0..free).min_by_key(|&i| parts[i]).unwrap_or(0);
-        parts[i] *= p;
-    }
+    let mut parts = balanced(nnodes / fixed, free);
     parts.sort_unstable_by(|a, b| b.cmp(a));
     let mut it = parts.into_iter();
     for d in dims.iter_mut().filter(|d| **d == 0) {
@@ -144,6 +161,19 @@ mod tests {
         dims_create(24, &mut d).unwrap();
         assert_eq!(d, [4, 3, 2]);
         assert!(dims_create(7, &mut [2, 0]).is_err());
+        // As balanced as possible, not greedy (greedy gives 12 x 6).
+        let mut d = [0, 0];
+        dims_create(72, &mut d).unwrap();
+        assert_eq!(d, [9, 8]);
+        let mut d = [0, 0, 0];
+        dims_create(72, &mut d).unwrap();
+        assert_eq!(d, [6, 4, 3]);
+        let mut d = [0, 0, 0, 0];
+        dims_create(7, &mut d).unwrap();
+        assert_eq!(d, [7, 1, 1, 1]);
+        let mut d = [0, 0];
+        dims_create(1 << 20, &mut d).unwrap();
+        assert_eq!(d, [1024, 1024]);
         let c = Cart { dims: vec![2, 3], periods: vec![false, true] };
         assert_eq!(c.coords(4), vec![1, 1]);
         assert_eq!(c.rank(&[1, 4]).unwrap(), Some(4));
