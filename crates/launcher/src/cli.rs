@@ -41,7 +41,8 @@ pub struct Args {
     /// Prefix each line of output with [rank].
     #[arg(long)]
     pub tag_output: bool,
-    /// End the job (non-zero exit) if it runs longer than this.
+    /// End the job (non-zero exit) if it runs longer than this (default:
+    /// MPIEXEC_TIMEOUT from the environment, if set).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
     /// Transport (WANMPI_TRANSPORT): auto (default: shared memory on a host, tcp in a site,
@@ -205,7 +206,12 @@ impl Args {
             spec.env.push(parse_assignment(e, lookup)?);
         }
         spec.tag_output = self.tag_output;
-        spec.timeout = self.timeout.map(|t| seconds("--timeout", t)).transpose()?;
+        // MPIEXEC_TIMEOUT, as MPICH's and Open MPI's launchers read it, when --timeout is not given.
+        let from_env = match lookup("MPIEXEC_TIMEOUT") {
+            Some(v) => Some(v.trim().parse::<f64>().map_err(|_| LaunchError::Usage(format!("MPIEXEC_TIMEOUT={v:?}: expected seconds")))?),
+            None => None,
+        };
+        spec.timeout = self.timeout.or(from_env).map(|t| seconds("--timeout", t)).transpose()?;
         spec.transport = self.transport.clone();
         spec.wan_transport = self.wan_transport.clone();
         spec.eager_limit = self.eager_limit;
