@@ -218,7 +218,7 @@ impl BasicType {
             Aint => "MPI_AINT",
             Offset => "MPI_OFFSET",
             Count => "MPI_COUNT",
-            CFloatComplex => "MPI_C_FLOAT_COMPLEX",
+            CFloatComplex => "MPI_C_COMPLEX",
             CDoubleComplex => "MPI_C_DOUBLE_COMPLEX",
             CLongDoubleComplex => "MPI_C_LONG_DOUBLE_COMPLEX",
             Packed => "MPI_PACKED",
