@@ -274,7 +274,7 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create(
         )?;
         // Every process must agree whether the graph is weighted.
         let mut any_unweighted = 0 as c_int;
-        let mine_unweighted = c_int::from(is_unweighted && ne > 0);
+        let mine_unweighted = c_int::from(is_unweighted);
         check(
             crate::coll::PMPI_Allreduce(&mine_unweighted as *const c_int as _, &mut any_unweighted as *mut c_int as _, 1, INT, 0x5800_0007, comm),
             "MPI_Allreduce",

@@ -65,38 +65,66 @@ impl Cart {
 }
 
 /// `n` as a product of `k` factors in non-increasing order, as close to
-/// each other as possible: the smallest largest factor, then the smallest
-/// spread (72 in 2: 9 x 8; in 3: 6 x 4 x 3).
+/// each other as possible: the smallest spread between the largest and the
+/// smallest factor, ties to the smaller factors after the first (what
+/// MPICH gives: 72 in 2 is 9 x 8, 5040 in 3 is 21 x 16 x 15, 5616 in 4 is
+/// 13 x 9 x 8 x 6).
 fn balanced(n: usize, k: usize) -> Vec<usize> {
-    fn search(n: usize, k: usize, cap: usize, acc: &mut Vec<usize>, best: &mut Option<Vec<usize>>) {
-        if k == 1 {
-            if n <= cap {
-                acc.push(n);
-                let key = |v: &[usize]| (v[0], v[0] - v[v.len() - 1]);
-                if best.as_ref().is_none_or(|b| key(acc) < key(b)) {
-                    *best = Some(acc.clone());
-                }
-                acc.pop();
+    let mut divisors: Vec<usize> = (1..).take_while(|d| d * d <= n).filter(|d| n.is_multiple_of(*d)).flat_map(|d| [d, n / d]).collect();
+    divisors.sort_unstable();
+    divisors.dedup();
+    let mut best: Option<Vec<usize>> = None;
+    search(n, k, n, &divisors, &mut Vec::with_capacity(k), &mut best);
+    best.unwrap_or_else(|| vec![1; k])
+}
+
+/// Largest r with r^k <= n.
+fn root(n: usize, k: usize) -> usize {
+    let mut r = (n as f64).powf(1.0 / k as f64).round() as usize;
+    while r > 1 && r.checked_pow(k as u32).is_none_or(|p| p > n) {
+        r -= 1;
+    }
+    while (r + 1).checked_pow(k as u32).is_some_and(|p| p <= n) {
+        r += 1;
+    }
+    r.max(1)
+}
+
+fn search(n: usize, k: usize, cap: usize, divisors: &[usize], acc: &mut Vec<usize>, best: &mut Option<Vec<usize>>) {
+    let better = |v: &[usize], b: &[usize]| {
+        let (rv, rb) = (v[0] - v[v.len() - 1], b[0] - b[b.len() - 1]);
+        rv < rb || (rv == rb && v[1..] < b[1..])
+    };
+    if k == 1 {
+        if n <= cap {
+            acc.push(n);
+            if best.as_ref().is_none_or(|b| better(acc, b)) {
+                *best = Some(acc.clone());
             }
+            acc.pop();
+        }
+        return;
+    }
+    // The smallest factor to come is at most the k-th root of what is left,
+    // so the spread is at least the largest so far minus that root.
+    let r = root(n, k);
+    if let (Some(&top), Some(b)) = (acc.first(), best.as_ref()) {
+        if top.saturating_sub(r) > b[0] - b[b.len() - 1] {
             return;
         }
-        // The largest remaining factor is at least the k-th root of n.
-        let mut d = cap.min(n);
-        while d >= 1 {
-            if d.checked_pow(k as u32).is_some_and(|p| p < n) {
-                break;
-            }
-            if n.is_multiple_of(d) && best.as_ref().is_none_or(|b| acc.first().copied().unwrap_or(d) <= b[0]) {
-                acc.push(d);
-                search(n / d, k - 1, d, acc, best);
-                acc.pop();
-            }
-            d -= 1;
-        }
     }
-    let mut best = None;
-    search(n, k, n, &mut Vec::with_capacity(k), &mut best);
-    best.unwrap_or_else(|| vec![1; k])
+    for &d in divisors.iter().rev() {
+        if d > cap || !n.is_multiple_of(d) {
+            continue;
+        }
+        // The largest remaining factor is at least the k-th root.
+        if d < r {
+            break;
+        }
+        acc.push(d);
+        search(n / d, k - 1, d, divisors, acc, best);
+        acc.pop();
+    }
 }
 
 /// MPI_Dims_create: fills zero entries of `dims` so their product is
