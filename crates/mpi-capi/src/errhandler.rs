@@ -22,8 +22,8 @@ pub fn set(comm: c_int, eh: c_int) -> R<()> {
         ERRORS_ABORT => ErrHandler::Abort,
         _ => {
             let f: CErrhFn = *objs().errhs.get(eh).ok_or_else(|| MpiError::new(ErrorClass::Arg, format!("{eh:#x} is not a valid error handler")))?;
-            ErrHandler::User(Arc::new(move |e: &MpiError| {
-                let mut c = comm;
+            ErrHandler::User(Arc::new(move |on: wanmpi_runtime::CommId, e: &MpiError| {
+                let mut c = crate::args::comm_handle(on);
                 let mut code = e.class as c_int;
                 // SAFETY: the user's handler, called as MPI specifies.
                 unsafe { f(&mut c, &mut code) };
@@ -89,10 +89,17 @@ pub unsafe extern "C" fn PMPI_Errhandler_get(comm: c_int, eh: *mut c_int) -> c_i
 pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let h = out(eh, "errhandler")?;
-        // Builtin handlers cannot go; a user handler stays attached to the
-        // communicators using it (their closures hold the function).
+        // Builtin handlers cannot go. A user handler attached to a
+        // communicator lives on (MPI frees it when nothing uses it): a
+        // communicator made from that one later inherits it by its handle.
         if !matches!(*h, ERRORS_ARE_FATAL | ERRORS_RETURN | ERRORS_ABORT) {
-            objs().errhs.remove(*h).ok_or_else(|| MpiError::new(ErrorClass::Arg, format!("{:#x} is not a valid error handler", *h)))?;
+            let mut o = objs();
+            if o.errhs.get(*h).is_none() {
+                return Err(MpiError::new(ErrorClass::Arg, format!("{:#x} is not a valid error handler", *h)));
+            }
+            if !o.comm_errh.values().any(|v| v == h) {
+                o.errhs.remove(*h);
+            }
         }
         *h = ERRHANDLER_NULL;
         Ok(())

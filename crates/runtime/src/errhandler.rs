@@ -3,6 +3,9 @@
 use std::sync::Arc;
 use wanmpi_engine::MpiError;
 
+/// A user error handler: called with the communicator and the error.
+pub type UserHandler = Arc<dyn Fn(crate::comm::CommId, &MpiError) + Send + Sync>;
+
 /// What happens when an operation on a communicator fails.
 #[derive(Clone)]
 pub enum ErrHandler {
@@ -12,9 +15,10 @@ pub enum ErrHandler {
     Abort,
     /// MPI_ERRORS_RETURN: the error is returned to the caller.
     Return,
-    /// A user handler (the C API wraps the C function pointer here); after it
-    /// returns, the error is returned to the caller.
-    User(Arc<dyn Fn(&MpiError) + Send + Sync>),
+    /// A user handler (the C API wraps the C function pointer here), called
+    /// with the communicator the error happened on (one that inherited the
+    /// handler by a dup, too); after it returns, the error is returned.
+    User(UserHandler),
 }
 
 impl std::fmt::Debug for ErrHandler {
@@ -53,15 +57,18 @@ impl Runtime {
     pub fn handle_error<T>(&self, comm: CommId, r: MpiResult<T>) -> MpiResult<T> {
         let Err(e) = r else { return r };
         // An invalid communicator has no handler of its own: MPI_COMM_WORLD's applies.
-        let h = {
+        let (h, on) = {
             let st = self.lock();
-            st.comms.get(comm).or_else(|| st.comms.get(crate::comm::COMM_WORLD)).map_or(ErrHandler::Fatal, |c| c.errhandler.clone())
+            match st.comms.get(comm) {
+                Some(c) => (c.errhandler.clone(), comm),
+                None => (st.comms.get(crate::comm::COMM_WORLD).map_or(ErrHandler::Fatal, |c| c.errhandler.clone()), crate::comm::COMM_WORLD),
+            }
         };
         match h {
             ErrHandler::Fatal | ErrHandler::Abort => self.die(&e.to_string(), e.class as i32),
             ErrHandler::Return => Err(e),
             ErrHandler::User(f) => {
-                f(&e);
+                f(on, &e);
                 Err(e)
             }
         }
