@@ -181,6 +181,10 @@ impl Runtime {
     pub(crate) fn wait_until<T>(&self, mut done: impl FnMut(&mut State) -> MpiResult<Option<T>>) -> MpiResult<T> {
         const RECHECK_EVERY: u32 = 32;
         const FAST_SPINS: u32 = 256;
+        // A yield with nothing else to run is a syscall (~0.2 us): not in
+        // the first rounds, where a busy peer's answer usually comes.
+        const YIELD_AFTER: u32 = 32;
+        const YIELD_EVERY: u32 = 2;
         let mut idle_rounds = 0u32;
         let mut seen: Option<u64> = None;
         loop {
@@ -198,9 +202,17 @@ impl Runtime {
             };
             idle_rounds += 1;
             if idle_rounds < self.opts.spin_rounds {
-                // No `pause` in the first rounds: it costs up to ~140 cycles
-                // on recent x86, which a message arriving now would wait out.
-                if idle_rounds > FAST_SPINS {
+                if idle_rounds > YIELD_AFTER && idle_rounds.is_multiple_of(YIELD_EVERY) {
+                    // Past the first rounds, give the CPU away now and then:
+                    // when the peer shares this core (more ranks than free
+                    // cores) its answer can only come while we are off it,
+                    // and a spin until the sleep would cost it a whole
+                    // spin phase per message (tens to hundreds of us).
+                    std::thread::yield_now();
+                } else if idle_rounds > FAST_SPINS {
+                    // No `pause` in the first rounds: it costs up to ~140
+                    // cycles on recent x86, which a message arriving now
+                    // would wait out.
                     std::hint::spin_loop();
                 }
                 continue;

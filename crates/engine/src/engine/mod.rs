@@ -67,6 +67,10 @@ pub struct Engine {
     matcher: Matcher,
     /// Output queue per peer.
     out: Vec<VecDeque<OutItem>>,
+    /// False only when every queue in `out` is empty: set by every push,
+    /// recomputed by `transmit`, so an idle progress step (the spin of a
+    /// blocked call) does not scan a queue per peer.
+    out_maybe: bool,
     /// Next sequence number per (destination, context).
     next_seq: HashMap<(PeerId, u32), u64>,
     /// Ids of the messages `send_now` sent without a request.
@@ -99,6 +103,7 @@ impl Engine {
             reqs: Requests::default(),
             matcher: Matcher::default(),
             out: (0..size).map(|_| VecDeque::new()).collect(),
+            out_maybe: false,
             next_seq: HashMap::default(),
             express_ids: 0,
             inbound: HashMap::default(),
@@ -139,7 +144,10 @@ impl Engine {
         }
         // A multiplicative hash: consecutive tags land on different channels.
         let h = (u64::from(ctx) << 32 | u64::from(tag as u32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((h >> 32) % n) as u16
+        // A power of two (the usual count) takes a mask, not a division:
+        // the same channel either way.
+        let x = h >> 32;
+        (if n.is_power_of_two() { x & (n - 1) } else { x % n }) as u16
     }
 
     /// Largest payload of one frame.
@@ -149,7 +157,7 @@ impl Engine {
 
     /// True while frames wait to be sent.
     pub fn has_pending_output(&self) -> bool {
-        self.out.iter().any(|q| !q.is_empty())
+        self.out_maybe && self.out.iter().any(|q| !q.is_empty())
     }
 
     /// Number of requests not yet completed-and-tested.

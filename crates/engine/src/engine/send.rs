@@ -114,6 +114,7 @@ impl Engine {
             detached: false,
         });
         self.out[dest as usize].push_back(OutItem::Message(id));
+        self.out_maybe = true;
         id
     }
 
@@ -131,6 +132,7 @@ impl Engine {
     /// Queues a small control frame to `peer`.
     pub(super) fn queue_control(&mut self, peer: PeerId, channel: u16, frame: Frame<'_>) {
         self.out[peer as usize].push_back(OutItem::Control { channel, bytes: frame.to_vec() });
+        self.out_maybe = true;
     }
 
     /// Announces a posted receive to its source (see `protocol`).
@@ -155,6 +157,9 @@ impl Engine {
     /// queues are empty. Multi-frame messages take turns, one frame each, so a
     /// short message never waits behind a whole long one.
     pub fn transmit(&mut self, send: &mut FrameSink<'_>) -> Result<(), TransportError> {
+        if !self.out_maybe {
+            return Ok(());
+        }
         for peer in 0..self.size {
             while let Some(item) = self.out[peer as usize].pop_front() {
                 match self.transmit_one(peer, item, send)? {
@@ -166,6 +171,7 @@ impl Engine {
                 }
             }
         }
+        self.out_maybe = self.out.iter().any(|q| !q.is_empty());
         Ok(())
     }
 
@@ -221,7 +227,10 @@ impl Engine {
             p => p,
         };
         match s.phase {
-            SendPhase::Streaming { .. } => self.out[peer as usize].push_back(OutItem::Message(id)),
+            SendPhase::Streaming { .. } => {
+                self.out[peer as usize].push_back(OutItem::Message(id));
+                self.out_maybe = true;
+            }
             SendPhase::Done => self.complete(id, Status::empty()),
             _ => {}
         }
@@ -244,6 +253,7 @@ impl Engine {
         } else {
             s.phase = SendPhase::Streaming { next: 0, end };
             self.out[peer as usize].push_back(OutItem::Message(id));
+            self.out_maybe = true;
         }
     }
 
