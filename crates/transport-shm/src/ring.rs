@@ -3,12 +3,9 @@
 //! Layout: `cap` data bytes (a power of two) and two counters that only grow,
 //! `tail` (bytes ever written, stored by the producer) and `head` (bytes ever
 //! consumed, stored by the consumer). A byte position `p` lives at offset
-//! `p & (cap - 1)`. Every record starts at a cache-line (64-byte) aligned
-//! offset with an 8-byte header word, `len` (bits 0..32) | `channel`
-//! (32..48) | `kind` (48..64), followed by `len` bytes padded to the next
-//! line (`REC_ALIGN`): a short message (up to 56 bytes with its header word)
-//! is one line, which the consumer takes in one cache miss, and the next
-//! record's header word, which the consumer polls, is on a line of its own. A record never wraps: when one would
+//! `p & (cap - 1)`. Every record starts at an 8-aligned offset with an 8-byte
+//! header word, `len` (bits 0..32) | `channel` (32..48) | `kind` (48..64),
+//! followed by `len` bytes padded to 8. A record never wraps: when one would
 //! not fit before the end of the data area, the producer first writes a
 //! `PAD` record covering the rest, so a frame's bytes are contiguous and can
 //! be handed out in place.
@@ -35,14 +32,12 @@ use thiserror::Error;
 
 /// Bytes of the header word in front of every record.
 pub(crate) const REC_HDR: usize = 8;
-/// Records start on cache lines (see the module doc).
-pub(crate) const REC_ALIGN: usize = 64;
 const KIND_FRAME: u64 = 1;
 const KIND_PAD: u64 = 2;
 
 /// Rounds up to the record alignment.
-pub(crate) const fn align_rec(n: usize) -> usize {
-    (n + REC_ALIGN - 1) & !(REC_ALIGN - 1)
+pub(crate) const fn align8(n: usize) -> usize {
+    (n + 7) & !7
 }
 
 fn word(len: usize, channel: u16, kind: u64) -> u64 {
@@ -96,10 +91,10 @@ impl RingMem {
         // SAFETY: in bounds and aligned (offsets are multiples of 8 below cap).
         unsafe { &*(self.data.add(off) as *const AtomicU64) }
     }
-    /// Checks a (head, tail) pair: at most `cap` bytes apart, record-aligned.
+    /// Checks a (head, tail) pair: at most `cap` bytes apart, 8-aligned.
     fn check(&self, head: u64, tail: u64) -> Result<u64, RingError> {
         let used = tail.wrapping_sub(head);
-        if used > self.cap as u64 || (head | tail) & (REC_ALIGN as u64 - 1) != 0 {
+        if used > self.cap as u64 || (head | tail) & 7 != 0 {
             return Err(RingError::BadCounters { head, tail, cap: self.cap });
         }
         Ok(used)
@@ -123,7 +118,7 @@ impl Producer {
     /// the data area when it would not fit before it, then the record.
     fn need(&self, len: usize) -> (usize, usize) {
         let off = (self.tail as usize) & (self.mem.cap - 1);
-        let rec = align_rec(REC_HDR + len);
+        let rec = REC_HDR + align8(len);
         let pad = if off + rec > self.mem.cap { self.mem.cap - off } else { 0 };
         (pad, rec)
     }
@@ -238,7 +233,7 @@ impl Consumer {
                     self.advance(cap - off);
                 }
                 KIND_FRAME => {
-                    let rec = align_rec(REC_HDR + len);
+                    let rec = REC_HDR + align8(len);
                     if len > self.max_frame {
                         return bad("frame longer than the largest frame");
                     }
@@ -329,7 +324,7 @@ mod tests {
     #[test]
     fn full_ring_refuses_until_drained_and_pads_at_the_end() {
         let ring = HeapRing::new(256);
-        let (mut p, mut c) = (Producer::new(ring.mem()), Consumer::new(ring.mem(), 128, 1));
+        let (mut p, mut c) = (Producer::new(ring.mem()), Consumer::new(ring.mem(), 64, 1));
         let f = [7u8; 56]; // 64-byte records; each push also needs the next word free
         for _ in 0..3 {
             assert!(p.try_push(0, &[&f], 56).unwrap());
@@ -343,15 +338,16 @@ mod tests {
         }
         assert_eq!(pop_vec(&mut c).unwrap().1, vec![1u8; 56]);
         assert!(pop_vec(&mut c).is_none());
-        assert!(p.try_push(0, &[&[2u8; 48]], 48).unwrap()); // 0..64: one line
+        assert!(p.try_push(0, &[&[2u8; 48]], 48).unwrap()); // 0..56
         assert_eq!(pop_vec(&mut c).unwrap().1, vec![2u8; 48]);
-        assert!(p.try_push(0, &[&[3u8; 56]], 56).unwrap()); // 64..128
-        assert!(p.try_push(0, &[&[4u8; 56]], 56).unwrap()); // 128..192
-        assert_eq!(pop_vec(&mut c).unwrap().1, vec![3u8; 56]);
-        assert!(!p.try_push(0, &[&[5u8; 120]], 120).unwrap(), "padding 64 + record 128 + 8 > 192 free");
-        assert_eq!(pop_vec(&mut c).unwrap().1, vec![4u8; 56]);
-        assert!(p.try_push(0, &[&[5u8; 120]], 120).unwrap()); // padding 192..256, then 0..128
-        assert_eq!(pop_vec(&mut c).unwrap().1, vec![5u8; 120]);
+        assert!(p.try_push(0, &[&[3u8; 64]], 64).unwrap()); // 56..128
+        assert!(p.try_push(0, &[&[4u8; 64]], 64).unwrap()); // 128..200
+        assert!(!p.try_push(0, &[&[5u8; 64]], 64).unwrap(), "padding 56 + record 72 + 8 > 112 free");
+        assert_eq!(pop_vec(&mut c).unwrap().1, vec![3u8; 64]);
+        assert!(p.try_push(0, &[&[5u8; 64]], 64).unwrap()); // padding 200..256, then 0..72
+        for b in [4u8, 5] {
+            assert_eq!(pop_vec(&mut c).unwrap().1, vec![b; 64]);
+        }
         assert!(pop_vec(&mut c).is_none());
         assert!(p.is_drained().unwrap());
     }
@@ -361,14 +357,16 @@ mod tests {
     #[test]
     fn old_bytes_of_an_earlier_lap_are_never_a_header() {
         let ring = HeapRing::new(256);
-        let (mut p, mut c) = (Producer::new(ring.mem()), Consumer::new(ring.mem(), 128, 1));
-        // Lap 1: 128-byte records whose payload looks like frame headers.
-        let fake = word(8, 0, KIND_FRAME).to_le_bytes().repeat(15);
-        for _ in 0..2 {
-            assert!(p.try_push(0, &[&fake], 120).unwrap());
+        let (mut p, mut c) = (Producer::new(ring.mem()), Consumer::new(ring.mem(), 64, 1));
+        // Lap 1: 64-byte records whose payload looks like frame headers.
+        let fake = word(8, 0, KIND_FRAME).to_le_bytes().repeat(7);
+        for _ in 0..3 {
+            assert!(p.try_push(0, &[&fake], 56).unwrap());
             assert_eq!(pop_vec(&mut c).unwrap().1, fake);
         }
-        // Lap 2: a 64-byte record at 0; the word at 64 held lap 1's payload.
+        assert!(p.try_push(0, &[&fake], 56).unwrap());
+        assert_eq!(pop_vec(&mut c).unwrap().1, fake);
+        // Lap 2: a 16-byte record at 0; the word at 16 held lap 1's payload.
         assert!(p.try_push(0, &[b"12345678"], 8).unwrap());
         assert_eq!(pop_vec(&mut c).unwrap().1, b"12345678".to_vec());
         assert!(pop_vec(&mut c).is_none(), "read old payload as a frame");
@@ -392,8 +390,8 @@ mod tests {
             assert!(e.to_string().contains(what), "{what}: {e}");
         }
         // A frame header near the end claiming bytes past it.
-        ring.set_counters(192, 256);
-        ring.poke_word(192, word(100, 0, KIND_FRAME));
+        ring.set_counters(248, 256);
+        ring.poke_word(248, word(100, 0, KIND_FRAME));
         let mut c = Consumer::new(ring.mem(), 128, 1);
         assert!(c.pop(|_, _| {}).unwrap_err().to_string().contains("past the end"));
         // Counters further apart than the ring, seen by either end.

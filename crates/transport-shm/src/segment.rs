@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"wanmpiSH");
-pub(crate) const VERSION: u32 = 3;
+pub(crate) const VERSION: u32 = 4;
 /// The header takes one page, so the ring's data starts page-aligned.
 pub(crate) const HEADER_BYTES: usize = 4096;
 

@@ -524,8 +524,8 @@ mod tests {
         let mut b = h.join().unwrap();
         assert_eq!(b.try_send(0, 0, &[b"honest"]).unwrap(), SendStatus::Sent);
         assert_eq!(b.try_send(0, 1, &[b"then lies"]).unwrap(), SendStatus::Sent);
-        // The second record starts at 64 (8-byte header + "honest", padded to a line).
-        let second = b.out_ring_data(0).wrapping_add(64) as *const AtomicU64;
+        // The second record starts at 16 (8-byte header + "honest" padded to 8).
+        let second = b.out_ring_data(0).wrapping_add(16) as *const AtomicU64;
         // SAFETY: inside b's mapping of the ring, 8-aligned.
         unsafe { (*second).store(u32::MAX as u64 | 1 << 48, Ordering::Relaxed) };
         let mut got = vec![];
