@@ -167,6 +167,9 @@ impl Runtime {
 
     /// MPI_Comm_create: `None` at processes outside `group`.
     pub fn comm_create(&self, comm: CommId, group: &Group) -> MpiResult<Option<CommId>> {
+        if comm_ref(&self.lock(), comm)?.is_inter() {
+            return self.create_inter(comm, group);
+        }
         let mut a = self.adapter(comm)?;
         if group.members().iter().any(|w| a.group.rank_of(*w).is_none()) {
             return err(ErrorClass::Group, "the group is not a subset of the communicator's group");

@@ -1,4 +1,6 @@
-//! MPI_Comm_split on an inter-communicator (MPI-4.0 §7.4.2): each group
+//! MPI_Comm_split and MPI_Comm_create on an inter-communicator (MPI-4.0
+//! §7.4.2). Create: each side names a subgroup of its own group, and the
+//! two subgroups form the new inter-communicator. Split: each group
 //! splits by color and key, and the processes of one color on both sides
 //! form a new inter-communicator (MPI_COMM_NULL when the other side has
 //! none of that color). Each group learns its own (color, key) table by an
@@ -31,6 +33,43 @@ fn members(group: &Group, table: &[(i32, i32)], color: i32) -> Vec<u32> {
 }
 
 impl Runtime {
+    /// MPI_Comm_create on an inter-communicator: `None` outside `group`, or
+    /// when the other side's group is empty.
+    pub(crate) fn create_inter(&self, comm: CommId, group: &Group) -> MpiResult<Option<CommId>> {
+        let (local, remote, ctx, rank) = {
+            let st = self.lock();
+            let c = comm_ref(&st, comm)?;
+            (Arc::clone(&c.group), c.remote.clone().expect("an inter-communicator"), c.coll_ctx(), c.rank)
+        };
+        if group.members().iter().any(|w| local.rank_of(*w).is_none()) {
+            return wanmpi_engine::error::err(wanmpi_engine::ErrorClass::Group, "the group is not a subset of this side's group");
+        }
+        // The leaders swap their sides' groups (sizes first), then tell their own side.
+        let mine: Vec<u8> = group.members().iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut a = CollAdapter { rt: self, group: Arc::clone(&local), ctx, rank, size: local.size() };
+        let mut len = [0u8; 8];
+        let mut theirs = vec![];
+        if rank == 0 {
+            let leaders = Arc::new(Group::new(vec![self.rank, remote.world(0).expect("the remote group is not empty")]));
+            let mut x = CollAdapter { rt: self, group: leaders, ctx, rank: 0, size: 2 };
+            swap(&mut x, &(mine.len() as u64).to_le_bytes(), &mut len, TAG_INTER_SETUP - 4)?;
+            theirs = vec![0u8; u64::from_le_bytes(len) as usize];
+            swap(&mut x, &mine, &mut theirs, TAG_INTER_SETUP - 5)?;
+        }
+        coll::bcast(&mut a, &mut len, 0).map_err(coll_error)?;
+        theirs.resize(u64::from_le_bytes(len) as usize, 0);
+        coll::bcast(&mut a, &mut theirs, 0).map_err(coll_error)?;
+        let pair = self.inter_agree(comm, &local)?;
+        let others: Vec<u32> = theirs.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+        let mut st = self.lock();
+        let Some(new_rank) = group.rank_of(self.rank).filter(|_| !others.is_empty()) else {
+            st.contexts.release(pair);
+            return Ok(None);
+        };
+        let c = Comm::new(Arc::new(group.clone()), Some(Arc::new(Group::new(others))), new_rank, pair, String::new());
+        Ok(Some(self.install(&mut st, c, Info::default())))
+    }
+
     pub(crate) fn split_inter(&self, comm: CommId, color: i32, key: i32) -> MpiResult<Option<CommId>> {
         let (local, remote, ctx, rank) = {
             let st = self.lock();

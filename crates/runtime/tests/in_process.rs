@@ -209,3 +209,29 @@ fn persistent_collectives_match_in_init_order_whatever_the_start_order() {
     });
     assert!(out.iter().all(|&v| v == (3, 300)), "{out:?}");
 }
+
+#[test]
+fn comm_create_on_an_inter_communicator_pairs_the_two_subgroups() {
+    let out = world(5, |rt| {
+        let me = rt.rank() as i32;
+        let even = me % 2 == 0;
+        let local = rt.comm_split(COMM_WORLD, i32::from(!even), me).unwrap().expect("a color");
+        let inter = rt.intercomm_create(local, 0, COMM_WORLD, if even { 1 } else { 0 }, 9).unwrap();
+        // Each side keeps its first two ranks (world ranks 0, 2 and 1, 3).
+        let mine = rt.comm_group(local).unwrap();
+        let sub = wanmpi_runtime::Group::new(mine.members()[..2].to_vec());
+        let Some(c) = rt.comm_create(inter, &sub).unwrap() else { return (me, None) };
+        let dt = i64s();
+        let (v, mut got) = ([me as i64], [0i64]);
+        // SAFETY: buffers outlive the call.
+        unsafe { rt.allreduce(Some(v.as_ptr() as *const u8), Buf::new(got.as_mut_ptr() as *mut u8, 1, &dt), &sum(), c) }.unwrap();
+        (me, Some((rt.comm_peer_size(c).unwrap(), got[0])))
+    });
+    for (me, r) in out {
+        match me {
+            0 | 2 => assert_eq!(r, Some((2, 1 + 3)), "rank {me}"),
+            1 | 3 => assert_eq!(r, Some((2, 2)), "rank {me}"),
+            _ => assert_eq!(r, None, "rank {me} is outside both subgroups"),
+        }
+    }
+}
