@@ -60,13 +60,18 @@ impl WBuf {
         Staged::output((self.addr as *mut u8).wrapping_offset(self.byte_displs[j]), self.counts[j], &self.dts[j])
     }
 
+    /// Blocks described: the shortest of its three arrays.
+    pub(crate) fn blocks(&self) -> usize {
+        self.counts.len().min(self.byte_displs.len()).min(self.dts.len())
+    }
+
     /// Every block staged, one after another: the bytes, each block's
     /// offset and length in them, and the staged blocks (to write back).
     ///
     /// # Safety
     /// As `stage`.
     pub(super) unsafe fn stage_all(&self) -> MpiResult<StagedAll> {
-        let n = self.counts.len().min(self.byte_displs.len()).min(self.dts.len());
+        let n = self.blocks();
         let (mut bytes, mut at, mut len, mut staged) = (vec![], vec![], vec![], vec![]);
         for j in 0..n {
             let s = self.stage(j)?;
@@ -77,11 +82,6 @@ impl WBuf {
         }
         Ok((bytes, at, len, staged))
     }
-}
-
-/// Block layout of a whole buffer: `size` blocks of `block` bytes.
-fn uniform(size: usize, block: usize) -> (Vec<usize>, Vec<usize>) {
-    ((0..size).map(|_| block).collect(), (0..size).map(|j| j * block).collect())
 }
 
 /// Every peer but `me` (on an inter-communicator, every remote rank):
@@ -134,7 +134,7 @@ impl Runtime {
                     (_, Role::Idle) => return Ok(nothing()),
                     // The root of an inter-communicator gather sends nothing.
                     (_, Role::Root) if sh.inter => vec![],
-                    (Some(s), _) => unsafe { Staged::input(s.addr as *const u8, s.count, &s.dt)? }.bytes().to_vec(),
+                    (Some(s), _) => s.packed()?,
                     (None, Role::Leaf(_)) => return err(ErrorClass::Buffer, "MPI_IN_PLACE in gather is only allowed at the root"),
                     (None, Role::Root) => vec![],
                 };
@@ -226,7 +226,7 @@ impl Runtime {
                 let current = sink.current();
                 let (input, copies) = match (&send, me(sh)) {
                     (Some(s), me) => {
-                        let input = unsafe { Staged::input(s.addr as *const u8, s.count, &s.dt)? }.bytes().to_vec();
+                        let input = s.packed()?;
                         let copies = match me {
                             Some(me) => {
                                 check_block("allgather's own block", input.len(), bc[me])?;
@@ -299,8 +299,7 @@ impl Runtime {
             Arc::new(move |sh: Shape, seq| {
                 no_in_place(sh, send.is_none())?;
                 let size = sh.size;
-                let n = |w: &WBuf| w.counts.len().min(w.byte_displs.len()).min(w.dts.len());
-                if n(&recv) != size || send.as_ref().is_some_and(|s| n(s) != size) {
+                if recv.blocks() != size || send.as_ref().is_some_and(|s| s.blocks() != size) {
                     return err(ErrorClass::Count, format!("alltoallw needs {size} counts, displacements and types on both sides"));
                 }
                 // Each peer's block is staged on its own; buffer 0 holds them one after another.
@@ -334,6 +333,5 @@ fn own_block(me: Option<usize>, sc: &[usize], sd: &[usize], rc: &[usize], rd: &[
 /// Equal blocks of `count` elements per rank: the v-layout of a plain
 /// gather, scatter, allgather or alltoall buffer.
 pub fn equal_blocks(count: usize, size: usize) -> (Vec<usize>, Vec<isize>) {
-    let (c, d) = uniform(size, count);
-    (c, d.into_iter().map(|x| x as isize).collect())
+    (vec![count; size], (0..size).map(|j| (j * count) as isize).collect())
 }

@@ -113,8 +113,7 @@ impl Runtime {
         for dt in send.dts.iter().chain(&recv.dts) {
             check_datatype(dt)?;
         }
-        let len = |w: &WBuf| w.counts.len().min(w.byte_displs.len()).min(w.dts.len());
-        if len(&send) != n.dests.len() || len(&recv) != n.sources.len() {
+        if send.blocks() != n.dests.len() || recv.blocks() != n.sources.len() {
             return err(ErrorClass::Count, "one count, displacement and type per neighbour on each side");
         }
         self.coll_request(

@@ -86,6 +86,12 @@ impl UBuf {
     pub fn buf(&self) -> Buf<'_> {
         Buf::new(self.addr as *mut u8, self.count, &self.dt)
     }
+
+    /// The buffer's data, packed (a collective's input, read when it starts).
+    pub fn packed(&self) -> MpiResult<Vec<u8>> {
+        // SAFETY: the starting call's contract keeps the buffer valid.
+        Ok(unsafe { Staged::input(self.addr as *const u8, self.count, &self.dt)? }.bytes().to_vec())
+    }
 }
 
 /// Starts `plan` on `comm` under the lock: the next collective number,
@@ -182,12 +188,12 @@ impl Runtime {
                     // The root sends the other group its data, all at once.
                     (true, Role::Root) => {
                         let all: Vec<Block> = (0..sh.size).map(|peer| Block { peer, at: 0, len, family: TAG_BCAST }).collect();
-                        sched::direct(vec![], sinks_free_bytes(b.addr, b.count, &b.dt)?, &all, &[], &[], seq)
+                        sched::direct(vec![], b.packed()?, &all, &[], &[], seq)
                     }
                     (true, Role::Leaf(r)) => sched::direct(vec![0; len], vec![], &[], &[Block { peer: r, at: 0, len, family: TAG_BCAST }], &[], seq),
                     (_, role) => {
                         let root = if let Role::Leaf(r) = role { r } else { sh.rank };
-                        let data = if role == Role::Root { sinks_free_bytes(b.addr, b.count, &b.dt)? } else { vec![0; len] };
+                        let data = if role == Role::Root { b.packed()? } else { vec![0; len] };
                         sched::bcast(sh.rank, sh.size, data, root, seq)
                     }
                 };
@@ -342,12 +348,6 @@ impl Runtime {
             persistent,
         )
     }
-}
-
-/// The root's bcast data, read from its buffer.
-fn sinks_free_bytes(addr: usize, count: usize, dt: &Datatype) -> MpiResult<Vec<u8>> {
-    // SAFETY: the starting call's contract keeps the buffer valid.
-    Ok(unsafe { Staged::input(addr as *const u8, count, dt)? }.bytes().to_vec())
 }
 
 /// A reduction's view of its buffers: basic type, element count, the
