@@ -16,8 +16,9 @@ impl Datatype {
     }
 
     /// Calls `f(addr, len)` for the runs of packed bytes `[lo, hi)` of
-    /// `count` elements, `addr` relative to the buffer start.
-    fn walk_elements<F: FnMut(isize, usize)>(&self, count: usize, lo: usize, hi: usize, f: &mut F) {
+    /// `count` elements, `addr` relative to the buffer start. Public for
+    /// MPI-IO, whose file views place a filetype's data bytes in a file.
+    pub fn walk_elements<F: FnMut(isize, usize)>(&self, count: usize, lo: usize, hi: usize, f: &mut F) {
         let hi = hi.min(self.packed_size(count));
         if lo >= hi {
             return;
@@ -28,6 +29,14 @@ impl Datatype {
             Some((off, len)) if isize::try_from(len) == Ok(inner.extent) => f(off.wrapping_add(lo as isize), hi - lo),
             _ => walk_repeat(0, inner.extent, &inner.layout, lo, hi, f),
         }
+    }
+
+    /// Calls `f(offset, len)` for every run of data bytes of `count`
+    /// elements, in typemap order, offsets relative to the buffer start:
+    /// what one-sided communication sends so a target can place data
+    /// without knowing the origin's datatype.
+    pub fn for_each_block<F: FnMut(isize, usize)>(&self, count: usize, mut f: F) {
+        self.walk_elements(count, 0, usize::MAX, &mut f);
     }
 
     /// Appends the data of `count` elements laid out at `base` to `out`, in

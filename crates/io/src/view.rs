@@ -1,0 +1,164 @@
+//! File views (MPI-4.0 §14.3): a displacement, an etype and a filetype
+//! tiled from the displacement on. A view turns a position in its data
+//! stream (etypes the process can see) into runs of file bytes: the
+//! filetype's data bytes, flattened by the engine's datatype walk, shifted
+//! by the displacement and by whole filetype extents.
+
+use wanmpi_engine::datatype::{BasicType, Datatype};
+use wanmpi_engine::{error::err, ErrorClass, MpiResult};
+
+/// The data representations wanmpi stores: its own ("native", and
+/// "internal" which MPI lets an implementation make native).
+pub const DATAREPS: [&str; 2] = ["native", "internal"];
+
+#[derive(Clone)]
+pub struct View {
+    pub disp: u64,
+    pub etype: Datatype,
+    pub filetype: Datatype,
+    pub datarep: String,
+}
+
+impl Default for View {
+    /// The view of a newly opened file: every byte, from byte 0 (§14.3).
+    fn default() -> View {
+        let byte = Datatype::basic(BasicType::Byte);
+        View { disp: 0, etype: byte.clone(), filetype: byte, datarep: "native".into() }
+    }
+}
+
+impl View {
+    /// A view, checked as MPI_File_set_view must.
+    pub fn new(disp: i64, etype: Datatype, filetype: Datatype, datarep: &str) -> MpiResult<View> {
+        let disp = u64::try_from(disp).or_else(|_| err(ErrorClass::Arg, format!("displacement {disp} is negative")))?;
+        if !DATAREPS.contains(&datarep) {
+            let why = if datarep == "external32" {
+                "wanmpi stores files in the native representation only"
+            } else {
+                "not a registered data representation"
+            };
+            return err(ErrorClass::UnsupportedDatarep, format!("data representation \"{datarep}\": {why}"));
+        }
+        for (what, t) in [("etype", &etype), ("filetype", &filetype)] {
+            if t.check_committed().is_err() {
+                return err(ErrorClass::Type, format!("the {what} {} is not committed", t.name()));
+            }
+        }
+        let (esize, fsize) = (etype.size(), filetype.size());
+        if esize == 0 || etype.lb() < 0 || etype.true_lb() < 0 {
+            return err(ErrorClass::Type, format!("the etype {} has no data or a negative displacement", etype.name()));
+        }
+        if fsize == 0 || fsize % esize != 0 {
+            return err(ErrorClass::Type, format!("the filetype {} ({fsize} bytes) is not made of whole etypes ({esize} bytes)", filetype.name()));
+        }
+        if filetype.extent() <= 0 || filetype.true_lb() < 0 || filetype.lb() < 0 {
+            return err(ErrorClass::Type, format!("the filetype {} needs a positive extent and no negative displacement", filetype.name()));
+        }
+        Ok(View { disp, etype, filetype, datarep: datarep.into() })
+    }
+
+    /// Bytes per etype.
+    pub fn esize(&self) -> usize {
+        self.etype.size()
+    }
+
+    /// The file runs `(offset, len)` of data bytes `[pos, pos + len)` of
+    /// the view's stream, in stream order, neighbours merged.
+    pub fn runs(&self, pos: u64, len: usize) -> MpiResult<Vec<(u64, usize)>> {
+        let mut out: Vec<(u64, usize)> = Vec::new();
+        if len == 0 {
+            return Ok(out);
+        }
+        let too_far =
+            || wanmpi_engine::MpiError::new(ErrorClass::Arg, format!("position {pos} + {len} bytes lies beyond what a file offset can hold"));
+        let lo = usize::try_from(pos).map_err(|_| too_far())?;
+        let hi = lo.checked_add(len).ok_or_else(too_far)?;
+        let tiles = hi.div_ceil(self.filetype.size());
+        let mut bad = false;
+        self.filetype.walk_elements(tiles, lo, hi, &mut |addr, n| {
+            let Some(off) = u64::try_from(addr).ok().and_then(|a| a.checked_add(self.disp)) else {
+                bad = true;
+                return;
+            };
+            match out.last_mut() {
+                Some((o, l)) if *o + *l as u64 == off => *l += n,
+                _ => out.push((off, n)),
+            }
+        });
+        if bad {
+            return Err(too_far());
+        }
+        Ok(out)
+    }
+
+    /// MPI_File_get_byte_offset: where etype `offset` of the view lies.
+    pub fn byte_offset(&self, offset: i64) -> MpiResult<u64> {
+        let pos = self.data_pos(offset)?;
+        Ok(self.runs(pos, 1)?.first().map_or(self.disp, |r| r.0))
+    }
+
+    /// The etype just past the last one of the view that lies, at least
+    /// in part, in a file of `size` bytes (where MPI_SEEK_END counts from).
+    pub fn end(&self, size: u64) -> i64 {
+        let Some(rel) = size.checked_sub(self.disp) else { return 0 };
+        let (extent, fsize) = (self.filetype.extent() as u64, self.filetype.size());
+        let (tiles, rem) = (rel / extent, rel % extent);
+        let mut inside = 0u64;
+        self.filetype.walk_elements(1, 0, fsize, &mut |addr, n| {
+            let a = addr.max(0) as u64;
+            if a < rem {
+                inside += (n as u64).min(rem - a);
+            }
+        });
+        let bytes = tiles.saturating_mul(fsize as u64).saturating_add(inside);
+        i64::try_from(bytes.div_ceil(self.esize() as u64)).unwrap_or(i64::MAX)
+    }
+
+    /// The stream byte of etype `offset` (MPI_ERR_ARG when negative).
+    pub fn data_pos(&self, offset: i64) -> MpiResult<u64> {
+        u64::try_from(offset)
+            .ok()
+            .and_then(|o| o.checked_mul(self.esize() as u64))
+            .map_or_else(|| err(ErrorClass::Arg, format!("offset {offset} is negative or too large")), Ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int() -> Datatype {
+        Datatype::basic(BasicType::Int)
+    }
+
+    #[test]
+    fn byte_view_is_the_file() {
+        let v = View::default();
+        assert_eq!(v.runs(10, 5).unwrap(), vec![(10, 5)]);
+    }
+
+    #[test]
+    fn vector_filetype_tiles_from_the_displacement() {
+        // 2 ints of every 4, starting at byte 100: a rank's half of an
+        // interleaved file.
+        let ft = Datatype::vector(1, 2, 4, &int()).unwrap();
+        let ft = Datatype::resized(&ft, 0, 16).unwrap();
+        ft.commit();
+        let v = View::new(100, int(), ft, "native").unwrap();
+        assert_eq!(v.runs(0, 16).unwrap(), vec![(100, 8), (116, 8)]);
+        assert_eq!(v.runs(4, 8).unwrap(), vec![(104, 4), (116, 4)]);
+        assert_eq!(v.byte_offset(2).unwrap(), 116);
+        // A file of 120 bytes holds etypes 0, 1 and 2 of this view.
+        assert_eq!(v.end(120), 3);
+        assert_eq!(v.end(50), 0);
+    }
+
+    #[test]
+    fn bad_views() {
+        let three = Datatype::contiguous(3, &Datatype::basic(BasicType::Byte)).unwrap();
+        three.commit();
+        assert_eq!(View::new(0, int(), three, "native").err().unwrap().class, ErrorClass::Type);
+        assert_eq!(View::new(0, int(), int(), "external32").err().unwrap().class, ErrorClass::UnsupportedDatarep);
+        assert_eq!(View::new(-1, int(), int(), "native").err().unwrap().class, ErrorClass::Arg);
+    }
+}
