@@ -112,6 +112,9 @@ pub enum Entry {
     Generalized(Box<crate::grequest::Generalized>),
     /// A nonblocking collective still running (`icoll`).
     Coll(Box<crate::icoll::CollReq>),
+    /// A request-based one-sided operation (MPI_Rput, ...): `rma` makes it
+    /// `Done` when the target answers.
+    Remote,
     /// A persistent request; `active` while started.
     Persistent { spec: PersistentSpec, active: Option<Box<Entry>> },
 }

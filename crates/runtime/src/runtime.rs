@@ -54,6 +54,8 @@ pub struct State {
     pub wan: crate::wan::WanPlan,
     /// Collectives whose schedules progress advances.
     pub colls: crate::icoll::Colls,
+    /// One-sided windows, served by every progress step.
+    pub wins: crate::rma::Windows,
 }
 
 pub struct Runtime {
@@ -132,6 +134,9 @@ impl Runtime {
         // before the idle check.
         if !st.colls.is_empty() {
             crate::icoll::advance(st);
+        }
+        if !st.wins.is_empty() {
+            crate::rma::serve(st);
         }
         let State { engine, transport, transport_busy, wan, activity, .. } = st;
         // An idle step (nothing came, nothing queued, nothing held back) is
@@ -275,6 +280,14 @@ impl Runtime {
             })
             .ok();
         *self.progress_thread.lock().unwrap_or_else(|p| p.into_inner()) = h;
+    }
+
+    /// Starts the progress thread unless it runs: one-sided targets must
+    /// answer while the program computes (passive target).
+    pub fn ensure_progress_thread(self: &Arc<Self>) {
+        if self.progress_thread.lock().unwrap_or_else(|p| p.into_inner()).is_none() && !self.finalized.load(Ordering::Relaxed) {
+            self.start_progress_thread();
+        }
     }
 
     fn wake_sleepers(&self) {

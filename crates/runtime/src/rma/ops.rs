@@ -1,0 +1,214 @@
+//! Communication calls (MPI-4.0 §12.3): put, get, accumulate,
+//! get_accumulate, fetch_and_op, compare_and_swap and their request-based
+//! forms. The origin's data is packed at the call (its buffer is free at
+//! once); the target datatype travels flattened into byte blocks; ranges
+//! are checked here when the target's size is known, and again at the
+//! target.
+
+use wanmpi_engine::datatype::{BasicType, Datatype};
+use wanmpi_engine::op::{Op, PredefOp};
+use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
+
+use super::create::{bad_win, Flavor};
+use super::memory::Memory;
+use super::origin::Sink;
+use super::wire::{Place, Request};
+use super::WinId;
+use crate::p2p::check_datatype;
+use crate::reqtable::{Entry, Req, Status, PROC_NULL};
+use crate::runtime::{Runtime, State};
+
+/// An origin-side buffer argument.
+#[derive(Clone, Copy)]
+pub struct OriginBuf<'a> {
+    pub ptr: *const u8,
+    pub count: usize,
+    pub dt: &'a Datatype,
+}
+
+/// The target-side arguments of a call.
+#[derive(Clone, Copy)]
+pub struct TargetSpec<'a> {
+    pub rank: i32,
+    pub disp: i64,
+    pub count: usize,
+    pub dt: &'a Datatype,
+}
+
+/// What a call does at the target.
+enum Kind<'a> {
+    Put,
+    Get { into: OriginBuf<'a> },
+    Acc { op: PredefOp },
+    GetAcc { op: PredefOp, into: OriginBuf<'a> },
+    Cas { compare: *const u8, into: *mut u8 },
+}
+
+fn flatten(dt: &Datatype, count: usize) -> Vec<(i64, u64)> {
+    let mut blocks: Vec<(i64, u64)> = Vec::new();
+    dt.for_each_block(count, |off, len| match blocks.last_mut() {
+        // Adjacent runs travel as one.
+        Some(last) if last.0 + last.1 as i64 == off as i64 => last.1 += len as u64,
+        _ => blocks.push((off as i64, len as u64)),
+    });
+    blocks
+}
+
+fn predef(op: &Op) -> MpiResult<PredefOp> {
+    match op {
+        Op::Predef(p) => Ok(*p),
+        Op::User { .. } => Err(MpiError::new(ErrorClass::Op, "one-sided accumulates take predefined operations only (MPI-4.0 §12.3.4)")),
+    }
+}
+
+/// The one basic type an accumulate works on, and whether `op` is defined for it.
+fn element(op: PredefOp, origin: &Datatype, target: &Datatype) -> MpiResult<BasicType> {
+    let t = target.basic_kind().ok_or_else(|| MpiError::new(ErrorClass::Type, "an accumulate's target datatype must be built of one predefined type"))?;
+    if origin.size() != 0 && origin.basic_kind() != Some(t) {
+        return Err(MpiError::new(ErrorClass::Type, "an accumulate's origin and target datatypes must be built of the same predefined type"));
+    }
+    if !op.is_defined_for(t) {
+        return Err(MpiError::new(ErrorClass::Op, format!("{} is not defined for {}", op.mpi_name(), t.mpi_name())));
+    }
+    Ok(t)
+}
+
+impl Runtime {
+    /// MPI_Put / MPI_Rput.
+    ///
+    /// # Safety
+    /// `origin` must hold `count` elements of its datatype.
+    pub unsafe fn put(&self, w: WinId, origin: OriginBuf<'_>, target: TargetSpec<'_>, want_req: bool) -> MpiResult<Option<Req>> {
+        self.issue(w, Some(origin), target, Kind::Put, want_req)
+    }
+
+    /// MPI_Get / MPI_Rget: `into` is written once the target answered.
+    ///
+    /// # Safety
+    /// `into` must stay valid and unused until the operation completes.
+    pub unsafe fn get(&self, w: WinId, into: OriginBuf<'_>, target: TargetSpec<'_>, want_req: bool) -> MpiResult<Option<Req>> {
+        self.issue(w, None, target, Kind::Get { into }, want_req)
+    }
+
+    /// MPI_Accumulate / MPI_Raccumulate.
+    ///
+    /// # Safety
+    /// As `put`.
+    pub unsafe fn accumulate(&self, w: WinId, origin: OriginBuf<'_>, target: TargetSpec<'_>, op: &Op, want_req: bool) -> MpiResult<Option<Req>> {
+        self.issue(w, Some(origin), target, Kind::Acc { op: predef(op)? }, want_req)
+    }
+
+    /// MPI_Get_accumulate / MPI_Rget_accumulate / MPI_Fetch_and_op
+    /// (`origin` None for MPI_NO_OP).
+    ///
+    /// # Safety
+    /// As `put` and `get`.
+    pub unsafe fn get_accumulate(
+        &self,
+        w: WinId,
+        origin: Option<OriginBuf<'_>>,
+        result: OriginBuf<'_>,
+        target: TargetSpec<'_>,
+        op: &Op,
+        want_req: bool,
+    ) -> MpiResult<Option<Req>> {
+        self.issue(w, origin, target, Kind::GetAcc { op: predef(op)?, into: result }, want_req)
+    }
+
+    /// MPI_Compare_and_swap of one element of `dt`.
+    ///
+    /// # Safety
+    /// The three buffers hold one element of `dt`; `result` stays valid
+    /// until the operation completes.
+    pub unsafe fn compare_and_swap(&self, w: WinId, origin: *const u8, compare: *const u8, result: *mut u8, dt: &Datatype, rank: i32, disp: i64) -> MpiResult<()> {
+        let b = dt.basic_kind().filter(|b| dt.is_contiguous() && dt.size() == b.size());
+        match b.map(|b| b.op_class()) {
+            Some(wanmpi_engine::datatype::OpClass::Integer | wanmpi_engine::datatype::OpClass::Logical | wanmpi_engine::datatype::OpClass::Byte) => {}
+            _ => return Err(MpiError::new(ErrorClass::Type, "compare-and-swap takes one element of a predefined integer, logical or byte type")),
+        }
+        let ob = OriginBuf { ptr: origin, count: 1, dt };
+        self.issue(w, Some(ob), TargetSpec { rank, disp, count: 1, dt }, Kind::Cas { compare, into: result }, false).map(|_| ())
+    }
+
+    unsafe fn issue(&self, w: WinId, origin: Option<OriginBuf<'_>>, target: TargetSpec<'_>, kind: Kind<'_>, want_req: bool) -> MpiResult<Option<Req>> {
+        for b in origin.iter() {
+            check_datatype(b.dt)?;
+        }
+        check_datatype(target.dt)?;
+        let mut st = self.lock();
+        let done = |st: &mut State| want_req.then(|| st.reqs.insert(Entry::Done(Status::empty())));
+        if target.rank == PROC_NULL {
+            return Ok(done(&mut st));
+        }
+        let win = st.wins.map.get(&w.0).ok_or_else(|| bad_win(w))?;
+        let t = usize::try_from(target.rank)
+            .ok()
+            .filter(|&r| r < win.group.size())
+            .ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("target rank {} is not in the window's group of {}", target.rank, win.group.size())))?;
+        let world = win.group.world(t).unwrap_or(0);
+        if !win.access.may_access(world) {
+            return Err(MpiError::new(ErrorClass::RmaSync, format!("no access epoch is open to rank {t} (call MPI_Win_fence, MPI_Win_lock or MPI_Win_start first)")));
+        }
+        let tbytes = target.dt.packed_size(target.count);
+        if let Some(o) = origin {
+            if o.dt.packed_size(o.count) != tbytes {
+                return Err(MpiError::new(
+                    ErrorClass::Type,
+                    format!("origin data ({} bytes) and target datatype ({tbytes} bytes) differ in size", o.dt.packed_size(o.count)),
+                ));
+            }
+        }
+        let place = Place { disp: target.disp, blocks: flatten(target.dt, target.count) };
+        // Check the range here when the target's size is known: the error
+        // then belongs to this call, as in MPICH.
+        if let (Some(&(size, unit)), false) = (win.peers.get(t), win.flavor == Flavor::Dynamic) {
+            let probe = Memory::Fixed { base: 0, size: size as usize, _owned: None, _mapping: None };
+            probe.resolve(&place, unit as usize)?;
+        }
+        let data = origin.map(|o| {
+            let mut v = Vec::with_capacity(tbytes);
+            o.dt.pack(o.ptr, o.count, &mut v);
+            v
+        });
+        let (sink, make): (Sink, Box<dyn FnOnce(u64) -> Request>) = match kind {
+            Kind::Put => (Sink::Ack, Box::new(|id| Request::Put { id, place, data: data.unwrap_or_default() })),
+            Kind::Get { into } => {
+                check_datatype(into.dt)?;
+                if into.dt.packed_size(into.count) != tbytes {
+                    return Err(MpiError::new(ErrorClass::Type, "origin and target datatypes of a get differ in size"));
+                }
+                (Sink::Into { ptr: into.ptr as usize, count: into.count, datatype: into.dt.clone() }, Box::new(|id| Request::Get { id, place }))
+            }
+            Kind::Acc { op } => {
+                let ty = element(op, origin.map_or(target.dt, |o| o.dt), target.dt)?;
+                (Sink::Ack, Box::new(move |id| Request::Acc { id, place, op, ty, fetch: false, data: data.unwrap_or_default() }))
+            }
+            Kind::GetAcc { op, into } => {
+                check_datatype(into.dt)?;
+                let ty = element(op, origin.map_or(target.dt, |o| o.dt), target.dt)?;
+                if into.dt.packed_size(into.count) != tbytes || (into.dt.size() != 0 && into.dt.basic_kind() != Some(ty)) {
+                    return Err(MpiError::new(ErrorClass::Type, "the result datatype must match the target datatype's elements"));
+                }
+                // MPI_NO_OP sends no data: the target keeps its contents.
+                let data = if op == PredefOp::NoOp { vec![0; tbytes] } else { data.unwrap_or_default() };
+                let sink = Sink::Into { ptr: into.ptr as usize, count: into.count, datatype: into.dt.clone() };
+                (sink, Box::new(move |id| Request::Acc { id, place, op, ty, fetch: true, data }))
+            }
+            Kind::Cas { compare, into } => {
+                let n = target.dt.size();
+                let mut d = std::slice::from_raw_parts(compare, n).to_vec();
+                d.extend_from_slice(&data.unwrap_or_default());
+                let ty = target.dt.basic_kind().unwrap_or(BasicType::Byte);
+                let disp = target.disp;
+                (Sink::Into { ptr: into as usize, count: 1, datatype: target.dt.clone() }, Box::new(move |id| Request::Cas { id, disp, ty, data: d }))
+            }
+        };
+        let req = want_req.then(|| st.reqs.insert(Entry::Remote));
+        let State { wins, engine, .. } = &mut *st;
+        let win = wins.map.get_mut(&w.0).ok_or_else(|| bad_win(w))?;
+        let id = win.access.issue(world, sink, req);
+        win.send_request(engine, world, &make(id));
+        self.progress(&mut st)?;
+        Ok(req)
+    }
+}
