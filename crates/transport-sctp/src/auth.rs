@@ -3,18 +3,31 @@
 //! stream 0 as soon as the association is up; the other answers PROOF =
 //! HMAC-SHA256(secret, label | nonce | prover rank | challenger rank). The
 //! secret never travels, a PROOF cannot be replayed on another association
-//! (fresh nonce) or by another rank (ranks are inside the MAC). Auth
-//! messages are told apart from frames by their SCTP payload protocol id.
+//! (fresh nonce) or by another rank (ranks are inside the MAC). The side
+//! that checked a PROOF answers ACCEPT, and a rank sends no frame to a peer
+//! before that peer's ACCEPT: so a frame from a peer that has not proved
+//! the secret is never legitimate, and the receiver needs to hold only a
+//! small handshake allowance for it (pump.rs). Auth messages are told apart
+//! from frames by their SCTP payload protocol id.
 
 use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::Sha256;
 use wanmpi_transport::PeerId;
 
-/// Payload protocol ids (SCTP PPID) of our three message kinds.
+/// Payload protocol ids (SCTP PPID) of our four message kinds.
 pub const PPID_FRAME: u32 = 0x5741_4e46; // "WANF"
 pub const PPID_HELLO: u32 = 0x5741_4e48; // "WANH"
 pub const PPID_PROOF: u32 = 0x5741_4e50; // "WANP"
+/// "Your PROOF checked out" (one byte: SCTP has no empty messages); the
+/// peer may send frames from now on.
+pub const PPID_ACCEPT: u32 = 0x5741_4e41; // "WANA"
+
+/// Bytes a peer may send before it proved the secret (frames held for it
+/// and pieces of unfinished messages together). A rank of this version
+/// sends nothing but HELLO and PROOF (32 bytes each) before ACCEPT, so
+/// this only has to be small; past it the association is aborted.
+pub const HANDSHAKE_ALLOWANCE: usize = 64 << 10;
 
 pub const NONCE_LEN: usize = 32;
 const LABEL: &[u8] = b"wanmpi-sctp-auth-v1";

@@ -68,6 +68,10 @@ pub struct PeerCounters {
     pub last_switch: Option<Instant>,
     /// Malformed probes or probes for a wrong path from this peer, dropped.
     pub bad_probes: u64,
+    /// The most bytes of frames and unfinished messages this peer made us
+    /// hold before it proved the job secret (at most `HANDSHAKE_ALLOWANCE`;
+    /// 0 from a rank of the job, which sends frames only after our ACCEPT).
+    pub held_before_proof_peak: u64,
 }
 
 impl PeerCounters {
@@ -161,6 +165,9 @@ impl fmt::Display for Counters {
                 p.cwnd,
                 p.mtu
             )?;
+            if p.held_before_proof_peak > 0 {
+                writeln!(f, "    held before the peer proved the job secret: at most {} B", p.held_before_proof_peak)?;
+            }
             if !p.paths.is_empty() {
                 writeln!(
                     f,

@@ -7,7 +7,9 @@
 //! (`usrsctp_handle_timers`) on every call. One one-to-many SCTP socket per
 //! transport, one association per other rank (the lower rank initiates),
 //! streams as the transport's channels. Every association first proves the
-//! job secret (auth.rs) before any of its frames reach the engine.
+//! job secret (auth.rs) before any of its frames reach the engine; until
+//! then a peer may make us hold only `HANDSHAKE_ALLOWANCE` bytes, and after
+//! it no message over the frame limit (pump.rs).
 //!
 //! Several transports may live in one process (tests run ranks as threads):
 //! usrsctp is process-wide (stack.rs holds the one global), each transport
@@ -40,6 +42,7 @@ mod stack;
 mod transport;
 mod wire;
 
+pub use auth::HANDSHAKE_ALLOWANCE;
 pub use counters::{Counters, PathCounters, PeerCounters, StackCounters, StreamCounters};
 pub use error::SctpError;
 pub use options::{Checksum, CongestionControl, PathCut, SctpOptions};

@@ -189,6 +189,10 @@ pub struct SctpOptions {
     pub copy_when_suspected: bool,
     /// Test/fault-injection hook: cut one path (WANMPI_SCTP_FAULT_CUT_PATH, unset).
     pub fault_cut_path: Option<PathCut>,
+    /// Test hook, no variable: play a stranger that never answers HELLO
+    /// with a PROOF and whose `connect` returns as soon as its
+    /// associations are up, so a test can send frames nobody accepted.
+    pub test_withhold_proof: bool,
 }
 
 impl Default for SctpOptions {
@@ -229,6 +233,7 @@ impl Default for SctpOptions {
             return_to_primary: true,
             copy_when_suspected: true,
             fault_cut_path: None,
+            test_withhold_proof: false,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! waits in the UDP socket, then take everything it has for us (messages,
 //! pieces of messages, notifications) until it says EWOULDBLOCK.
 
-use crate::auth::{self, NONCE_LEN};
+use crate::auth::{self, HANDSHAKE_ALLOWANCE, NONCE_LEN};
 use crate::notify::{self, Notification};
 use crate::path::{self, Probe, ProbeKind};
 use crate::stack;
@@ -21,8 +21,6 @@ const MAX_DATAGRAMS_PER_PUMP: usize = 4096;
 pub(crate) const BATCH: usize = 8;
 /// Room for one datagram in the receive buffer (`ubuf` holds BATCH).
 pub(crate) const DATAGRAM_MAX: usize = 64 << 10;
-/// Bytes of frames held for a peer that has not proved the secret yet.
-const PRE_AUTH_LIMIT: usize = 64 << 20;
 
 impl SctpTransport {
     /// One progress step. Returns the number of datagrams fed to usrsctp.
@@ -143,7 +141,19 @@ impl SctpTransport {
             // Without rcvinfo a piece cannot be attributed; usrsctp always
             // gives it since SCTP_RECVRCVINFO is on.
             let Some(info) = r.info else { continue };
-            let key = (info.rcv_assoc_id, info.rcv_sid);
+            let assoc = info.rcv_assoc_id;
+            let key = (assoc, info.rcv_sid);
+            // Nothing is kept for an association that is no peer's, or one
+            // we rejected: no one to deliver it to.
+            let Some(rank) = self.rank_of(assoc).filter(|&rank| !self.peer(rank).is_ok_and(|p| p.rejected)) else {
+                self.reasm.remove(&key);
+                continue;
+            };
+            let held = self.reasm.get(&key).map_or(0, Vec::len);
+            if let Err(why) = self.may_hold(rank, assoc, held, r.len, r.eor) {
+                self.reject(rank, assoc, &why);
+                continue;
+            }
             let piece = &self.rbuf[..r.len];
             let msg = match (self.reasm.get_mut(&key), r.eor) {
                 (None, true) => piece.to_vec(),
@@ -162,6 +172,32 @@ impl SctpTransport {
             };
             self.on_message(info.rcv_assoc_id, info.rcv_sid, info.rcv_ppid, msg);
         }
+    }
+
+    /// Whether `rank` may add a `piece` (the `last` one or not) to the
+    /// `held` bytes of an unfinished message on association `assoc`: a peer that proved the secret up to the frame
+    /// limit (no rank of the job sends more, try_send refuses it); one that
+    /// has not, only what is left of the handshake allowance, counting
+    /// everything it sent and every unfinished piece of it.
+    fn may_hold(&mut self, rank: PeerId, assoc: u32, held: usize, piece: usize, last: bool) -> Result<(), String> {
+        let max = self.caps.max_frame;
+        let pieces: usize = self.reasm.iter().filter(|((a, _), _)| *a == assoc).map(|(_, b)| b.len()).sum();
+        let Some(Some(p)) = self.peers.get_mut(rank as usize) else { return Ok(()) };
+        if p.verified {
+            return match held + piece > max {
+                true => Err(format!("sent a message of more than {max} bytes, the frame limit")),
+                false => Ok(()),
+            };
+        }
+        // `pieces` already holds this message's earlier pieces.
+        if p.pre_auth_bytes + pieces + piece > HANDSHAKE_ALLOWANCE {
+            return Err(format!("sent more than {HANDSHAKE_ALLOWANCE} bytes before proving the job secret"));
+        }
+        if !last {
+            // Kept in `reasm` until the message's end comes.
+            p.pre_auth_peak = p.pre_auth_peak.max(p.held_frames() + pieces + piece);
+        }
+        Ok(())
     }
 
     /// The rank behind an association, learning it from the peer's AF_CONN
@@ -244,13 +280,28 @@ impl SctpTransport {
         let me = self.rank;
         let secret = self.secret;
         let Some(Some(p)) = self.peers.get_mut(rank as usize) else { return };
+        if p.rejected {
+            return;
+        }
+        if !p.verified {
+            // Everything before the proof counts against the allowance, so
+            // a stranger cannot make us hold (or hash) without end.
+            p.pre_auth_bytes += msg.len();
+            if p.pre_auth_bytes > HANDSHAKE_ALLOWANCE {
+                let why = format!("sent more than {HANDSHAKE_ALLOWANCE} bytes before proving the job secret");
+                self.reject(rank, assoc, &why);
+                return;
+            }
+        }
         match ppid {
             auth::PPID_HELLO if msg.len() == NONCE_LEN => {
                 p.proof_pending = Some(auth::proof(&secret, &msg, me, rank));
             }
+            auth::PPID_PROOF if p.verified => {} // a repeat changes nothing
             auth::PPID_PROOF => {
                 if auth::verify(&secret, &p.nonce, rank, me, &msg) {
                     p.verified = true;
+                    p.accept_pending = true;
                     let early = std::mem::take(&mut p.pre_auth);
                     p.pre_auth_bytes = 0;
                     for (sid, bytes) in early {
@@ -260,13 +311,11 @@ impl SctpTransport {
                     self.reject(rank, assoc, "failed to prove the job secret");
                 }
             }
+            auth::PPID_ACCEPT => p.accepted = true,
             auth::PPID_FRAME if p.verified => self.deliver(rank, sid, msg),
             auth::PPID_FRAME => {
-                p.pre_auth_bytes += msg.len();
                 p.pre_auth.push((sid, msg));
-                if p.pre_auth_bytes > PRE_AUTH_LIMIT {
-                    self.reject(rank, assoc, "sent too much before proving the job secret");
-                }
+                p.pre_auth_peak = p.pre_auth_peak.max(p.held_frames());
             }
             _ => {} // unknown kinds from a future version: ignored
         }
@@ -280,23 +329,28 @@ impl SctpTransport {
         }
     }
 
-    /// Aborts an association whose peer failed authentication.
+    /// Aborts the association of a peer that failed authentication or
+    /// broke a bound, and forgets everything held for it.
     fn reject(&mut self, rank: PeerId, assoc: u32, why: &str) {
         if let Some(sock) = self.sock.as_ref() {
             let _ = sock.send(assoc, 0, 0, sys::SCTP_ABORT, &[]);
         }
+        self.reasm.retain(|&(a, _), _| a != assoc);
         if let Some(Some(p)) = self.peers.get_mut(rank as usize) {
-            p.pre_auth.clear();
+            p.pre_auth = vec![];
+            p.pre_auth_bytes = 0;
             p.verified = false;
+            p.rejected = true;
         }
         self.close_peer(rank);
         self.lose(rank, format!("rank {rank} {why}"));
     }
 
-    /// Sends the HELLOs and PROOFs that are due (retried while the stack
-    /// says EWOULDBLOCK).
+    /// Sends the HELLOs, PROOFs and ACCEPTs that are due (retried while the
+    /// stack says EWOULDBLOCK).
     fn send_control(&mut self) {
         let Some(sock) = self.sock.as_ref() else { return };
+        let withhold = self.opts.test_withhold_proof;
         for p in self.peers.iter_mut().flatten() {
             let Some(assoc) = p.assoc else { continue };
             if p.closed {
@@ -305,13 +359,17 @@ impl SctpTransport {
             if p.hello_pending && sock.send(assoc, 0, auth::PPID_HELLO, 0, &p.nonce).is_ok() {
                 p.hello_pending = false;
             }
-            // Our HELLO goes first on stream 0; the PROOF follows it.
-            if !p.hello_pending {
-                if let Some(proof) = p.proof_pending {
-                    if sock.send(assoc, 0, auth::PPID_PROOF, 0, &proof).is_ok() {
-                        p.proof_pending = None;
-                    }
+            // Our HELLO goes first on stream 0; the PROOF and ACCEPT follow it.
+            if p.hello_pending {
+                continue;
+            }
+            if let Some(proof) = p.proof_pending.filter(|_| !withhold) {
+                if sock.send(assoc, 0, auth::PPID_PROOF, 0, &proof).is_ok() {
+                    p.proof_pending = None;
                 }
+            }
+            if p.accept_pending && sock.send(assoc, 0, auth::PPID_ACCEPT, 0, &[1]).is_ok() {
+                p.accept_pending = false;
             }
         }
     }

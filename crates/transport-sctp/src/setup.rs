@@ -186,12 +186,18 @@ impl SctpTransport {
         loop {
             self.pump().map_err(|e| SctpError::Io(std::io::Error::other(e.to_string())))?;
             let mut missing = vec![];
+            let withhold = self.opts.test_withhold_proof;
             for (r, p) in self.peers.iter().enumerate() {
                 let Some(p) = p else { continue };
                 // A peer that finished setup and then shut down (it may be
                 // quicker than us and already done) is not a setup failure;
-                // its loss stays queued for poll_recv.
-                if p.verified && !p.hello_pending && p.proof_pending.is_none() {
+                // its loss stays queued for poll_recv. Nor is one we
+                // rejected (a wrong proof, too much before the proof): that
+                // ends only its own association, reported the same way, so
+                // a stranger at one peer's address cannot stop the others'
+                // setup and the runtime decides what a lost rank means.
+                let sent = !p.hello_pending && p.proof_pending.is_none() && !p.accept_pending;
+                if (p.verified && p.accepted && sent) || p.rejected || (withhold && p.assoc.is_some() && !p.hello_pending) {
                     continue;
                 }
                 if let Some(reason) = &p.lost {

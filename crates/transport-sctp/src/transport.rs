@@ -39,9 +39,21 @@ pub(crate) struct Peer {
     pub proof_pending: Option<[u8; 32]>,
     /// The peer proved the job secret.
     pub verified: bool,
-    /// Frames that arrived before the proof (other streams may overtake it).
+    /// We checked its proof and owe it an ACCEPT.
+    pub accept_pending: bool,
+    /// The peer accepted our proof: frames may go to it.
+    pub accepted: bool,
+    /// Frames that arrived before the proof, within the handshake allowance
+    /// (none from a rank of this version: it waits for our ACCEPT).
     pub pre_auth: Vec<(u16, Vec<u8>)>,
+    /// Bytes received from the peer before its proof, all kinds counted.
     pub pre_auth_bytes: usize,
+    /// The most this peer made us hold before its proof (frames held and
+    /// unfinished pieces of messages), for the counters.
+    pub pre_auth_peak: usize,
+    /// We aborted its association (bad proof, too much before the proof, a
+    /// message over the frame limit): whatever else comes from it is dropped.
+    pub rejected: bool,
     pub lost: Option<String>,
     /// The association is gone (shutdown complete, lost or aborted).
     pub closed: bool,
@@ -60,11 +72,20 @@ impl Peer {
             hello_pending: false,
             proof_pending: None,
             verified: false,
+            accept_pending: false,
+            accepted: false,
             pre_auth: vec![],
             pre_auth_bytes: 0,
+            pre_auth_peak: 0,
+            rejected: false,
             lost: None,
             closed: false,
         }
+    }
+
+    /// Bytes of the frames held until this peer proves the secret.
+    pub fn held_frames(&self) -> usize {
+        self.pre_auth.iter().map(|(_, b)| b.len()).sum()
     }
 }
 
@@ -142,6 +163,7 @@ impl SctpTransport {
                 dropped_injected: s.dropped_injected.load(Relaxed),
                 udp_send_errors: s.send_errors.load(Relaxed),
                 bad_checksums: s.bad_checksums.load(Relaxed),
+                held_before_proof_peak: p.pre_auth_peak as u64,
                 ..Default::default()
             };
             if let Some(ps) = &p.paths {
