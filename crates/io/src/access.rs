@@ -61,7 +61,7 @@ impl File {
 
     /// Etypes in `bytes` (MPI_ERR_IO unless whole, as MPICH).
     fn etypes(view: &View, bytes: usize) -> MpiResult<i64> {
-        if bytes % view.esize() != 0 {
+        if !bytes.is_multiple_of(view.esize()) {
             return err(ErrorClass::Io, format!("{bytes} bytes are not a whole number of etypes of {} bytes", view.esize()));
         }
         Ok((bytes / view.esize()) as i64)

@@ -95,7 +95,7 @@ impl File {
                 if amode & amode::EXCL != 0 {
                     o.create_new(true);
                 } else {
-                    o.create(true);
+                    o.create(true).truncate(false);
                 }
                 o.open(&path).map(drop).map_err(|e| os_error(&e, "cannot create", name))
             } else {

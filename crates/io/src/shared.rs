@@ -44,7 +44,7 @@ impl SharedPointer {
         let shown = self.path.display().to_string();
         let mut g = self.file.lock().unwrap_or_else(|p| p.into_inner());
         if g.is_none() {
-            let f = OpenOptions::new().read(true).write(true).create(true).mode(0o644).open(&self.path);
+            let f = OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o644).open(&self.path);
             *g = Some(f.map_err(|e| os_error(&e, "cannot make the shared file pointer", &shown))?);
         }
         let Some(file) = g.as_ref() else { unreachable!("opened above") };

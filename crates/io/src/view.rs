@@ -48,7 +48,7 @@ impl View {
         if esize == 0 || etype.lb() < 0 || etype.true_lb() < 0 {
             return err(ErrorClass::Type, format!("the etype {} has no data or a negative displacement", etype.name()));
         }
-        if fsize == 0 || fsize % esize != 0 {
+        if fsize == 0 || !fsize.is_multiple_of(esize) {
             return err(ErrorClass::Type, format!("the filetype {} ({fsize} bytes) is not made of whole etypes ({esize} bytes)", filetype.name()));
         }
         if filetype.extent() <= 0 || filetype.true_lb() < 0 || filetype.lb() < 0 {

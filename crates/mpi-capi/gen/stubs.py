@@ -152,16 +152,20 @@ def hand_declared():
 
 
 def hand_defined():
-    """MPI_ name -> the module of crates/mpi-capi/src that defines PMPI_ name."""
+    """MPI_ name -> the module path (`file::access`) of crates/mpi-capi/src
+    that defines PMPI_ name; chapters may be directories of modules."""
     out = {}
-    for f in sorted(os.listdir(SRC)):
+    paths = sorted(os.path.relpath(os.path.join(d, f), SRC) for d, _, fs in os.walk(SRC) for f in fs)
+    for f in paths:
         if f.endswith(".rs") and f != "stubs.rs":
             text = open(os.path.join(SRC, f)).read()
+            module = f[:-3].replace(os.sep, "::")
+            module = module[: -len("::mod")] if module.endswith("::mod") else module
             # `fn PMPI_x(` and the pairs of convert.rs's `identity!` list.
             names = re.findall(r"fn (PMPI_[A-Za-z0-9_]+)\s*\(", text) + re.findall(r"^\s+(PMPI_\w+), (?:PMPI_\w+);$", text, flags=re.M)
             names += re.findall(r"^\s+PMPI_\w+, (PMPI_\w+);$", text, flags=re.M)
             for n in names:
-                out[n[1:]] = f[:-3]
+                out[n[1:]] = module
     return out
 
 

@@ -2,7 +2,8 @@
 //! and the variables MPICH's ABI exports for it. Handles are ints in both
 //! languages (the MPICH ABI), so a conversion is the identity; mpi.h also
 //! defines the int-handle conversions as macros, as MPICH does. A status is
-//! the same five ints in C, Fortran and Fortran 2008.
+//! the same five ints in C, Fortran and Fortran 2008. File handles, which
+//! are pointers, convert in `file/open.rs`.
 
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -40,18 +41,6 @@ identity!(
     PMPI_Message_c2f, PMPI_Message_f2c;
     PMPI_Session_c2f, PMPI_Session_f2c;
 );
-
-/// wanmpi has no files (MPI-IO is not supported), so the only file handle
-/// is MPI_FILE_NULL, which is 0 in Fortran.
-#[no_mangle]
-pub extern "C" fn PMPI_File_c2f(_file: *mut c_void) -> c_int {
-    0
-}
-
-#[no_mangle]
-pub extern "C" fn PMPI_File_f2c(_file: c_int) -> *mut c_void {
-    std::ptr::null_mut()
-}
 
 /// A pointer exported as a C variable (`extern T *const NAME`).
 #[repr(transparent)]

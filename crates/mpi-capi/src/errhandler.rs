@@ -97,7 +97,7 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut c_int) -> c_int {
             if o.errhs.get(*h).is_none() {
                 return Err(MpiError::new(ErrorClass::Arg, format!("{:#x} is not a valid error handler", *h)));
             }
-            if !o.comm_errh.values().any(|v| v == h) {
+            if !o.comm_errh.values().any(|v| v == h) && !crate::file::files().uses_errhandler(*h) {
                 o.errhs.remove(*h);
             }
         }
@@ -132,7 +132,8 @@ pub unsafe extern "C" fn PMPI_Error_class(code: c_int, class: *mut c_int) -> c_i
 
 /// MPI_File_create_errhandler, MPI_Win_create_errhandler and
 /// MPI_Session_create_errhandler: the handler functions have the same shape
-/// (`void f(HANDLE *, int *, ...)`), so they share the table.
+/// (`void f(HANDLE *, int *, ...)`), so they share the table. Setting and
+/// calling them on files is in `file/errhandler.rs`.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_create_errhandler(f: Option<CErrhFn>, eh: *mut c_int) -> c_int {
     PMPI_Comm_create_errhandler(f, eh)
@@ -146,57 +147,4 @@ pub unsafe extern "C" fn PMPI_Win_create_errhandler(f: Option<CErrhFn>, eh: *mut
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Session_create_errhandler(f: Option<CErrhFn>, eh: *mut c_int) -> c_int {
     PMPI_Comm_create_errhandler(f, eh)
-}
-
-/// MPI-IO is not supported, so MPI_FILE_NULL is the only file handle.
-fn file_null(file: *mut std::ffi::c_void) -> R<()> {
-    if file.is_null() {
-        Ok(())
-    } else {
-        fail(ErrorClass::Arg, "wanmpi has no files: the only file handle is MPI_FILE_NULL")
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_errhandler(file: *mut std::ffi::c_void, eh: c_int) -> c_int {
-    call(COMM_WORLD, || {
-        file_null(file)?;
-        if !matches!(eh, ERRORS_ARE_FATAL | ERRORS_RETURN | ERRORS_ABORT) && objs().errhs.get(eh).is_none() {
-            return fail(ErrorClass::Arg, format!("{eh:#x} is not a valid error handler"));
-        }
-        objs().file_null_errh = eh;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_errhandler(file: *mut std::ffi::c_void, eh: *mut c_int) -> c_int {
-    call(COMM_WORLD, || {
-        file_null(file)?;
-        *out(eh, "errhandler")? = objs().file_null_errh;
-        Ok(())
-    })
-}
-
-/// MPI_File_call_errhandler on MPI_FILE_NULL: its handler with `code`.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_call_errhandler(file: *mut std::ffi::c_void, code: c_int) -> c_int {
-    call(COMM_WORLD, || {
-        file_null(file)?;
-        let eh = objs().file_null_errh;
-        match eh {
-            ERRORS_RETURN => Ok(()),
-            ERRORS_ARE_FATAL | ERRORS_ABORT => {
-                crate::env::PMPI_Abort(COMM_WORLD, code);
-                Ok(())
-            }
-            _ => {
-                let f: CErrhFn = *objs().errhs.get(eh).ok_or_else(|| MpiError::new(ErrorClass::Arg, "the file error handler was freed"))?;
-                let mut fh: *mut std::ffi::c_void = std::ptr::null_mut();
-                let mut c = code;
-                f(&mut fh as *mut _ as *mut c_int, &mut c);
-                Ok(())
-            }
-        }
-    })
 }

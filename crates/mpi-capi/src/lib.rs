@@ -35,6 +35,7 @@ pub mod datatype;
 pub mod env;
 pub mod errhandler;
 pub mod external;
+pub mod file;
 pub mod graph;
 pub mod grequest;
 pub mod group;

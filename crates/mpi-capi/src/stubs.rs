@@ -12,7 +12,7 @@ use std::os::raw::{c_int, c_long};
 
 use crate::large_count;
 use crate::predef;
-use crate::unsupported::{narrow, null_file, null_out, too_large, unsupported, unsupported_file, widen};
+use crate::unsupported::{narrow, null_out, too_large, unsupported, unsupported_file, widen};
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate(
@@ -561,122 +561,9 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_close(_fh: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_close")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_delete(_filename: *const c_void, _info: c_int) -> c_int {
-    unsupported_file("MPI_File_delete")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_amode(_fh: *mut c_void, _amode: *mut c_int) -> c_int {
-    unsupported_file("MPI_File_get_amode")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_atomicity(_fh: *mut c_void, _flag: *mut c_int) -> c_int {
-    unsupported_file("MPI_File_get_atomicity")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_byte_offset(_fh: *mut c_void, _offset: c_long, _disp: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_get_byte_offset")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_group(_fh: *mut c_void, group: *mut c_int) -> c_int {
-    null_out(group, predef::GROUP_NULL);
-    unsupported_file("MPI_File_get_group")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_info(_fh: *mut c_void, info_used: *mut c_int) -> c_int {
-    null_out(info_used, predef::INFO_NULL);
-    unsupported_file("MPI_File_get_info")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_position(_fh: *mut c_void, _offset: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_get_position")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_position_shared(_fh: *mut c_void, _offset: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_get_position_shared")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_size(_fh: *mut c_void, _size: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_get_size")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_type_extent(_fh: *mut c_void, _datatype: c_int, _extent: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_get_type_extent")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_type_extent_c(fh: *mut c_void, datatype: c_int, extent: *mut c_void) -> c_int {
-    PMPI_File_get_type_extent(fh as _, datatype as _, extent as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_view(
-    _fh: *mut c_void,
-    _disp: *mut c_void,
-    etype: *mut c_int,
-    filetype: *mut c_int,
-    _datarep: *mut c_void,
-) -> c_int {
-    null_out(etype, predef::DATATYPE_NULL);
-    null_out(filetype, predef::DATATYPE_NULL);
-    unsupported_file("MPI_File_get_view")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iread(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, request: *mut c_int) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported_file("MPI_File_iread")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iread_all(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, request: *mut c_int) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported_file("MPI_File_iread_all")
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_all_c(fh: *mut c_void, buf: *mut c_void, count: c_long, datatype: c_int, request: *mut c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_iread_all_c", "count") };
-    PMPI_File_iread_all(fh as _, buf as _, count, datatype as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iread_at(
-    _fh: *mut c_void,
-    _offset: c_long,
-    _buf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported_file("MPI_File_iread_at")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iread_at_all(
-    _fh: *mut c_void,
-    _offset: c_long,
-    _buf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported_file("MPI_File_iread_at_all")
+    crate::file::nonblocking::PMPI_File_iread_all(fh as _, buf as _, count, datatype as _, request as _)
 }
 
 #[no_mangle]
@@ -689,7 +576,7 @@ pub unsafe extern "C" fn PMPI_File_iread_at_all_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_iread_at_all_c", "count") };
-    PMPI_File_iread_at_all(fh as _, offset as _, buf as _, count, datatype as _, request as _)
+    crate::file::nonblocking::PMPI_File_iread_at_all(fh as _, offset as _, buf as _, count, datatype as _, request as _)
 }
 
 #[no_mangle]
@@ -702,69 +589,25 @@ pub unsafe extern "C" fn PMPI_File_iread_at_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_iread_at_c", "count") };
-    PMPI_File_iread_at(fh as _, offset as _, buf as _, count, datatype as _, request as _)
+    crate::file::nonblocking::PMPI_File_iread_at(fh as _, offset as _, buf as _, count, datatype as _, request as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_c(fh: *mut c_void, buf: *mut c_void, count: c_long, datatype: c_int, request: *mut c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_iread_c", "count") };
-    PMPI_File_iread(fh as _, buf as _, count, datatype as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iread_shared(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, request: *mut c_int) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported_file("MPI_File_iread_shared")
+    crate::file::nonblocking::PMPI_File_iread(fh as _, buf as _, count, datatype as _, request as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_shared_c(fh: *mut c_void, buf: *mut c_void, count: c_long, datatype: c_int, request: *mut c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_iread_shared_c", "count") };
-    PMPI_File_iread_shared(fh as _, buf as _, count, datatype as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iwrite(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int, request: *mut c_int) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported_file("MPI_File_iwrite")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iwrite_all(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int, request: *mut c_int) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported_file("MPI_File_iwrite_all")
+    crate::file::nonblocking::PMPI_File_iread_shared(fh as _, buf as _, count, datatype as _, request as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_all_c(fh: *mut c_void, buf: *const c_void, count: c_long, datatype: c_int, request: *mut c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_iwrite_all_c", "count") };
-    PMPI_File_iwrite_all(fh as _, buf as _, count, datatype as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iwrite_at(
-    _fh: *mut c_void,
-    _offset: c_long,
-    _buf: *const c_void,
-    _count: c_int,
-    _datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported_file("MPI_File_iwrite_at")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iwrite_at_all(
-    _fh: *mut c_void,
-    _offset: c_long,
-    _buf: *const c_void,
-    _count: c_int,
-    _datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported_file("MPI_File_iwrite_at_all")
+    crate::file::nonblocking::PMPI_File_iwrite_all(fh as _, buf as _, count, datatype as _, request as _)
 }
 
 #[no_mangle]
@@ -777,7 +620,7 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at_all_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_iwrite_at_all_c", "count") };
-    PMPI_File_iwrite_at_all(fh as _, offset as _, buf as _, count, datatype as _, request as _)
+    crate::file::nonblocking::PMPI_File_iwrite_at_all(fh as _, offset as _, buf as _, count, datatype as _, request as _)
 }
 
 #[no_mangle]
@@ -790,25 +633,13 @@ pub unsafe extern "C" fn PMPI_File_iwrite_at_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_iwrite_at_c", "count") };
-    PMPI_File_iwrite_at(fh as _, offset as _, buf as _, count, datatype as _, request as _)
+    crate::file::nonblocking::PMPI_File_iwrite_at(fh as _, offset as _, buf as _, count, datatype as _, request as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_c(fh: *mut c_void, buf: *const c_void, count: c_long, datatype: c_int, request: *mut c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_iwrite_c", "count") };
-    PMPI_File_iwrite(fh as _, buf as _, count, datatype as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iwrite_shared(
-    _fh: *mut c_void,
-    _buf: *const c_void,
-    _count: c_int,
-    _datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported_file("MPI_File_iwrite_shared")
+    crate::file::nonblocking::PMPI_File_iwrite(fh as _, buf as _, count, datatype as _, request as _)
 }
 
 #[no_mangle]
@@ -820,85 +651,25 @@ pub unsafe extern "C" fn PMPI_File_iwrite_shared_c(
     request: *mut c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_iwrite_shared_c", "count") };
-    PMPI_File_iwrite_shared(fh as _, buf as _, count, datatype as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_open(_comm: c_int, _filename: *const c_void, _amode: c_int, _info: c_int, fh: *mut c_void) -> c_int {
-    null_file(fh);
-    unsupported_file("MPI_File_open")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_preallocate(_fh: *mut c_void, _size: c_long) -> c_int {
-    unsupported_file("MPI_File_preallocate")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_read")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_all(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_read_all")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_all_begin(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int) -> c_int {
-    unsupported_file("MPI_File_read_all_begin")
+    crate::file::nonblocking::PMPI_File_iwrite_shared(fh as _, buf as _, count, datatype as _, request as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all_begin_c(fh: *mut c_void, buf: *mut c_void, count: c_long, datatype: c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_read_all_begin_c", "count") };
-    PMPI_File_read_all_begin(fh as _, buf as _, count, datatype as _)
+    crate::file::split::PMPI_File_read_all_begin(fh as _, buf as _, count, datatype as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all_c(fh: *mut c_void, buf: *mut c_void, count: c_long, datatype: c_int, status: *mut c_void) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_read_all_c", "count") };
-    PMPI_File_read_all(fh as _, buf as _, count, datatype as _, status as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_all_end(_fh: *mut c_void, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_read_all_end")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_at(
-    _fh: *mut c_void,
-    _offset: c_long,
-    _buf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _status: *mut c_void,
-) -> c_int {
-    unsupported_file("MPI_File_read_at")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_at_all(
-    _fh: *mut c_void,
-    _offset: c_long,
-    _buf: *mut c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _status: *mut c_void,
-) -> c_int {
-    unsupported_file("MPI_File_read_at_all")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_at_all_begin(_fh: *mut c_void, _offset: c_long, _buf: *mut c_void, _count: c_int, _datatype: c_int) -> c_int {
-    unsupported_file("MPI_File_read_at_all_begin")
+    crate::file::access::PMPI_File_read_all(fh as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all_begin_c(fh: *mut c_void, offset: c_long, buf: *mut c_void, count: c_long, datatype: c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_read_at_all_begin_c", "count") };
-    PMPI_File_read_at_all_begin(fh as _, offset as _, buf as _, count, datatype as _)
+    crate::file::split::PMPI_File_read_at_all_begin(fh as _, offset as _, buf as _, count, datatype as _)
 }
 
 #[no_mangle]
@@ -911,12 +682,7 @@ pub unsafe extern "C" fn PMPI_File_read_at_all_c(
     status: *mut c_void,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_read_at_all_c", "count") };
-    PMPI_File_read_at_all(fh as _, offset as _, buf as _, count, datatype as _, status as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_at_all_end(_fh: *mut c_void, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_read_at_all_end")
+    crate::file::access::PMPI_File_read_at_all(fh as _, offset as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
@@ -929,160 +695,43 @@ pub unsafe extern "C" fn PMPI_File_read_at_c(
     status: *mut c_void,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_read_at_c", "count") };
-    PMPI_File_read_at(fh as _, offset as _, buf as _, count, datatype as _, status as _)
+    crate::file::access::PMPI_File_read_at(fh as _, offset as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_c(fh: *mut c_void, buf: *mut c_void, count: c_long, datatype: c_int, status: *mut c_void) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_read_c", "count") };
-    PMPI_File_read(fh as _, buf as _, count, datatype as _, status as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_ordered(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_read_ordered")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_ordered_begin(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int) -> c_int {
-    unsupported_file("MPI_File_read_ordered_begin")
+    crate::file::access::PMPI_File_read(fh as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_begin_c(fh: *mut c_void, buf: *mut c_void, count: c_long, datatype: c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_read_ordered_begin_c", "count") };
-    PMPI_File_read_ordered_begin(fh as _, buf as _, count, datatype as _)
+    crate::file::split::PMPI_File_read_ordered_begin(fh as _, buf as _, count, datatype as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_c(fh: *mut c_void, buf: *mut c_void, count: c_long, datatype: c_int, status: *mut c_void) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_read_ordered_c", "count") };
-    PMPI_File_read_ordered(fh as _, buf as _, count, datatype as _, status as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_ordered_end(_fh: *mut c_void, _buf: *mut c_void, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_read_ordered_end")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_shared(_fh: *mut c_void, _buf: *mut c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_read_shared")
+    crate::file::access::PMPI_File_read_ordered(fh as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_shared_c(fh: *mut c_void, buf: *mut c_void, count: c_long, datatype: c_int, status: *mut c_void) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_read_shared_c", "count") };
-    PMPI_File_read_shared(fh as _, buf as _, count, datatype as _, status as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_seek(_fh: *mut c_void, _offset: c_long, _whence: c_int) -> c_int {
-    unsupported_file("MPI_File_seek")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_seek_shared(_fh: *mut c_void, _offset: c_long, _whence: c_int) -> c_int {
-    unsupported_file("MPI_File_seek_shared")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_atomicity(_fh: *mut c_void, _flag: c_int) -> c_int {
-    unsupported_file("MPI_File_set_atomicity")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_info(_fh: *mut c_void, _info: c_int) -> c_int {
-    unsupported_file("MPI_File_set_info")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_size(_fh: *mut c_void, _size: c_long) -> c_int {
-    unsupported_file("MPI_File_set_size")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_view(
-    _fh: *mut c_void,
-    _disp: c_long,
-    _etype: c_int,
-    _filetype: c_int,
-    _datarep: *const c_void,
-    _info: c_int,
-) -> c_int {
-    unsupported_file("MPI_File_set_view")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_sync(_fh: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_sync")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_write")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_all(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_write_all")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_all_begin(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int) -> c_int {
-    unsupported_file("MPI_File_write_all_begin")
+    crate::file::access::PMPI_File_read_shared(fh as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all_begin_c(fh: *mut c_void, buf: *const c_void, count: c_long, datatype: c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_write_all_begin_c", "count") };
-    PMPI_File_write_all_begin(fh as _, buf as _, count, datatype as _)
+    crate::file::split::PMPI_File_write_all_begin(fh as _, buf as _, count, datatype as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all_c(fh: *mut c_void, buf: *const c_void, count: c_long, datatype: c_int, status: *mut c_void) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_write_all_c", "count") };
-    PMPI_File_write_all(fh as _, buf as _, count, datatype as _, status as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_all_end(_fh: *mut c_void, _buf: *const c_void, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_write_all_end")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_at(
-    _fh: *mut c_void,
-    _offset: c_long,
-    _buf: *const c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _status: *mut c_void,
-) -> c_int {
-    unsupported_file("MPI_File_write_at")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_at_all(
-    _fh: *mut c_void,
-    _offset: c_long,
-    _buf: *const c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _status: *mut c_void,
-) -> c_int {
-    unsupported_file("MPI_File_write_at_all")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_at_all_begin(
-    _fh: *mut c_void,
-    _offset: c_long,
-    _buf: *const c_void,
-    _count: c_int,
-    _datatype: c_int,
-) -> c_int {
-    unsupported_file("MPI_File_write_at_all_begin")
+    crate::file::access::PMPI_File_write_all(fh as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
@@ -1094,7 +743,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_begin_c(
     datatype: c_int,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_write_at_all_begin_c", "count") };
-    PMPI_File_write_at_all_begin(fh as _, offset as _, buf as _, count, datatype as _)
+    crate::file::split::PMPI_File_write_at_all_begin(fh as _, offset as _, buf as _, count, datatype as _)
 }
 
 #[no_mangle]
@@ -1107,12 +756,7 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_c(
     status: *mut c_void,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_write_at_all_c", "count") };
-    PMPI_File_write_at_all(fh as _, offset as _, buf as _, count, datatype as _, status as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_at_all_end(_fh: *mut c_void, _buf: *const c_void, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_write_at_all_end")
+    crate::file::access::PMPI_File_write_at_all(fh as _, offset as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
@@ -1125,35 +769,19 @@ pub unsafe extern "C" fn PMPI_File_write_at_c(
     status: *mut c_void,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_write_at_c", "count") };
-    PMPI_File_write_at(fh as _, offset as _, buf as _, count, datatype as _, status as _)
+    crate::file::access::PMPI_File_write_at(fh as _, offset as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_c(fh: *mut c_void, buf: *const c_void, count: c_long, datatype: c_int, status: *mut c_void) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_write_c", "count") };
-    PMPI_File_write(fh as _, buf as _, count, datatype as _, status as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_ordered(
-    _fh: *mut c_void,
-    _buf: *const c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _status: *mut c_void,
-) -> c_int {
-    unsupported_file("MPI_File_write_ordered")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_ordered_begin(_fh: *mut c_void, _buf: *const c_void, _count: c_int, _datatype: c_int) -> c_int {
-    unsupported_file("MPI_File_write_ordered_begin")
+    crate::file::access::PMPI_File_write(fh as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_begin_c(fh: *mut c_void, buf: *const c_void, count: c_long, datatype: c_int) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_write_ordered_begin_c", "count") };
-    PMPI_File_write_ordered_begin(fh as _, buf as _, count, datatype as _)
+    crate::file::split::PMPI_File_write_ordered_begin(fh as _, buf as _, count, datatype as _)
 }
 
 #[no_mangle]
@@ -1165,29 +793,13 @@ pub unsafe extern "C" fn PMPI_File_write_ordered_c(
     status: *mut c_void,
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_write_ordered_c", "count") };
-    PMPI_File_write_ordered(fh as _, buf as _, count, datatype as _, status as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_ordered_end(_fh: *mut c_void, _buf: *const c_void, _status: *mut c_void) -> c_int {
-    unsupported_file("MPI_File_write_ordered_end")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_shared(
-    _fh: *mut c_void,
-    _buf: *const c_void,
-    _count: c_int,
-    _datatype: c_int,
-    _status: *mut c_void,
-) -> c_int {
-    unsupported_file("MPI_File_write_shared")
+    crate::file::access::PMPI_File_write_ordered(fh as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_shared_c(fh: *mut c_void, buf: *const c_void, count: c_long, datatype: c_int, status: *mut c_void) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_File_write_shared_c", "count") };
-    PMPI_File_write_shared(fh as _, buf as _, count, datatype as _, status as _)
+    crate::file::access::PMPI_File_write_shared(fh as _, buf as _, count, datatype as _, status as _)
 }
 
 #[no_mangle]

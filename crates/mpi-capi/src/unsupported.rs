@@ -36,7 +36,7 @@ pub fn unsupported_returned(name: &str) -> c_int {
 pub fn unsupported_file(name: &str) -> c_int {
     let code = code_of(&not_supported(name));
     // SAFETY: MPI_FILE_NULL is a valid argument.
-    unsafe { crate::errhandler::PMPI_File_call_errhandler(std::ptr::null_mut(), code) };
+    unsafe { crate::file::errhandler::PMPI_File_call_errhandler(std::ptr::null_mut(), code) };
     code
 }
 

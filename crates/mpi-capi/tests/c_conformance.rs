@@ -67,6 +67,11 @@ fn large_count_calls() {
 }
 
 #[test]
+fn mpi_io() {
+    suite("io", &[1, 2, 4]);
+}
+
+#[test]
 fn examples_run() {
     let cc = prefix().join("bin/mpicc");
     let dir = out_dir("examples");
