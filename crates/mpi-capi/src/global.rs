@@ -52,6 +52,9 @@ pub struct Objects {
     pub sessions: Table<crate::session::Session>,
     /// Partitioned send requests by handle (`partitioned.rs`).
     pub psends: HashMap<i32, crate::partitioned::PSend>,
+    /// Windows (`win/`), and the keyvals of window attributes.
+    pub wins: Table<crate::win::WinEntry>,
+    pub win_keyvals: Table<crate::win::attr::WinKeyval>,
 }
 
 pub static OBJ: LazyLock<Mutex<Objects>> = LazyLock::new(|| {
@@ -75,6 +78,10 @@ pub static OBJ: LazyLock<Mutex<Objects>> = LazyLock::new(|| {
         file_null_errh: crate::predef::ERRORS_RETURN,
         type_keyvals: Table::new(Obj::Keyval, KIND_INDIRECT),
         type_attrs: Default::default(),
+        wins: Table::new(Obj::Win, KIND_DIRECT),
+        // Builtin-kind keyval handles above the predefined MPI_WIN_*
+        // attributes: apart from communicator and datatype keyvals.
+        win_keyvals: Table::new(Obj::Keyval, crate::handles::KIND_BUILTIN),
     })
 });
 

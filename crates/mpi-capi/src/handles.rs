@@ -18,6 +18,7 @@ pub enum Obj {
     Errhandler = 0x5,
     Op = 0x6,
     Info = 0x7,
+    Win = 0x8,
     Keyval = 0x9,
     Request = 0xb,
     Session = 0xe,

@@ -52,3 +52,4 @@ pub mod stubs;
 pub mod topo;
 pub mod type_attr;
 pub mod unsupported;
+pub mod win;

@@ -15,21 +15,6 @@ use crate::predef;
 use crate::unsupported::{narrow, null_out, too_large, unsupported, unsupported_file, widen};
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Accumulate(
-    _origin_addr: *const c_void,
-    _origin_count: c_int,
-    _origin_datatype: c_int,
-    _target_rank: c_int,
-    _target_disp: c_long,
-    _target_count: c_int,
-    _target_datatype: c_int,
-    _op: c_int,
-    _win: c_int,
-) -> c_int {
-    unsupported("MPI_Accumulate", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate_c(
     origin_addr: *const c_void,
     origin_count: c_long,
@@ -43,7 +28,7 @@ pub unsafe extern "C" fn PMPI_Accumulate_c(
 ) -> c_int {
     let Some(origin_count) = narrow(origin_count) else { return too_large("MPI_Accumulate_c", "origin_count") };
     let Some(target_count) = narrow(target_count) else { return too_large("MPI_Accumulate_c", "target_count") };
-    PMPI_Accumulate(
+    crate::win::ops::PMPI_Accumulate(
         origin_addr as _,
         origin_count,
         origin_datatype as _,
@@ -507,19 +492,6 @@ pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Compare_and_swap(
-    _origin_addr: *const c_void,
-    _compare_addr: *const c_void,
-    _result_addr: *mut c_void,
-    _datatype: c_int,
-    _target_rank: c_int,
-    _target_disp: c_long,
-    _win: c_int,
-) -> c_int {
-    unsupported("MPI_Compare_and_swap", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Exscan_c(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -545,19 +517,6 @@ pub unsafe extern "C" fn PMPI_Exscan_init_c(
 ) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Exscan_init_c", "count") };
     crate::icoll::PMPI_Exscan_init(sendbuf as _, recvbuf as _, count, datatype as _, op as _, comm as _, info as _, request as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Fetch_and_op(
-    _origin_addr: *const c_void,
-    _result_addr: *mut c_void,
-    _datatype: c_int,
-    _target_rank: c_int,
-    _target_disp: c_long,
-    _op: c_int,
-    _win: c_int,
-) -> c_int {
-    unsupported("MPI_Fetch_and_op", predef::COMM_WORLD)
 }
 
 #[no_mangle]
@@ -918,38 +877,6 @@ pub unsafe extern "C" fn PMPI_Gatherv_init_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Get(
-    _origin_addr: *mut c_void,
-    _origin_count: c_int,
-    _origin_datatype: c_int,
-    _target_rank: c_int,
-    _target_disp: c_long,
-    _target_count: c_int,
-    _target_datatype: c_int,
-    _win: c_int,
-) -> c_int {
-    unsupported("MPI_Get", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_accumulate(
-    _origin_addr: *const c_void,
-    _origin_count: c_int,
-    _origin_datatype: c_int,
-    _result_addr: *mut c_void,
-    _result_count: c_int,
-    _result_datatype: c_int,
-    _target_rank: c_int,
-    _target_disp: c_long,
-    _target_count: c_int,
-    _target_datatype: c_int,
-    _op: c_int,
-    _win: c_int,
-) -> c_int {
-    unsupported("MPI_Get_accumulate", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_accumulate_c(
     origin_addr: *const c_void,
     origin_count: c_long,
@@ -967,7 +894,7 @@ pub unsafe extern "C" fn PMPI_Get_accumulate_c(
     let Some(origin_count) = narrow(origin_count) else { return too_large("MPI_Get_accumulate_c", "origin_count") };
     let Some(result_count) = narrow(result_count) else { return too_large("MPI_Get_accumulate_c", "result_count") };
     let Some(target_count) = narrow(target_count) else { return too_large("MPI_Get_accumulate_c", "target_count") };
-    PMPI_Get_accumulate(
+    crate::win::ops::PMPI_Get_accumulate(
         origin_addr as _,
         origin_count,
         origin_datatype as _,
@@ -996,7 +923,16 @@ pub unsafe extern "C" fn PMPI_Get_c(
 ) -> c_int {
     let Some(origin_count) = narrow(origin_count) else { return too_large("MPI_Get_c", "origin_count") };
     let Some(target_count) = narrow(target_count) else { return too_large("MPI_Get_c", "target_count") };
-    PMPI_Get(origin_addr as _, origin_count, origin_datatype as _, target_rank as _, target_disp as _, target_count, target_datatype as _, win as _)
+    crate::win::ops::PMPI_Get(
+        origin_addr as _,
+        origin_count,
+        origin_datatype as _,
+        target_rank as _,
+        target_disp as _,
+        target_count,
+        target_datatype as _,
+        win as _,
+    )
 }
 
 #[no_mangle]
@@ -1691,20 +1627,6 @@ pub unsafe extern "C" fn PMPI_Publish_name(_service_name: *const c_void, _info: 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Put(
-    _origin_addr: *const c_void,
-    _origin_count: c_int,
-    _origin_datatype: c_int,
-    _target_rank: c_int,
-    _target_disp: c_long,
-    _target_count: c_int,
-    _target_datatype: c_int,
-    _win: c_int,
-) -> c_int {
-    unsupported("MPI_Put", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Put_c(
     origin_addr: *const c_void,
     origin_count: c_long,
@@ -1717,24 +1639,16 @@ pub unsafe extern "C" fn PMPI_Put_c(
 ) -> c_int {
     let Some(origin_count) = narrow(origin_count) else { return too_large("MPI_Put_c", "origin_count") };
     let Some(target_count) = narrow(target_count) else { return too_large("MPI_Put_c", "target_count") };
-    PMPI_Put(origin_addr as _, origin_count, origin_datatype as _, target_rank as _, target_disp as _, target_count, target_datatype as _, win as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Raccumulate(
-    _origin_addr: *const c_void,
-    _origin_count: c_int,
-    _origin_datatype: c_int,
-    _target_rank: c_int,
-    _target_disp: c_long,
-    _target_count: c_int,
-    _target_datatype: c_int,
-    _op: c_int,
-    _win: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Raccumulate", predef::COMM_WORLD)
+    crate::win::ops::PMPI_Put(
+        origin_addr as _,
+        origin_count,
+        origin_datatype as _,
+        target_rank as _,
+        target_disp as _,
+        target_count,
+        target_datatype as _,
+        win as _,
+    )
 }
 
 #[no_mangle]
@@ -1752,7 +1666,7 @@ pub unsafe extern "C" fn PMPI_Raccumulate_c(
 ) -> c_int {
     let Some(origin_count) = narrow(origin_count) else { return too_large("MPI_Raccumulate_c", "origin_count") };
     let Some(target_count) = narrow(target_count) else { return too_large("MPI_Raccumulate_c", "target_count") };
-    PMPI_Raccumulate(
+    crate::win::ops::PMPI_Raccumulate(
         origin_addr as _,
         origin_count,
         origin_datatype as _,
@@ -1931,42 +1845,6 @@ pub unsafe extern "C" fn PMPI_Register_datarep_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Rget(
-    _origin_addr: *mut c_void,
-    _origin_count: c_int,
-    _origin_datatype: c_int,
-    _target_rank: c_int,
-    _target_disp: c_long,
-    _target_count: c_int,
-    _target_datatype: c_int,
-    _win: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Rget", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rget_accumulate(
-    _origin_addr: *const c_void,
-    _origin_count: c_int,
-    _origin_datatype: c_int,
-    _result_addr: *mut c_void,
-    _result_count: c_int,
-    _result_datatype: c_int,
-    _target_rank: c_int,
-    _target_disp: c_long,
-    _target_count: c_int,
-    _target_datatype: c_int,
-    _op: c_int,
-    _win: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Rget_accumulate", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget_accumulate_c(
     origin_addr: *const c_void,
     origin_count: c_long,
@@ -1985,7 +1863,7 @@ pub unsafe extern "C" fn PMPI_Rget_accumulate_c(
     let Some(origin_count) = narrow(origin_count) else { return too_large("MPI_Rget_accumulate_c", "origin_count") };
     let Some(result_count) = narrow(result_count) else { return too_large("MPI_Rget_accumulate_c", "result_count") };
     let Some(target_count) = narrow(target_count) else { return too_large("MPI_Rget_accumulate_c", "target_count") };
-    PMPI_Rget_accumulate(
+    crate::win::ops::PMPI_Rget_accumulate(
         origin_addr as _,
         origin_count,
         origin_datatype as _,
@@ -2016,7 +1894,7 @@ pub unsafe extern "C" fn PMPI_Rget_c(
 ) -> c_int {
     let Some(origin_count) = narrow(origin_count) else { return too_large("MPI_Rget_c", "origin_count") };
     let Some(target_count) = narrow(target_count) else { return too_large("MPI_Rget_c", "target_count") };
-    PMPI_Rget(
+    crate::win::ops::PMPI_Rget(
         origin_addr as _,
         origin_count,
         origin_datatype as _,
@@ -2027,22 +1905,6 @@ pub unsafe extern "C" fn PMPI_Rget_c(
         win as _,
         request as _,
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rput(
-    _origin_addr: *const c_void,
-    _origin_count: c_int,
-    _origin_datatype: c_int,
-    _target_rank: c_int,
-    _target_disp: c_long,
-    _target_count: c_int,
-    _target_datatype: c_int,
-    _win: c_int,
-    request: *mut c_int,
-) -> c_int {
-    null_out(request, predef::REQUEST_NULL);
-    unsupported("MPI_Rput", predef::COMM_WORLD)
 }
 
 #[no_mangle]
@@ -2059,7 +1921,7 @@ pub unsafe extern "C" fn PMPI_Rput_c(
 ) -> c_int {
     let Some(origin_count) = narrow(origin_count) else { return too_large("MPI_Rput_c", "origin_count") };
     let Some(target_count) = narrow(target_count) else { return too_large("MPI_Rput_c", "target_count") };
-    PMPI_Rput(
+    crate::win::ops::PMPI_Rput(
         origin_addr as _,
         origin_count,
         origin_datatype as _,
@@ -2572,19 +2434,6 @@ pub unsafe extern "C" fn PMPI_Unpublish_name(_service_name: *const c_void, _info
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate(
-    _size: c_long,
-    _disp_unit: c_int,
-    _info: c_int,
-    comm: c_int,
-    _baseptr: *mut c_void,
-    win: *mut c_int,
-) -> c_int {
-    null_out(win, predef::WIN_NULL);
-    unsupported("MPI_Win_allocate", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_allocate_c(
     _size: c_long,
     _disp_unit: c_long,
@@ -2595,19 +2444,6 @@ pub unsafe extern "C" fn PMPI_Win_allocate_c(
 ) -> c_int {
     null_out(win, predef::WIN_NULL);
     unsupported("MPI_Win_allocate_c", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate_shared(
-    _size: c_long,
-    _disp_unit: c_int,
-    _info: c_int,
-    comm: c_int,
-    _baseptr: *mut c_void,
-    win: *mut c_int,
-) -> c_int {
-    null_out(win, predef::WIN_NULL);
-    unsupported("MPI_Win_allocate_shared", comm)
 }
 
 #[no_mangle]
@@ -2624,27 +2460,6 @@ pub unsafe extern "C" fn PMPI_Win_allocate_shared_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_attach(_win: c_int, _base: *mut c_void, _size: c_long) -> c_int {
-    unsupported("MPI_Win_attach", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_call_errhandler(_win: c_int, _errorcode: c_int) -> c_int {
-    unsupported("MPI_Win_call_errhandler", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_complete(_win: c_int) -> c_int {
-    unsupported("MPI_Win_complete", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create(_base: *mut c_void, _size: c_long, _disp_unit: c_int, _info: c_int, comm: c_int, win: *mut c_int) -> c_int {
-    null_out(win, predef::WIN_NULL);
-    unsupported("MPI_Win_create", comm)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_create_c(
     _base: *mut c_void,
     _size: c_long,
@@ -2658,142 +2473,6 @@ pub unsafe extern "C" fn PMPI_Win_create_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_dynamic(_info: c_int, comm: c_int, win: *mut c_int) -> c_int {
-    null_out(win, predef::WIN_NULL);
-    unsupported("MPI_Win_create_dynamic", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_keyval(
-    _win_copy_attr_fn: *mut c_void,
-    _win_delete_attr_fn: *mut c_void,
-    win_keyval: *mut c_int,
-    _extra_state: *mut c_void,
-) -> c_int {
-    null_out(win_keyval, predef::KEYVAL_INVALID);
-    unsupported("MPI_Win_create_keyval", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_delete_attr(_win: c_int, _win_keyval: c_int) -> c_int {
-    unsupported("MPI_Win_delete_attr", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_detach(_win: c_int, _base: *const c_void) -> c_int {
-    unsupported("MPI_Win_detach", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_fence(_assert: c_int, _win: c_int) -> c_int {
-    unsupported("MPI_Win_fence", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush(_rank: c_int, _win: c_int) -> c_int {
-    unsupported("MPI_Win_flush", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush_all(_win: c_int) -> c_int {
-    unsupported("MPI_Win_flush_all", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush_local(_rank: c_int, _win: c_int) -> c_int {
-    unsupported("MPI_Win_flush_local", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush_local_all(_win: c_int) -> c_int {
-    unsupported("MPI_Win_flush_local_all", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_free(_win: *mut c_int) -> c_int {
-    unsupported("MPI_Win_free", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_free_keyval(_win_keyval: *mut c_int) -> c_int {
-    unsupported("MPI_Win_free_keyval", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_attr(_win: c_int, _win_keyval: c_int, _attribute_val: *mut c_void, _flag: *mut c_int) -> c_int {
-    unsupported("MPI_Win_get_attr", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_errhandler(_win: c_int, errhandler: *mut c_int) -> c_int {
-    null_out(errhandler, predef::ERRHANDLER_NULL);
-    unsupported("MPI_Win_get_errhandler", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_group(_win: c_int, group: *mut c_int) -> c_int {
-    null_out(group, predef::GROUP_NULL);
-    unsupported("MPI_Win_get_group", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_info(_win: c_int, info_used: *mut c_int) -> c_int {
-    null_out(info_used, predef::INFO_NULL);
-    unsupported("MPI_Win_get_info", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_name(_win: c_int, _win_name: *mut c_void, _resultlen: *mut c_int) -> c_int {
-    unsupported("MPI_Win_get_name", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_lock(_lock_type: c_int, _rank: c_int, _assert: c_int, _win: c_int) -> c_int {
-    unsupported("MPI_Win_lock", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_lock_all(_assert: c_int, _win: c_int) -> c_int {
-    unsupported("MPI_Win_lock_all", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_post(_group: c_int, _assert: c_int, _win: c_int) -> c_int {
-    unsupported("MPI_Win_post", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_attr(_win: c_int, _win_keyval: c_int, _attribute_val: *mut c_void) -> c_int {
-    unsupported("MPI_Win_set_attr", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_errhandler(_win: c_int, _errhandler: c_int) -> c_int {
-    unsupported("MPI_Win_set_errhandler", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_info(_win: c_int, _info: c_int) -> c_int {
-    unsupported("MPI_Win_set_info", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_name(_win: c_int, _win_name: *const c_void) -> c_int {
-    unsupported("MPI_Win_set_name", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_shared_query(
-    _win: c_int,
-    _rank: c_int,
-    _size: *mut c_void,
-    _disp_unit: *mut c_int,
-    _baseptr: *mut c_void,
-) -> c_int {
-    unsupported("MPI_Win_shared_query", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_shared_query_c(
     _win: c_int,
     _rank: c_int,
@@ -2802,34 +2481,4 @@ pub unsafe extern "C" fn PMPI_Win_shared_query_c(
     _baseptr: *mut c_void,
 ) -> c_int {
     unsupported("MPI_Win_shared_query_c", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_start(_group: c_int, _assert: c_int, _win: c_int) -> c_int {
-    unsupported("MPI_Win_start", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_sync(_win: c_int) -> c_int {
-    unsupported("MPI_Win_sync", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_test(_win: c_int, _flag: *mut c_int) -> c_int {
-    unsupported("MPI_Win_test", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_unlock(_rank: c_int, _win: c_int) -> c_int {
-    unsupported("MPI_Win_unlock", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_unlock_all(_win: c_int) -> c_int {
-    unsupported("MPI_Win_unlock_all", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_wait(_win: c_int) -> c_int {
-    unsupported("MPI_Win_wait", predef::COMM_WORLD)
 }

@@ -67,6 +67,11 @@ fn large_count_calls() {
 }
 
 #[test]
+fn one_sided_communication() {
+    suite("rma", &[1, 2, 3, 4]);
+}
+
+#[test]
 fn mpi_io() {
     suite("io", &[1, 2, 4]);
 }

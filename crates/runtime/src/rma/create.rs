@@ -142,20 +142,32 @@ impl Runtime {
         let me = self.comm_rank(comm)?;
         let total: u64 = peers.iter().map(|p| p.0).sum();
         let offset: u64 = peers[..me].iter().map(|p| p.0).sum();
+        // Rank 0 makes the segment before it tells the name: the broadcast
+        // is what lets the others open it. An empty name says it failed.
         let mut name = [0u8; 64];
+        let mut made = None;
         if me == 0 {
             let s = format!("/wanmpi-win-{}-{}", std::process::id(), comm.0);
-            name[..s.len()].copy_from_slice(s.as_bytes());
+            let c = CString::new(s.clone()).map_err(|_| MpiError::new(ErrorClass::Intern, "bad segment name"))?;
+            let m = open_and_map(&c, true, total.max(1) as usize);
+            if m.is_ok() {
+                name[..s.len()].copy_from_slice(s.as_bytes());
+            }
+            made = Some(m);
         }
         let bytes = Datatype::basic(BasicType::Byte);
         // SAFETY: 64 bytes, outliving the call.
         unsafe { self.bcast(Buf::new(name.as_mut_ptr(), 64, &bytes), 0, comm)? };
         let end = name.iter().position(|&b| b == 0).unwrap_or(64);
         let cname = CString::new(&name[..end]).map_err(|_| MpiError::new(ErrorClass::Intern, "bad segment name"))?;
-        let mapped = open_and_map(&cname, me == 0, total.max(1) as usize);
+        let mapped = match made {
+            Some(m) => m,
+            None if end == 0 => Err(MpiError::new(ErrorClass::RmaShared, "rank 0 could not make the shared window segment")),
+            None => open_and_map(&cname, false, total.max(1) as usize),
+        };
         // Rank 0 removes the name once nobody needs it to open the segment.
         let failed = self.any(comm, mapped.is_err())?;
-        if me == 0 {
+        if me == 0 && end > 0 {
             // SAFETY: a valid C string.
             unsafe { libc::shm_unlink(cname.as_ptr()) };
         }
