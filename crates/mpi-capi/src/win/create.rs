@@ -133,3 +133,49 @@ pub unsafe extern "C" fn PMPI_Win_shared_query(win: c_int, rank: c_int, size: *m
         Ok(())
     })
 }
+
+/// The `_c` forms take the displacement unit as MPI_Aint.
+fn unit_c(disp_unit: c_long) -> R<c_int> {
+    c_int::try_from(disp_unit).map_err(|_| MpiError::new(ErrorClass::Disp, format!("displacement unit {disp_unit} does not fit an int")))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create_c(base: *mut c_void, size: c_long, disp_unit: c_long, info: c_int, comm: c_int, win: *mut c_int) -> c_int {
+    match unit_c(disp_unit) {
+        Ok(u) => PMPI_Win_create(base, size, u, info, comm, win),
+        Err(e) => call(comm, || Err(e)),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_allocate_c(size: c_long, disp_unit: c_long, info: c_int, comm: c_int, baseptr: *mut c_void, win: *mut c_int) -> c_int {
+    match unit_c(disp_unit) {
+        Ok(u) => allocate(size, u, info, comm, baseptr, win, false),
+        Err(e) => call(comm, || Err(e)),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_allocate_shared_c(
+    size: c_long,
+    disp_unit: c_long,
+    info: c_int,
+    comm: c_int,
+    baseptr: *mut c_void,
+    win: *mut c_int,
+) -> c_int {
+    match unit_c(disp_unit) {
+        Ok(u) => allocate(size, u, info, comm, baseptr, win, true),
+        Err(e) => call(comm, || Err(e)),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_shared_query_c(win: c_int, rank: c_int, size: *mut c_long, disp_unit: *mut c_long, baseptr: *mut c_void) -> c_int {
+    call_win(win, || {
+        let (s, u, b) = (out(size, "size")?, out(disp_unit, "disp_unit")?, out(baseptr as *mut *mut c_void, "baseptr")?);
+        let (sz, unit, addr) = rt()?.win_shared_query(win_id(win)?, rank)?;
+        (*s, *u, *b) = (sz as c_long, unit as c_long, addr as *mut c_void);
+        Ok(())
+    })
+}
