@@ -149,6 +149,9 @@ pub fn combine(op: PredefOp, ty: BasicType, origin: &[u8], target: &[u8]) -> Mpi
     if origin.len() != target.len() || !origin.len().is_multiple_of(ty.size().max(1)) {
         return Err(MpiError::new(ErrorClass::Type, "accumulate data does not match the target blocks"));
     }
+    if origin.is_empty() {
+        return Ok(vec![]);
+    }
     let n = origin.len() / ty.size().max(1);
     let apply = |input: &[u8], inout: &mut [u8]| Op::Predef(op).apply(ty, n, input, inout).map_err(|e| MpiError::new(ErrorClass::Op, e.to_string()));
     if ty.size() == ty.extent() {
