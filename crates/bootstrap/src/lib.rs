@@ -7,7 +7,8 @@
 //! an in-process implementation for tests (`LocalKv`), the environment
 //! variables the launcher hands every rank (`JobEnv`), the service the
 //! launcher runs (`server`) and the client each rank uses (`Client`), which
-//! proves the job secret before anything else (`auth`).
+//! proves the job secret before anything else (`auth`), and the job's port
+//! range every listening socket binds in (`ports`).
 //!
 //! It is not a general database: keys and values are short words, and the
 //! table lives only as long as the job.
@@ -17,6 +18,7 @@ pub mod auth;
 mod client;
 mod env;
 mod local;
+pub mod ports;
 pub mod proto;
 pub mod server;
 mod timeout;
@@ -25,6 +27,7 @@ pub use addr::{BootstrapAddr, Stream};
 pub use client::Client;
 pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
 pub use local::{local_kv_world, LocalKv};
+pub use ports::{PortRange, ENV_PORT_RANGE};
 pub use server::{Server, ServerConfig, ServerEvent};
 pub use timeout::{timeout_from_env, DEFAULT_TIMEOUT, ENV_BOOTSTRAP_TIMEOUT};
 

@@ -62,6 +62,10 @@ pub struct Args {
     /// Where the key/value service listens: auto, unix, tcp, unix:/PATH or tcp:HOST:PORT.
     #[arg(long, value_name = "KIND", default_value = "auto")]
     pub bootstrap: String,
+    /// Every port the job listens or receives on (key/value service, tcp,
+    /// sctp's and wamp's UDP) in LOW-HIGH, for firewalls (WANMPI_PORT_RANGE).
+    #[arg(long, value_name = "LOW-HIGH")]
+    pub port_range: Option<String>,
     /// WANMPI_ADDR for the ranks on HOST (repeatable).
     #[arg(long = "host-addr", value_name = "HOST=ADDR")]
     pub host_addr: Vec<String>,
@@ -118,6 +122,7 @@ const TAKES_VALUE: &[&str] = &[
     "--wan-transport",
     "--eager-limit",
     "--bootstrap",
+    "--port-range",
     "--host-addr",
     "--grace",
     "--emulate",
@@ -226,6 +231,11 @@ impl Args {
                 BootstrapChoice::Address(other.to_string())
             }
         };
+        spec.port_range = self
+            .port_range
+            .as_deref()
+            .map(|r| wanmpi_bootstrap::PortRange::parse(r).map_err(|e| LaunchError::Usage(format!("--port-range {e}"))))
+            .transpose()?;
         spec.grace = seconds("--grace", self.grace)?;
         spec.output = OutputMode::Forward;
         Ok(spec)

@@ -80,6 +80,9 @@ pub fn common(spec: &JobSpec, own_env: &[(String, String)]) -> EnvList {
     if spec.tolerate_rank_failure {
         e.set(ENV_TOLERATE, "1");
     }
+    if let Some(r) = spec.port_range {
+        e.set(wanmpi_bootstrap::ENV_PORT_RANGE, &r.to_string());
+    }
     e
 }
 

@@ -61,6 +61,10 @@ pub struct JobSpec {
     /// MPIX_ERR_PROC_FAILED) and the exit code comes from the survivors.
     pub tolerate_rank_failure: bool,
     pub bootstrap: BootstrapChoice,
+    /// `WANMPI_PORT_RANGE`: every port the ranks and the key/value service
+    /// bind to listen or receive on lies in it (`--port-range`); `None`:
+    /// this process's variable if set, else any port.
+    pub port_range: Option<wanmpi_bootstrap::PortRange>,
     /// How long a fence may wait; `None`: WANMPI_BOOTSTRAP_TIMEOUT or 120 s.
     pub bootstrap_timeout: Option<Duration>,
     pub output: OutputMode,
@@ -102,6 +106,7 @@ impl JobSpec {
             progress_thread: false,
             tolerate_rank_failure: false,
             bootstrap: BootstrapChoice::Auto,
+            port_range: None,
             bootstrap_timeout: None,
             output: OutputMode::Forward,
             grace: Duration::from_secs(2),

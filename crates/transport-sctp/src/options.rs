@@ -4,6 +4,7 @@
 use crate::error::SctpError;
 use std::net::IpAddr;
 use std::time::Duration;
+use wanmpi_bootstrap::{PortRange, ENV_PORT_RANGE};
 
 /// Test/fault-injection hook: from `from` after setup until `until` (or for
 /// ever), every datagram of path `path` is dropped in both directions, as a
@@ -193,6 +194,9 @@ pub struct SctpOptions {
     /// with a PROOF and whose `connect` returns as soon as its
     /// associations are up, so a test can send frames nobody accepted.
     pub test_withhold_proof: bool,
+    /// Ports the UDP sockets bind in (the launcher's WANMPI_PORT_RANGE,
+    /// `mpirun --port-range`); None: any free port.
+    pub port_range: Option<PortRange>,
 }
 
 impl Default for SctpOptions {
@@ -234,6 +238,7 @@ impl Default for SctpOptions {
             copy_when_suspected: true,
             fault_cut_path: None,
             test_withhold_proof: false,
+            port_range: None,
         }
     }
 }
@@ -388,6 +393,7 @@ impl SctpOptions {
         if let Some(v) = get("FAULT_CUT_PATH") {
             o.fault_cut_path = Some(PathCut::parse(&v).ok_or_else(|| bad("FAULT_CUT_PATH", &v, "expected path@from_ms or path@from_ms-until_ms"))?);
         }
+        o.port_range = PortRange::from_lookup(&lookup).map_err(|problem| SctpError::BadOption { var: ENV_PORT_RANGE.into(), problem })?;
         o.validate()?;
         Ok(o)
     }

@@ -85,7 +85,7 @@ impl SctpTransport {
         let port = stack_user.port;
         let mut udps = vec![];
         for addr in resolve_addrs(&opts)? {
-            let udp = UdpSocket::bind(SocketAddr::new(addr, 0))?;
+            let udp = wanmpi_bootstrap::ports::bind_in(opts.port_range, |port| UdpSocket::bind(SocketAddr::new(addr, port)))?;
             udp.set_nonblocking(true)?;
             set_udp_buffers(&udp, opts.udp_buf);
             udps.push(Arc::new(udp));

@@ -37,6 +37,10 @@ pub struct TcpOptions {
     /// Largest frame sent or accepted (see [`DEFAULT_MAX_FRAME`]). Every rank
     /// of a job must use the same value.
     pub max_frame: usize,
+    /// Ports the listener binds in (the launcher's WANMPI_PORT_RANGE,
+    /// `mpirun --port-range`); None: any free port. Outgoing connections
+    /// keep the system's ephemeral ports.
+    pub port_range: Option<wanmpi_bootstrap::PortRange>,
 }
 
 impl Default for TcpOptions {
@@ -49,6 +53,7 @@ impl Default for TcpOptions {
             setup_timeout: Duration::from_secs(60),
             handshake_timeout: Duration::from_secs(10),
             max_frame: DEFAULT_MAX_FRAME,
+            port_range: None,
         }
     }
 }
@@ -59,7 +64,8 @@ fn bad(var: &str, v: &str, why: &str) -> TransportError {
 
 impl TcpOptions {
     /// Defaults overridden by WANMPI_TCP_SNDBUF, WANMPI_TCP_RCVBUF,
-    /// WANMPI_TCP_SETUP_TIMEOUT and the launcher's WANMPI_ADDR.
+    /// WANMPI_TCP_SETUP_TIMEOUT and the launcher's WANMPI_ADDR and
+    /// WANMPI_PORT_RANGE.
     pub fn from_env() -> Result<TcpOptions, TransportError> {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
@@ -89,6 +95,7 @@ impl TcpOptions {
         if let Some(a) = get(wanmpi_bootstrap::ENV_ADDR).filter(|s| !s.trim().is_empty()) {
             o.publish_addr = Some(a.trim().to_string());
         }
+        o.port_range = wanmpi_bootstrap::PortRange::from_lookup(&get).map_err(TransportError::Setup)?;
         Ok(o)
     }
 }

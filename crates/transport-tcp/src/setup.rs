@@ -57,12 +57,15 @@ pub(crate) fn tune(sock: &Socket, opts: &TcpOptions) -> io::Result<()> {
 }
 
 fn listen(opts: &TcpOptions) -> io::Result<Socket> {
-    let addr = SocketAddr::new(opts.bind_addr, 0);
-    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    // Set on the listener so accepted sockets inherit them before the SYN-ACK
-    // fixes the window scale.
-    tune(&s, opts)?;
-    s.bind(&addr.into())?;
+    let s = wanmpi_bootstrap::ports::bind_in(opts.port_range, |port| {
+        let addr = SocketAddr::new(opts.bind_addr, port);
+        let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        // Set on the listener so accepted sockets inherit them before the
+        // SYN-ACK fixes the window scale.
+        tune(&s, opts)?;
+        s.bind(&addr.into())?;
+        Ok(s)
+    })?;
     s.listen(1024)?;
     s.set_nonblocking(true)?;
     Ok(s)

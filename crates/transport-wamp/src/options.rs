@@ -80,6 +80,9 @@ pub struct WampOptions {
     pub print_stats: bool,
     /// Print each connection's sender state every second (WANMPI_WAMP_TRACE=1).
     pub trace: bool,
+    /// Ports the UDP socket binds in (the launcher's WANMPI_PORT_RANGE,
+    /// `mpirun --port-range`); None: any free port.
+    pub port_range: Option<wanmpi_bootstrap::PortRange>,
 }
 
 impl Default for WampOptions {
@@ -109,6 +112,7 @@ impl Default for WampOptions {
             drop_seed: 0,
             print_stats: false,
             trace: false,
+            port_range: None,
         }
     }
 }
@@ -210,6 +214,7 @@ impl WampOptions {
         if let Some(v) = get("TRACE") {
             o.trace = v.trim() == "1";
         }
+        o.port_range = wanmpi_bootstrap::PortRange::from_lookup(&lookup).map_err(TransportError::Setup)?;
         o.validate()?;
         Ok(o)
     }

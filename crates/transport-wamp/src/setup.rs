@@ -94,7 +94,7 @@ impl WampTransport {
     pub fn connect(kv: &mut dyn KeyValue, secret: [u8; 32], opts: WampOptions) -> Result<WampTransport, TransportError> {
         opts.validate()?;
         let (rank, size) = (kv.rank(), kv.size());
-        let udp = UdpSocket::bind(SocketAddr::new(opts.publish_addr, 0))?;
+        let udp = wanmpi_bootstrap::ports::bind_in(opts.port_range, |port| UdpSocket::bind(SocketAddr::new(opts.publish_addr, port)))?;
         udp.set_nonblocking(true)?;
         set_buffers(&udp, opts.udp_buf);
         let nonce = fresh_nonce();

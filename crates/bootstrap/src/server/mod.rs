@@ -38,6 +38,9 @@ pub struct ServerConfig {
     /// Connections proving the secret at once; a new one past this cuts the
     /// oldest short. Threads for them: at most twice this.
     pub max_handshakes: usize,
+    /// A TCP service asked for port 0 takes a port in this range
+    /// (`mpirun --port-range`); None: any free port.
+    pub port_range: Option<crate::PortRange>,
 }
 
 /// Default [`ServerConfig::max_handshakes`]: far more than ranks connecting
@@ -53,6 +56,7 @@ impl ServerConfig {
             hello_timeout: Duration::from_secs(10),
             advertise_host: None,
             max_handshakes: MAX_HANDSHAKES,
+            port_range: None,
         }
     }
 }
@@ -94,7 +98,8 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds `bind` (for TCP, port 0 picks a free port) and starts serving.
+    /// Binds `bind` (for TCP, port 0 picks a free port, in
+    /// `config.port_range` if set) and starts serving.
     pub fn start(bind: &BootstrapAddr, config: ServerConfig, sink: Sink) -> Result<Server, BootstrapError> {
         let (listener, address, wake, unix_path) = match bind {
             BootstrapAddr::Unix(path) => {
@@ -102,7 +107,10 @@ impl Server {
                 (Listener::Unix(l), bind.render(), bind.clone(), Some(path.clone()))
             }
             BootstrapAddr::Tcp(host, port) => {
-                let l = TcpListener::bind((host.as_str(), *port))?;
+                let l = match port {
+                    0 => crate::ports::bind_in(config.port_range, |p| TcpListener::bind((host.as_str(), p)))?,
+                    _ => TcpListener::bind((host.as_str(), *port))?,
+                };
                 let local = l.local_addr()?;
                 let wildcard = local.ip().is_unspecified();
                 let shown = match (&config.advertise_host, wildcard) {

@@ -6,7 +6,7 @@ use crate::spec::{BootstrapChoice, JobSpec};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use wanmpi_bootstrap::server::Sink;
-use wanmpi_bootstrap::{BootstrapAddr, Server, ServerConfig};
+use wanmpi_bootstrap::{BootstrapAddr, PortRange, Server, ServerConfig};
 
 /// The running service and the private directory of its socket, removed
 /// together when the job ends.
@@ -30,7 +30,16 @@ impl Drop for Service {
     }
 }
 
-pub fn start(spec: &JobSpec, job_id: &str, local: &[bool], size: u32, secret: [u8; 32], sink: Sink) -> Result<Service, LaunchError> {
+/// Starts the service for a job of `size` ranks; a TCP service on a port
+/// of its own choosing takes it in `port_range`.
+pub fn start(
+    spec: &JobSpec,
+    job_id: &str,
+    local: &[bool],
+    (size, port_range): (u32, Option<PortRange>),
+    secret: [u8; 32],
+    sink: Sink,
+) -> Result<Service, LaunchError> {
     let all_local = local.iter().all(|l| *l);
     // `{host}` agents (ip netns exec) run on this machine and share its files.
     let shared_fs = all_local || spec.launch_agent.contains("{host}");
@@ -47,6 +56,7 @@ pub fn start(spec: &JobSpec, job_id: &str, local: &[bool], size: u32, secret: [u
         config.fence_timeout = t;
     }
     config.advertise_host = Some(hosts::own_hostname()).filter(|h| !h.is_empty());
+    config.port_range = port_range;
     let server = match Server::start(&bind, config, sink) {
         Ok(s) => s,
         Err(e) => {

@@ -37,20 +37,24 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let mut secret = [0u8; 32];
     getrandom::getrandom(&mut secret).map_err(|e| LaunchError::Random(e.to_string()))?;
     let job_id = new_job_id()?;
+    let own_env: Vec<(String, String)> = std::env::vars().collect();
+    let mut common = env_vars::common(spec, &own_env);
+    // The ranks' port range (--port-range, -x or passed through) confines
+    // the key/value service too; a bad one is mpirun's usage error, not
+    // every rank's failure.
+    let port_range = wanmpi_bootstrap::PortRange::from_lookup(|k| common.get(k).map(str::to_string)).map_err(LaunchError::Usage)?;
     let (tx, rx) = channel::<Event>();
     let kv_tx = tx.clone();
     let service = bootstrap::start(
         spec,
         &job_id,
         &local,
-        size,
+        (size, port_range),
         secret,
         Box::new(move |e| {
             let _ = kv_tx.send(Event::Kv(e));
         }),
     )?;
-    let own_env: Vec<(String, String)> = std::env::vars().collect();
-    let mut common = env_vars::common(spec, &own_env);
     let (host_map, site_map) = hosts::rank_maps(&placements);
     // A host map the user gave wins: ranks on one machine that must not
     // share memory (different containers) say so with distinct hosts.
