@@ -32,11 +32,7 @@ impl View {
     pub fn new(disp: i64, etype: Datatype, filetype: Datatype, datarep: &str) -> MpiResult<View> {
         let disp = u64::try_from(disp).or_else(|_| err(ErrorClass::Arg, format!("displacement {disp} is negative")))?;
         if !DATAREPS.contains(&datarep) {
-            let why = if datarep == "external32" {
-                "wanmpi stores files in the native representation only"
-            } else {
-                "not a registered data representation"
-            };
+            let why = "wanmpi stores files in its native representation only (\"native\", \"internal\")";
             return err(ErrorClass::UnsupportedDatarep, format!("data representation \"{datarep}\": {why}"));
         }
         for (what, t) in [("etype", &etype), ("filetype", &filetype)] {

@@ -12,7 +12,7 @@ use std::os::raw::{c_int, c_long};
 
 use crate::large_count;
 use crate::predef;
-use crate::unsupported::{narrow, null_out, too_large, unsupported, unsupported_file, widen};
+use crate::unsupported::{narrow, null_out, too_large, unsupported, widen};
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate_c(
@@ -1820,28 +1820,6 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(
         info as _,
         request as _,
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Register_datarep(
-    _datarep: *const c_void,
-    _read_conversion_fn: *mut c_void,
-    _write_conversion_fn: *mut c_void,
-    _dtype_file_extent_fn: *mut c_void,
-    _extra_state: *mut c_void,
-) -> c_int {
-    unsupported_file("MPI_Register_datarep")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Register_datarep_c(
-    _datarep: *const c_void,
-    _read_conversion_fn: *mut c_void,
-    _write_conversion_fn: *mut c_void,
-    _dtype_file_extent_fn: *mut c_void,
-    _extra_state: *mut c_void,
-) -> c_int {
-    unsupported_file("MPI_Register_datarep_c")
 }
 
 #[no_mangle]

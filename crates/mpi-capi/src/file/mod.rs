@@ -9,6 +9,7 @@
 //! through MPI_FILE_NULL's, which new files inherit.
 
 pub mod access;
+pub mod datarep;
 pub mod errhandler;
 pub mod manage;
 pub mod nonblocking;
