@@ -10,10 +10,9 @@
 //! One file per chapter of MPI-3.1.
 //!
 //! Every function of MPICH 4.0's `mpi.h`/`mpio.h` exists (`scripts/check-abi`).
-//! Not implemented: one-sided communication, I/O, dynamic processes,
-//! nonblocking/neighbourhood/persistent collectives and the rest listed in
-//! docs/c-api.md; their stubs are generated into `stubs.rs` by
-//! `gen/stubs.py` and share `unsupported.rs`.
+//! Not implemented: dynamic processes and the rest listed in docs/c-api.md;
+//! their stubs are generated into `stubs.rs` by `gen/stubs.py` and share
+//! `unsupported.rs`.
 
 // Entry points take C pointers under MPI's contract (valid or null, checked
 // here); the argument helpers in `args.rs`/`status.rs` share that contract

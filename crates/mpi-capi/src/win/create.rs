@@ -148,7 +148,14 @@ pub unsafe extern "C" fn PMPI_Win_create_c(base: *mut c_void, size: c_long, disp
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate_c(size: c_long, disp_unit: c_long, info: c_int, comm: c_int, baseptr: *mut c_void, win: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Win_allocate_c(
+    size: c_long,
+    disp_unit: c_long,
+    info: c_int,
+    comm: c_int,
+    baseptr: *mut c_void,
+    win: *mut c_int,
+) -> c_int {
     match unit_c(disp_unit) {
         Ok(u) => allocate(size, u, info, comm, baseptr, win, false),
         Err(e) => call(comm, || Err(e)),

@@ -30,7 +30,7 @@ fn origin<'a>(buf: *const c_void, s: &'a Side) -> OriginBuf<'a> {
 }
 
 fn target(rank: c_int, disp: c_long, s: &Side) -> TargetSpec<'_> {
-    TargetSpec { rank, disp: disp as i64, count: s.count, dt: &s.dt }
+    TargetSpec { rank, disp, count: s.count, dt: &s.dt }
 }
 
 /// Hands a request-based call's request to the program.
@@ -258,6 +258,6 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(
 ) -> c_int {
     call_win(win, || {
         let d = datatype(dt)?;
-        rt()?.compare_and_swap(win_id(win)?, ob.cast(), cb.cast(), rb.cast(), &d, rank, disp as i64)
+        rt()?.compare_and_swap(win_id(win)?, ob.cast(), cb.cast(), rb.cast(), &d, rank, disp)
     })
 }

@@ -62,34 +62,38 @@ pub extern "C" fn PMPI_Win_unlock_all(win: c_int) -> c_int {
     call_win(win, || rt()?.win_unlock_all(win_id(win)?))
 }
 
-fn flush(win: c_int, rank: Option<c_int>) -> c_int {
+fn flush(win: c_int, rank: Option<c_int>, local: bool) -> c_int {
     call_win(win, || {
         let id = win_id(win)?;
         if rank == Some(PROC_NULL) {
             return Ok(());
         }
-        rt()?.win_flush(id, rank)
+        if local {
+            rt()?.win_flush_local(id, rank)
+        } else {
+            rt()?.win_flush(id, rank)
+        }
     })
 }
 
 #[no_mangle]
 pub extern "C" fn PMPI_Win_flush(rank: c_int, win: c_int) -> c_int {
-    flush(win, Some(rank))
+    flush(win, Some(rank), false)
 }
 
 #[no_mangle]
 pub extern "C" fn PMPI_Win_flush_local(rank: c_int, win: c_int) -> c_int {
-    flush(win, Some(rank))
+    flush(win, Some(rank), true)
 }
 
 #[no_mangle]
 pub extern "C" fn PMPI_Win_flush_all(win: c_int) -> c_int {
-    flush(win, None)
+    flush(win, None, false)
 }
 
 #[no_mangle]
 pub extern "C" fn PMPI_Win_flush_local_all(win: c_int) -> c_int {
-    flush(win, None)
+    flush(win, None, true)
 }
 
 #[no_mangle]

@@ -114,7 +114,7 @@ impl Runtime {
             peers,
             flavor,
             name: String::new(),
-            info,
+            info: super::query::known_hints(&Info::default(), &info)?,
             exposure: Exposure::default(),
             access: Access::default(),
             replies: vec![],
@@ -130,7 +130,9 @@ impl Runtime {
         let ints = Datatype::basic(BasicType::Int);
         let (a, mut b) = (mine as i32, 0i32);
         // SAFETY: one int each way.
-        unsafe { self.allreduce(Some((&a as *const i32).cast()), Buf::new((&mut b as *mut i32).cast(), 1, &ints), &Op::Predef(PredefOp::Max), comm)? };
+        unsafe {
+            self.allreduce(Some((&a as *const i32).cast()), Buf::new((&mut b as *mut i32).cast(), 1, &ints), &Op::Predef(PredefOp::Max), comm)?
+        };
         Ok(b != 0)
     }
 
@@ -173,7 +175,10 @@ impl Runtime {
         }
         let m = mapped?;
         if failed {
-            return Err(MpiError::new(ErrorClass::RmaShared, "a rank of the communicator cannot map this host's shared segment (are all ranks on one host?)"));
+            return Err(MpiError::new(
+                ErrorClass::RmaShared,
+                "a rank of the communicator cannot map this host's shared segment (are all ranks on one host?)",
+            ));
         }
         let base = m.ptr as usize + offset as usize;
         Ok((m, base))

@@ -115,7 +115,7 @@ impl Memory {
                 if place.blocks.is_empty() {
                     return Ok(at as usize);
                 }
-                let inside = regions.iter().any(|&(r, n)| at + lo >= r as i128 && at + hi <= r as i128 + n as i128);
+                let inside = covered(regions, at + lo, at + hi);
                 if !inside {
                     return Err(range(format!("address {:#x}..{:#x} is not in memory attached to this dynamic window", at + lo, at + hi)));
                 }
@@ -148,6 +148,24 @@ impl Memory {
         }
         Ok(())
     }
+}
+
+/// Whether the attached regions together cover `[lo, hi)` (an access may
+/// span regions attached side by side; MPICH's tests do that).
+fn covered(regions: &[(usize, usize)], lo: i128, hi: i128) -> bool {
+    let mut rs: Vec<(i128, i128)> = regions.iter().map(|&(r, n)| (r as i128, r as i128 + n as i128)).collect();
+    rs.sort_unstable();
+    let mut at = lo;
+    for (a, b) in rs {
+        if a > at {
+            break;
+        }
+        at = at.max(b);
+        if at >= hi {
+            return true;
+        }
+    }
+    at >= hi
 }
 
 /// Copies `data` into the blocks of `place` starting at `addr`.
@@ -199,6 +217,10 @@ mod tests {
         assert_eq!(m.attach(0x1008, 16).unwrap_err().class, ErrorClass::RmaAttach);
         let at = |a: i64, n: u64| Place { disp: a, blocks: vec![(0, n)] };
         assert!(m.resolve(&at(0x1000, 16), 1).is_ok());
+        m.attach(0x1010, 8).unwrap();
+        assert!(m.resolve(&at(0x1008, 16), 1).is_ok(), "across two regions side by side");
+        assert!(m.resolve(&at(0x1008, 17), 1).is_err());
+        m.detach(0x1010).unwrap();
         assert!(m.resolve(&at(0x1001, 16), 1).is_err());
         m.detach(0x1000).unwrap();
         assert!(m.resolve(&at(0x1000, 1), 1).is_err());

@@ -33,10 +33,10 @@ use crate::reqtable::{Entry, ReqTable, Status};
 use crate::runtime::State;
 
 pub use create::Flavor;
-pub use ops::{OriginBuf, TargetSpec};
-pub use query::WinAttrs;
 use memory::Memory;
+pub use ops::{OriginBuf, TargetSpec};
 use origin::{Access, Sink};
+pub use query::WinAttrs;
 use target::{Applied, Arriving, Exposure};
 use wire::{Reply, Request, TAG_REP, TAG_REQ};
 

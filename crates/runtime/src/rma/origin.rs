@@ -86,6 +86,12 @@ impl Access {
         }
     }
 
+    /// Whether an operation to `target` (any: None) still has data to
+    /// bring back into an origin buffer.
+    pub fn brings_back(&self, target: Option<u32>) -> bool {
+        self.pending.values().any(|p| matches!(p.sink, Sink::Into { .. }) && target.is_none_or(|t| t == p.target))
+    }
+
     /// Whether an operation on `target` is inside an access epoch.
     pub fn may_access(&self, target: u32) -> bool {
         self.fence_epoch || self.lock_all || self.locks.contains_key(&target) || self.started.as_ref().is_some_and(|g| g.contains(&target))

@@ -103,7 +103,8 @@ impl Runtime {
             let mut st = self.lock();
             let State { wins, engine, .. } = &mut *st;
             let win = wins.map.get_mut(&w.0).ok_or_else(|| bad_win(w))?;
-            let held = win.access.locks.get(&t).copied().ok_or_else(|| sync_err(format!("rank {rank} of this window is not locked by this process")))?;
+            let held =
+                win.access.locks.get(&t).copied().ok_or_else(|| sync_err(format!("rank {rank} of this window is not locked by this process")))?;
             if !held.nocheck {
                 let id = win.access.issue(t, Sink::Ack, None);
                 win.send_request(engine, t, &Request::Unlock { id });
@@ -147,10 +148,20 @@ impl Runtime {
         first
     }
 
-    /// MPI_Win_flush and MPI_Win_flush_local (rank) or their _all forms
-    /// (None). Local completion is not weaker here: data is packed at the
-    /// call, so waiting for the target is what makes a get's buffer ready.
+    /// MPI_Win_flush (rank) or MPI_Win_flush_all (None): every operation
+    /// to the target(s) is complete there.
     pub fn win_flush(&self, w: WinId, rank: Option<i32>) -> MpiResult<()> {
+        self.flush(w, rank, false)
+    }
+
+    /// MPI_Win_flush_local(_all): the origin's buffers may be reused. Data
+    /// to send was packed at the call, so only operations that bring data
+    /// back (get, get_accumulate, ...) are waited for.
+    pub fn win_flush_local(&self, w: WinId, rank: Option<i32>) -> MpiResult<()> {
+        self.flush(w, rank, true)
+    }
+
+    fn flush(&self, w: WinId, rank: Option<i32>, local: bool) -> MpiResult<()> {
         let t = rank.map(|r| self.target_world(w, r)).transpose()?;
         {
             let mut st = self.lock();
@@ -162,6 +173,10 @@ impl Runtime {
             if !locked {
                 return Err(sync_err("MPI_Win_flush outside a passive-target epoch"));
             }
+        }
+        if local {
+            self.wait_until(|st| Ok((!win_mut(st, w)?.access.brings_back(t)).then_some(())))?;
+            return win_mut(&mut self.lock(), w)?.access.take_error();
         }
         self.drain(w, t)
     }

@@ -109,6 +109,17 @@ impl Exposure {
                     Ok(a) => a,
                     Err(e) => return fail(id, e),
                 };
+                if !fetch && place.blocks.len() == 1 && ty.size() == ty.extent() && data.len() as u64 == place.bytes() {
+                    // One block of plain elements: combine in place, no copies.
+                    let (off, len) = place.blocks[0];
+                    // SAFETY: `resolve` checked the block against the window.
+                    let target = unsafe { std::slice::from_raw_parts_mut((addr as *mut u8).wrapping_offset(off as isize), len as usize) };
+                    let n = data.len() / ty.size().max(1);
+                    return match Op::Predef(op).apply(ty, n, &data, target) {
+                        Ok(()) => ok(id, vec![]),
+                        Err(e) => fail(id, MpiError::new(ErrorClass::Op, e.to_string())),
+                    };
+                }
                 // SAFETY: as above.
                 let old = unsafe { gather(addr, &place) };
                 match combine(op, ty, &data, &old) {
@@ -213,7 +224,12 @@ mod tests {
         let m = window(&mut mem);
         let mut x = Exposure::default();
         let place = Place { disp: 0, blocks: vec![(0, 8)] };
-        let r = reply(x.apply(0, Request::Acc { id: 1, place, op: PredefOp::Sum, ty: BasicType::Int64, fetch: true, data: 3i64.to_le_bytes().to_vec() }, &m, 8));
+        let r = reply(x.apply(
+            0,
+            Request::Acc { id: 1, place, op: PredefOp::Sum, ty: BasicType::Int64, fetch: true, data: 3i64.to_le_bytes().to_vec() },
+            &m,
+            8,
+        ));
         assert_eq!(r.result, Ok(5i64.to_le_bytes().to_vec()));
         assert_eq!(i64::from_le_bytes(mem[..8].try_into().unwrap()), 8);
     }

@@ -34,16 +34,40 @@ impl Place {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
-    Put { id: u64, place: Place, data: Vec<u8> },
-    Get { id: u64, place: Place },
+    Put {
+        id: u64,
+        place: Place,
+        data: Vec<u8>,
+    },
+    Get {
+        id: u64,
+        place: Place,
+    },
     /// Accumulate; `fetch` asks for the old contents back (get_accumulate,
     /// fetch_and_op).
-    Acc { id: u64, place: Place, op: PredefOp, ty: BasicType, fetch: bool, data: Vec<u8> },
+    Acc {
+        id: u64,
+        place: Place,
+        op: PredefOp,
+        ty: BasicType,
+        fetch: bool,
+        data: Vec<u8>,
+    },
     /// Compare-and-swap of one element: `data` is the compare value then
     /// the new value.
-    Cas { id: u64, disp: i64, ty: BasicType, data: Vec<u8> },
-    Lock { id: u64, exclusive: bool },
-    Unlock { id: u64 },
+    Cas {
+        id: u64,
+        disp: i64,
+        ty: BasicType,
+        data: Vec<u8>,
+    },
+    Lock {
+        id: u64,
+        exclusive: bool,
+    },
+    Unlock {
+        id: u64,
+    },
     /// PSCW: the target exposed its window to this origin (MPI_Win_post).
     Post,
     /// PSCW: the origin's access epoch ended (MPI_Win_complete).
