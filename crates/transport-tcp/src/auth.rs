@@ -8,17 +8,24 @@
 //!
 //! ```text
 //! connector                                   acceptor
-//!   HELLO     = MAGIC | VERSION | from rank | to rank | nonce_c   ->
-//!          <-  CHALLENGE = nonce_a | HMAC(secret, "acceptor" | HELLO | nonce_a)
-//!   PROOF     = HMAC(secret, "connector" | HELLO | nonce_a)       ->
+//!   HELLO     = MAGIC | VERSION | flags_c | from rank | to rank | nonce_c   ->
+//!          <-  CHALLENGE = nonce_a | flags_a | HMAC(secret, "acceptor" | HELLO | nonce_a | flags_a)
+//!   PROOF     = HMAC(secret, "connector" | HELLO | nonce_a | flags_a)       ->
 //!          <-  VERDICT   = ACCEPT (or the connection is closed)
 //! ```
 //!
 //! Each side's MAC covers a nonce the *other* side chose fresh, so a recorded
 //! exchange cannot be replayed; the role labels differ, so one side's answer
 //! can never be reflected back as the other's. The secret never travels.
-//! This authenticates; it does not encrypt or protect later frames.
+//!
+//! Each side's flags say whether it wants the connection sealed
+//! ([`FLAG_SEAL`]); it is sealed if either side wants it, so ranks whose
+//! settings differ still agree, and the safer one wins. The flags are under
+//! both MACs, so nobody on the way can strip them. A sealed connection's
+//! keys ([`crate::seal::Keys`]) come from the secret and the transcript
+//! (HELLO, nonce_a, flags_a): fresh for every connection.
 
+use crate::seal::Keys;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::io::{Read, Write};
@@ -27,14 +34,18 @@ use thiserror::Error;
 type HmacSha256 = Hmac<Sha256>;
 
 const MAGIC: [u8; 4] = *b"WNMP";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 const NONCE_LEN: usize = 32;
 const MAC_LEN: usize = 32;
 
-/// HELLO: magic (4) | version (1) | from rank u32 LE (4) | to rank u32 LE (4) | nonce (32).
-pub const HELLO_LEN: usize = 4 + 1 + 4 + 4 + NONCE_LEN;
-/// CHALLENGE: acceptor nonce (32) | acceptor MAC (32).
-pub const CHALLENGE_LEN: usize = NONCE_LEN + MAC_LEN;
+/// HELLO: magic (4) | version (1) | flags (1) | from rank u32 LE (4) | to rank u32 LE (4) | nonce (32).
+pub const HELLO_LEN: usize = 4 + 1 + 1 + 4 + 4 + NONCE_LEN;
+/// CHALLENGE: acceptor nonce (32) | acceptor flags (1) | acceptor MAC (32).
+pub const CHALLENGE_LEN: usize = NONCE_LEN + 1 + MAC_LEN;
+/// The flag by which a side asks for sealed frames.
+pub const FLAG_SEAL: u8 = 1;
+/// What the keys are derived from: HELLO | nonce_a | flags_a.
+const TRANSCRIPT_LEN: usize = HELLO_LEN + NONCE_LEN + 1;
 /// PROOF: connector MAC (32).
 pub const PROOF_LEN: usize = MAC_LEN;
 /// VERDICT: one byte.
@@ -43,8 +54,8 @@ pub const VERDICT_LEN: usize = 1;
 /// connection, so a stray learns nothing more.
 pub const VERDICT_ACCEPT: [u8; VERDICT_LEN] = [0xA5];
 
-const LABEL_ACCEPTOR: &[u8] = b"wanmpi-auth-v1 acceptor";
-const LABEL_CONNECTOR: &[u8] = b"wanmpi-auth-v1 connector";
+const LABEL_ACCEPTOR: &[u8] = b"wanmpi-auth-v2 acceptor";
+const LABEL_CONNECTOR: &[u8] = b"wanmpi-auth-v2 connector";
 
 #[derive(Debug, Error)]
 pub enum AuthError {
@@ -66,13 +77,26 @@ pub enum AuthError {
     Io(#[from] std::io::Error),
 }
 
-fn mac(secret: &[u8; 32], label: &[u8], hello: &[u8], nonce_a: &[u8]) -> HmacSha256 {
+fn mac(secret: &[u8; 32], label: &[u8], transcript: &[u8; TRANSCRIPT_LEN]) -> HmacSha256 {
     // A 32-byte key is always accepted by HMAC, so this cannot fail.
     let mut m = <HmacSha256 as Mac>::new_from_slice(secret).expect("HMAC accepts any key length");
     m.update(label);
-    m.update(hello);
-    m.update(nonce_a);
+    m.update(transcript);
     m
+}
+
+fn transcript(hello: &[u8; HELLO_LEN], nonce_a: &[u8], flags_a: u8) -> [u8; TRANSCRIPT_LEN] {
+    let mut t = [0u8; TRANSCRIPT_LEN];
+    t[..HELLO_LEN].copy_from_slice(hello);
+    t[HELLO_LEN..HELLO_LEN + NONCE_LEN].copy_from_slice(nonce_a);
+    t[TRANSCRIPT_LEN - 1] = flags_a;
+    t
+}
+
+/// The keys of the connection if either side asked for sealing.
+fn agreed_keys(secret: &[u8; 32], t: &[u8; TRANSCRIPT_LEN], connector: bool) -> Option<Keys> {
+    let sealed = (t[5] | t[TRANSCRIPT_LEN - 1]) & FLAG_SEAL != 0;
+    sealed.then(|| Keys::derive(secret, t, connector))
 }
 
 fn nonce() -> Result<[u8; NONCE_LEN], AuthError> {
@@ -89,6 +113,8 @@ fn exact<const N: usize>(msg: &[u8]) -> Result<&[u8; N], AuthError> {
 pub struct Connector {
     secret: [u8; 32],
     hello: [u8; HELLO_LEN],
+    /// Set by `answer`: what the keys derive from.
+    transcript: Option<[u8; TRANSCRIPT_LEN]>,
 }
 
 impl Connector {
@@ -97,10 +123,15 @@ impl Connector {
         let mut hello = [0u8; HELLO_LEN];
         hello[0..4].copy_from_slice(&MAGIC);
         hello[4] = VERSION;
-        hello[5..9].copy_from_slice(&my_rank.to_le_bytes());
-        hello[9..13].copy_from_slice(&peer_rank.to_le_bytes());
-        hello[13..].copy_from_slice(&nonce()?);
-        Ok(Connector { secret: *secret, hello })
+        hello[6..10].copy_from_slice(&my_rank.to_le_bytes());
+        hello[10..14].copy_from_slice(&peer_rank.to_le_bytes());
+        hello[14..].copy_from_slice(&nonce()?);
+        Ok(Connector { secret: *secret, hello, transcript: None })
+    }
+
+    /// Asks for a sealed connection (call before sending HELLO).
+    pub fn want_seal(&mut self, yes: bool) {
+        self.hello[5] = if yes { FLAG_SEAL } else { 0 };
     }
 
     /// The first message to send.
@@ -109,17 +140,20 @@ impl Connector {
     }
 
     /// Checks the acceptor's proof and returns this side's proof to send.
-    pub fn answer(&self, challenge: &[u8]) -> Result<[u8; PROOF_LEN], AuthError> {
+    pub fn answer(&mut self, challenge: &[u8]) -> Result<[u8; PROOF_LEN], AuthError> {
         let c = exact::<CHALLENGE_LEN>(challenge)?;
-        let (nonce_a, their_mac) = c.split_at(NONCE_LEN);
-        mac(&self.secret, LABEL_ACCEPTOR, &self.hello, nonce_a).verify_slice(their_mac).map_err(|_| AuthError::BadProof)?;
-        Ok(mac(&self.secret, LABEL_CONNECTOR, &self.hello, nonce_a).finalize().into_bytes().into())
+        let t = transcript(&self.hello, &c[..NONCE_LEN], c[NONCE_LEN]);
+        mac(&self.secret, LABEL_ACCEPTOR, &t).verify_slice(&c[NONCE_LEN + 1..]).map_err(|_| AuthError::BadProof)?;
+        self.transcript = Some(t);
+        Ok(mac(&self.secret, LABEL_CONNECTOR, &t).finalize().into_bytes().into())
     }
 
-    /// Reads the acceptor's verdict.
-    pub fn check_verdict(&self, verdict: &[u8]) -> Result<(), AuthError> {
+    /// Reads the acceptor's verdict; on acceptance, the connection's keys
+    /// if it is to be sealed.
+    pub fn check_verdict(&self, verdict: &[u8]) -> Result<Option<Keys>, AuthError> {
+        let t = self.transcript.as_ref().ok_or(AuthError::BadProof)?;
         if exact::<VERDICT_LEN>(verdict)? == &VERDICT_ACCEPT {
-            Ok(())
+            Ok(agreed_keys(&self.secret, t, true))
         } else {
             Err(AuthError::Refused)
         }
@@ -130,7 +164,7 @@ impl Connector {
 pub struct Acceptor {
     secret: [u8; 32],
     my_rank: u32,
-    state: Option<([u8; HELLO_LEN], [u8; NONCE_LEN])>,
+    state: Option<[u8; TRANSCRIPT_LEN]>,
 }
 
 impl Acceptor {
@@ -139,8 +173,9 @@ impl Acceptor {
     }
 
     /// Parses HELLO; returns the rank the connector *claims* (not yet proven)
-    /// and the challenge to send.
-    pub fn challenge(&mut self, hello: &[u8]) -> Result<(u32, [u8; CHALLENGE_LEN]), AuthError> {
+    /// and the challenge to send. `want_seal` says, for the claimed rank,
+    /// whether this side asks for a sealed connection.
+    pub fn challenge(&mut self, hello: &[u8], want_seal: impl FnOnce(u32) -> bool) -> Result<(u32, [u8; CHALLENGE_LEN]), AuthError> {
         let h = exact::<HELLO_LEN>(hello)?;
         if h[0..4] != MAGIC {
             return Err(AuthError::BadMagic);
@@ -148,31 +183,36 @@ impl Acceptor {
         if h[4] != VERSION {
             return Err(AuthError::BadVersion(h[4]));
         }
-        let from = u32::from_le_bytes([h[5], h[6], h[7], h[8]]);
-        let to = u32::from_le_bytes([h[9], h[10], h[11], h[12]]);
+        let from = u32::from_le_bytes([h[6], h[7], h[8], h[9]]);
+        let to = u32::from_le_bytes([h[10], h[11], h[12], h[13]]);
         if to != self.my_rank {
             return Err(AuthError::WrongTarget { to, me: self.my_rank });
         }
         let nonce_a = nonce()?;
+        let flags_a = if want_seal(from) { FLAG_SEAL } else { 0 };
+        let t = transcript(h, &nonce_a, flags_a);
         let mut out = [0u8; CHALLENGE_LEN];
         out[..NONCE_LEN].copy_from_slice(&nonce_a);
-        out[NONCE_LEN..].copy_from_slice(&mac(&self.secret, LABEL_ACCEPTOR, h, &nonce_a).finalize().into_bytes());
-        self.state = Some((*h, nonce_a));
+        out[NONCE_LEN] = flags_a;
+        out[NONCE_LEN + 1..].copy_from_slice(&mac(&self.secret, LABEL_ACCEPTOR, &t).finalize().into_bytes());
+        self.state = Some(t);
         Ok((from, out))
     }
 
-    /// Checks the connector's proof; returns its rank, now authenticated.
-    /// The caller then sends [`VERDICT_ACCEPT`] or closes the connection.
-    pub fn verify(&self, proof: &[u8]) -> Result<u32, AuthError> {
-        let (hello, nonce_a) = self.state.as_ref().ok_or(AuthError::BadProof)?;
-        mac(&self.secret, LABEL_CONNECTOR, hello, nonce_a).verify_slice(proof).map_err(|_| AuthError::BadProof)?;
-        Ok(u32::from_le_bytes([hello[5], hello[6], hello[7], hello[8]]))
+    /// Checks the connector's proof; returns its rank, now authenticated,
+    /// and the connection's keys if it is to be sealed. The caller then
+    /// sends [`VERDICT_ACCEPT`] or closes the connection.
+    pub fn verify(&self, proof: &[u8]) -> Result<(u32, Option<Keys>), AuthError> {
+        let t = self.state.as_ref().ok_or(AuthError::BadProof)?;
+        mac(&self.secret, LABEL_CONNECTOR, t).verify_slice(proof).map_err(|_| AuthError::BadProof)?;
+        Ok((u32::from_le_bytes([t[6], t[7], t[8], t[9]]), agreed_keys(&self.secret, t, false)))
     }
 }
 
-/// Runs the connector's side over a blocking stream (set its timeouts first).
-pub fn connect_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: u32, peer_rank: u32) -> Result<(), AuthError> {
-    let c = Connector::new(secret, my_rank, peer_rank)?;
+/// Runs the connector's side over a blocking stream (set its timeouts
+/// first), not asking for sealing; returns the keys if the acceptor did.
+pub fn connect_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: u32, peer_rank: u32) -> Result<Option<Keys>, AuthError> {
+    let mut c = Connector::new(secret, my_rank, peer_rank)?;
     s.write_all(c.hello())?;
     let mut chal = [0u8; CHALLENGE_LEN];
     s.read_exact(&mut chal)?;
@@ -185,22 +225,24 @@ pub fn connect_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: 
     c.check_verdict(&verdict)
 }
 
-/// Runs the acceptor's side over a blocking stream. `admit` sees the proven
-/// rank and decides (e.g. refuses a rank already connected). Returns the rank.
-pub fn accept_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: u32, admit: impl FnOnce(u32) -> bool) -> Result<u32, AuthError> {
+/// Runs the acceptor's side over a blocking stream, not asking for
+/// sealing. `admit` sees the proven rank and decides (e.g. refuses a rank
+/// already connected). Returns the rank and the keys if the connector
+/// asked for sealing.
+pub fn accept_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: u32, admit: impl FnOnce(u32) -> bool) -> Result<(u32, Option<Keys>), AuthError> {
     let mut a = Acceptor::new(secret, my_rank);
     let mut hello = [0u8; HELLO_LEN];
     s.read_exact(&mut hello)?;
-    let (_, chal) = a.challenge(&hello)?;
+    let (_, chal) = a.challenge(&hello, |_| false)?;
     s.write_all(&chal)?;
     let mut proof = [0u8; PROOF_LEN];
     s.read_exact(&mut proof)?;
-    let rank = a.verify(&proof)?;
+    let (rank, keys) = a.verify(&proof)?;
     if !admit(rank) {
         return Err(AuthError::Refused);
     }
     s.write_all(&VERDICT_ACCEPT)?;
-    Ok(rank)
+    Ok((rank, keys))
 }
 
 #[cfg(test)]
@@ -210,12 +252,12 @@ mod tests {
     const S: [u8; 32] = [7; 32];
 
     /// (the connector's answer, the acceptor's verdict on it if there was one)
-    type Outcome = (Result<[u8; PROOF_LEN], AuthError>, Option<Result<u32, AuthError>>);
+    type Outcome = (Result<[u8; PROOF_LEN], AuthError>, Option<Result<(u32, Option<Keys>), AuthError>>);
 
     fn run(conn_secret: [u8; 32], acc_secret: [u8; 32]) -> Outcome {
-        let c = Connector::new(&conn_secret, 2, 5).unwrap();
+        let mut c = Connector::new(&conn_secret, 2, 5).unwrap();
         let mut a = Acceptor::new(&acc_secret, 5);
-        let (claimed, chal) = a.challenge(c.hello()).unwrap();
+        let (claimed, chal) = a.challenge(c.hello(), |_| false).unwrap();
         assert_eq!(claimed, 2);
         match c.answer(&chal) {
             Ok(proof) => (Ok(proof), Some(a.verify(&proof))),
@@ -227,7 +269,7 @@ mod tests {
     fn same_secret_authenticates_both_ways() {
         let (proof, verified) = run(S, S);
         assert!(proof.is_ok());
-        assert_eq!(verified.unwrap().unwrap(), 2);
+        assert_eq!(verified.unwrap().unwrap().0, 2);
     }
 
     #[test]
@@ -242,37 +284,89 @@ mod tests {
     fn acceptor_rejects_a_forged_proof_and_garbage() {
         let c = Connector::new(&S, 1, 5).unwrap();
         let mut a = Acceptor::new(&S, 5);
-        a.challenge(c.hello()).unwrap();
+        a.challenge(c.hello(), |_| false).unwrap();
         assert!(matches!(a.verify(&[0u8; PROOF_LEN]), Err(AuthError::BadProof)));
         assert!(matches!(a.verify(&[0u8; 3]), Err(AuthError::BadProof)));
         let mut b = Acceptor::new(&S, 5);
-        assert!(matches!(b.challenge(&[b'G'; HELLO_LEN]), Err(AuthError::BadMagic)));
-        assert!(matches!(b.challenge(&[0u8; 10]), Err(AuthError::BadLength { got: 10, .. })));
+        assert!(matches!(b.challenge(&[b'G'; HELLO_LEN], |_| false), Err(AuthError::BadMagic)));
+        assert!(matches!(b.challenge(&[0u8; 10], |_| false), Err(AuthError::BadLength { got: 10, .. })));
         let mut wrong_version = *c.hello();
         wrong_version[4] = 9;
-        assert!(matches!(b.challenge(&wrong_version), Err(AuthError::BadVersion(9))));
+        assert!(matches!(b.challenge(&wrong_version, |_| false), Err(AuthError::BadVersion(9))));
     }
 
     #[test]
     fn a_connection_meant_for_another_rank_is_refused() {
         let c = Connector::new(&S, 1, 4).unwrap();
         let mut a = Acceptor::new(&S, 5);
-        assert!(matches!(a.challenge(c.hello()), Err(AuthError::WrongTarget { to: 4, me: 5 })));
+        assert!(matches!(a.challenge(c.hello(), |_| false), Err(AuthError::WrongTarget { to: 4, me: 5 })));
     }
 
     #[test]
     fn a_proof_does_not_carry_over_to_another_challenge() {
         // Replaying a proof recorded on one connection fails on the next,
         // because the acceptor's nonce differs.
-        let c = Connector::new(&S, 1, 5).unwrap();
+        let mut c = Connector::new(&S, 1, 5).unwrap();
         let mut a1 = Acceptor::new(&S, 5);
-        let (_, chal1) = a1.challenge(c.hello()).unwrap();
+        let (_, chal1) = a1.challenge(c.hello(), |_| false).unwrap();
         let proof1 = c.answer(&chal1).unwrap();
         let mut a2 = Acceptor::new(&S, 5);
-        a2.challenge(c.hello()).unwrap();
+        a2.challenge(c.hello(), |_| false).unwrap();
         assert!(matches!(a2.verify(&proof1), Err(AuthError::BadProof)));
         // The acceptor's MAC cannot be reflected as the connector's proof.
-        assert!(matches!(a1.verify(&chal1[NONCE_LEN..]), Err(AuthError::BadProof)));
+        assert!(matches!(a1.verify(&chal1[NONCE_LEN + 1..]), Err(AuthError::BadProof)));
+    }
+
+    /// Runs a whole exchange with each side's wish; the keys both ended with.
+    fn sealed_with(conn_wish: bool, acc_wish: bool) -> (Option<Keys>, Option<Keys>) {
+        let mut c = Connector::new(&S, 1, 5).unwrap();
+        c.want_seal(conn_wish);
+        let mut a = Acceptor::new(&S, 5);
+        let (_, chal) = a.challenge(c.hello(), |claimed| {
+            assert_eq!(claimed, 1);
+            acc_wish
+        })
+        .unwrap();
+        let (_, acc_keys) = a.verify(&c.answer(&chal).unwrap()).unwrap();
+        (c.check_verdict(&VERDICT_ACCEPT).unwrap(), acc_keys)
+    }
+
+    #[test]
+    fn either_side_asking_seals_and_both_derive_matching_keys() {
+        let (c, a) = sealed_with(false, false);
+        assert!(c.is_none() && a.is_none());
+        for (cw, aw) in [(true, false), (false, true), (true, true)] {
+            let (Some(mut c), Some(mut a)) = sealed_with(cw, aw) else { panic!("not sealed for wishes {cw} {aw}") };
+            let mut rec = b"hello".to_vec();
+            let tag = c.sealer.seal(b"", &mut rec);
+            rec.extend_from_slice(&tag);
+            assert_eq!(a.opener.open_within(b"", &mut rec, 0..), Ok(5));
+            assert_eq!(&rec[..5], b"hello");
+        }
+        // A new connection has new keys: a record of one does not open on another.
+        let (Some(mut c1), _) = sealed_with(true, true) else { panic!() };
+        let (_, Some(mut a2)) = sealed_with(true, true) else { panic!() };
+        let mut rec = b"x".to_vec();
+        let tag = c1.sealer.seal(b"", &mut rec);
+        rec.extend_from_slice(&tag);
+        assert!(a2.opener.open_within(b"", &mut rec, 0..).is_err());
+    }
+
+    #[test]
+    fn the_flags_cannot_be_stripped_on_the_way() {
+        let mut c = Connector::new(&S, 1, 5).unwrap();
+        c.want_seal(true);
+        let mut hello = *c.hello();
+        hello[5] = 0; // a stripping middlebox
+        let mut a = Acceptor::new(&S, 5);
+        let (_, mut chal) = a.challenge(&hello, |_| false).unwrap();
+        assert!(matches!(c.answer(&chal), Err(AuthError::BadProof)));
+        // Nor the acceptor's.
+        let mut c = Connector::new(&S, 1, 5).unwrap();
+        let mut a = Acceptor::new(&S, 5);
+        (_, chal) = a.challenge(c.hello(), |_| true).unwrap();
+        chal[NONCE_LEN] = 0;
+        assert!(matches!(c.answer(&chal), Err(AuthError::BadProof)));
     }
 
     #[test]
@@ -280,7 +374,7 @@ mod tests {
         let (mut x, mut y) = std::os::unix::net::UnixStream::pair().unwrap();
         let t = std::thread::spawn(move || accept_blocking(&mut y, &S, 3, |r| r == 1));
         connect_blocking(&mut x, &S, 1, 3).unwrap();
-        assert_eq!(t.join().unwrap().unwrap(), 1);
+        assert_eq!(t.join().unwrap().unwrap().0, 1);
 
         let (mut x, mut y) = std::os::unix::net::UnixStream::pair().unwrap();
         let t = std::thread::spawn(move || {

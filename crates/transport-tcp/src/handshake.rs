@@ -1,16 +1,20 @@
 //! One connection being set up: a nonblocking socket driven through the
 //! `auth` exchange, either as the connector (we dialled a higher rank) or as
-//! the acceptor (someone dialled us and must prove who it is).
+//! the acceptor (someone dialled us and must prove who it is). Each side
+//! says in the exchange whether it wants the connection sealed; the result
+//! is the connection's keys, or none.
 
 use crate::auth::{Acceptor, Connector, CHALLENGE_LEN, HELLO_LEN, PROOF_LEN, VERDICT_ACCEPT, VERDICT_LEN};
+use crate::seal::Keys;
 use crate::sys::send_vectored;
 use socket2::Socket;
 use std::io::{self, Read};
+use std::net::IpAddr;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 /// Room for the longest handshake message read at once.
-const MSG_ROOM: usize = 64;
+const MSG_ROOM: usize = 80;
 const _: () = assert!(CHALLENGE_LEN <= MSG_ROOM && HELLO_LEN <= MSG_ROOM && PROOF_LEN <= MSG_ROOM);
 
 pub(crate) enum Role {
@@ -40,13 +44,16 @@ pub(crate) trait Admit {
     fn may_claim(&self, rank: u32) -> Result<(), String>;
     /// The caller proved `rank`; reserve it so a duplicate is refused.
     fn claim(&mut self, rank: u32);
+    /// Does this side want the connection to `peer` sealed, given the
+    /// socket's own and remote addresses?
+    fn wants_seal(&self, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool;
 }
 
 pub(crate) enum Step {
     /// Waiting for the socket; `write` asks for writability too.
     Blocked { write: bool },
-    /// Authenticated connection to this rank.
-    Done(u32),
+    /// Authenticated connection to this rank, sealed with these keys or not.
+    Done(u32, Option<Keys>),
 }
 
 pub(crate) struct Handshake {
@@ -58,17 +65,19 @@ pub(crate) struct Handshake {
     out_pos: usize,
     inb: Vec<u8>,
     want: usize,
+    /// The acceptor's keys, from the proof until the verdict is sent.
+    keys: Option<Keys>,
 }
 
 impl Handshake {
     pub(crate) fn outgoing(sock: Socket, addr: String, peer: u32, conn: Connector, deadline: Instant) -> Handshake {
         let role = Role::Out { peer, conn, step: OutStep::Connecting };
-        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: 0 }
+        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: 0, keys: None }
     }
 
     pub(crate) fn incoming(sock: Socket, addr: String, acc: Acceptor, deadline: Instant) -> Handshake {
         let role = Role::In { acc, step: InStep::AwaitHello };
-        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: HELLO_LEN }
+        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: HELLO_LEN, keys: None }
     }
 
     /// The rank we dialled, for outgoing handshakes.
@@ -84,7 +93,7 @@ impl Handshake {
     pub(crate) fn drive(&mut self, admit: &mut dyn Admit) -> Result<Step, String> {
         loop {
             if let Role::Out { step: OutStep::Connecting, .. } = self.role {
-                if !self.connected()? {
+                if !self.connected(admit)? {
                     return Ok(Step::Blocked { write: true });
                 }
             }
@@ -109,13 +118,13 @@ impl Handshake {
                 continue;
             }
             if let Some(rank) = self.advance(admit)? {
-                return Ok(Step::Done(rank));
+                return Ok(Step::Done(rank, self.keys.take()));
             }
         }
     }
 
     /// True once a nonblocking connect has completed; its error otherwise.
-    fn connected(&mut self) -> Result<bool, String> {
+    fn connected(&mut self, admit: &dyn Admit) -> Result<bool, String> {
         if let Some(e) = self.sock.take_error().map_err(|e| e.to_string())? {
             return Err(format!("connect failed: {e}"));
         }
@@ -124,7 +133,9 @@ impl Handshake {
             Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => return Ok(false),
             Err(e) => return Err(format!("connect failed: {e}")),
         }
-        if let Role::Out { conn, step, .. } = &mut self.role {
+        let (local, remote) = self.ips();
+        if let Role::Out { peer, conn, step } = &mut self.role {
+            conn.want_seal(admit.wants_seal(*peer, local, remote));
             self.out = conn.hello().to_vec();
             self.out_pos = 0;
             self.want = CHALLENGE_LEN;
@@ -133,8 +144,15 @@ impl Handshake {
         Ok(true)
     }
 
+    /// This socket's own and remote IP addresses, when the kernel says.
+    fn ips(&self) -> (Option<IpAddr>, Option<IpAddr>) {
+        let ip = |a: io::Result<socket2::SockAddr>| a.ok().and_then(|a| a.as_socket()).map(|a| a.ip());
+        (ip(self.sock.local_addr()), ip(self.sock.peer_addr()))
+    }
+
     /// A whole message has arrived (or been sent): take the next step.
     fn advance(&mut self, admit: &mut dyn Admit) -> Result<Option<u32>, String> {
+        let (local, remote) = self.ips();
         let msg = std::mem::take(&mut self.inb);
         self.out.clear();
         self.out_pos = 0;
@@ -148,13 +166,13 @@ impl Handshake {
                     Ok(None)
                 }
                 OutStep::AwaitVerdict => {
-                    conn.check_verdict(&msg).map_err(|e| e.to_string())?;
+                    self.keys = conn.check_verdict(&msg).map_err(|e| e.to_string())?;
                     Ok(Some(*peer))
                 }
             },
             Role::In { acc, step } => match *step {
                 InStep::AwaitHello => {
-                    let (claimed, chal) = acc.challenge(&msg).map_err(|e| e.to_string())?;
+                    let (claimed, chal) = acc.challenge(&msg, |claimed| admit.wants_seal(claimed, local, remote)).map_err(|e| e.to_string())?;
                     admit.may_claim(claimed)?;
                     self.out = chal.to_vec();
                     self.want = PROOF_LEN;
@@ -162,8 +180,9 @@ impl Handshake {
                     Ok(None)
                 }
                 InStep::AwaitProof => {
-                    let rank = acc.verify(&msg).map_err(|e| e.to_string())?;
+                    let (rank, keys) = acc.verify(&msg).map_err(|e| e.to_string())?;
                     admit.may_claim(rank)?;
+                    self.keys = keys;
                     admit.claim(rank);
                     self.out = VERDICT_ACCEPT.to_vec();
                     self.want = 0;

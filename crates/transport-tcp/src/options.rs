@@ -1,5 +1,6 @@
 //! Settings of the tcp transport, with defaults and environment overrides.
 
+use crate::policy::Seal;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 use wanmpi_transport::TransportError;
@@ -41,6 +42,11 @@ pub struct TcpOptions {
     /// `mpirun --port-range`); None: any free port. Outgoing connections
     /// keep the system's ephemeral ports.
     pub port_range: Option<wanmpi_bootstrap::PortRange>,
+    /// Which connections are sealed (`policy`): between hosts by default.
+    pub seal: Seal,
+    /// Each rank's host index (the launcher's host map, given by the
+    /// runtime); ranks of one host are never sealed unless forced.
+    pub host_map: Option<Vec<u32>>,
 }
 
 impl Default for TcpOptions {
@@ -54,6 +60,8 @@ impl Default for TcpOptions {
             handshake_timeout: Duration::from_secs(10),
             max_frame: DEFAULT_MAX_FRAME,
             port_range: None,
+            seal: Seal::BetweenHosts,
+            host_map: None,
         }
     }
 }
@@ -64,8 +72,8 @@ fn bad(var: &str, v: &str, why: &str) -> TransportError {
 
 impl TcpOptions {
     /// Defaults overridden by WANMPI_TCP_SNDBUF, WANMPI_TCP_RCVBUF,
-    /// WANMPI_TCP_SETUP_TIMEOUT and the launcher's WANMPI_ADDR and
-    /// WANMPI_PORT_RANGE.
+    /// WANMPI_TCP_SETUP_TIMEOUT, WANMPI_TCP_ENCRYPT and the launcher's
+    /// WANMPI_ADDR, WANMPI_PORT_RANGE and WANMPI_INSECURE_LAN.
     pub fn from_env() -> Result<TcpOptions, TransportError> {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
@@ -96,6 +104,7 @@ impl TcpOptions {
             o.publish_addr = Some(a.trim().to_string());
         }
         o.port_range = wanmpi_bootstrap::PortRange::from_lookup(&get).map_err(TransportError::Setup)?;
+        o.seal = Seal::from_lookup(&get).map_err(TransportError::Setup)?;
         Ok(o)
     }
 }

@@ -5,7 +5,15 @@
 //! with no copy; a frame that spans reads is completed in place (moving its
 //! head to the front of the buffer when needed); a frame larger than the
 //! buffer is read straight into a dedicated buffer of its size.
+//!
+//! On a sealed connection (`record`) a frame's wire bytes are its records;
+//! they are opened in place where they arrived (a large frame's records as
+//! each completes, while the rest is still on its way) and the frame is
+//! handed out only once every record opened. A record that fails to open
+//! stops the connection: nothing after it is delivered.
 
+use crate::record::{wire_len, Progress};
+use crate::seal::Opener;
 use std::io::{self, Read};
 use thiserror::Error;
 
@@ -27,6 +35,8 @@ pub(crate) enum RxError {
     TooLarge { len: usize, max: usize },
     #[error("receive failed: {0}")]
     Io(io::Error),
+    #[error("integrity check failed on record {record}: bytes were altered, injected, dropped, replayed or reordered on the way; the connection is no longer trusted")]
+    Tampered { record: u64 },
 }
 
 /// Why a drain stopped without error.
@@ -44,8 +54,14 @@ pub(crate) struct RxBuf {
     end: usize,
     /// A frame too big for `buf`, being filled: its bytes and how many arrived.
     large: Vec<u8>,
+    /// Wire bytes of the large frame (its length, plus tags when sealed).
     large_len: Option<usize>,
     large_filled: usize,
+    /// Some on a sealed connection.
+    opener: Option<Opener>,
+    /// The large frame's prefix and how far its records are opened.
+    large_aad: [u8; LEN_PREFIX],
+    large_progress: Progress,
 }
 
 fn read_some<R: Read>(r: &mut R, buf: &mut [u8], mid_frame: bool) -> Result<Option<usize>, RxError> {
@@ -61,7 +77,7 @@ fn read_some<R: Read>(r: &mut R, buf: &mut [u8], mid_frame: bool) -> Result<Opti
 }
 
 impl RxBuf {
-    pub(crate) fn new(capacity: usize) -> RxBuf {
+    pub(crate) fn new(capacity: usize, opener: Option<Opener>) -> RxBuf {
         RxBuf {
             buf: vec![0u8; capacity.max(2 * LEN_PREFIX)].into_boxed_slice(),
             start: 0,
@@ -69,6 +85,18 @@ impl RxBuf {
             large: Vec::new(),
             large_len: None,
             large_filled: 0,
+            opener,
+            large_aad: [0; LEN_PREFIX],
+            large_progress: Progress::new(0),
+        }
+    }
+
+    /// Bytes a frame of `len` bytes takes on the wire after its prefix.
+    fn wire(&self, len: usize) -> usize {
+        if self.opener.is_some() {
+            wire_len(len)
+        } else {
+            len
         }
     }
 
@@ -90,8 +118,14 @@ impl RxBuf {
                 };
                 self.large_filled += n;
                 read_total += n;
-                if self.large_filled == len {
-                    deliver(&self.large[..len]);
+                let opened = match &mut self.opener {
+                    // Open the records complete so far, while the rest arrives.
+                    Some(o) => self.large_progress.advance(o, &self.large_aad, &mut self.large[..len], self.large_filled).map_err(|e| RxError::Tampered { record: e.record })?,
+                    None => true,
+                };
+                if self.large_filled == len && opened {
+                    let plain = u32::from_le_bytes(self.large_aad) as usize;
+                    deliver(&self.large[..plain]);
                     frames += 1;
                     self.large_len = None;
                 }
@@ -123,18 +157,24 @@ impl RxBuf {
                 return Err(RxError::TooLarge { len, max: max_frame });
             }
             let body = self.start + LEN_PREFIX;
-            if self.end - body < len {
+            let wire = self.wire(len);
+            if self.end - body < wire {
                 break;
+            }
+            if let Some(o) = &mut self.opener {
+                let mut aad = [0u8; LEN_PREFIX];
+                aad.copy_from_slice(&self.buf[self.start..body]);
+                Progress::new(len).advance(o, &aad, &mut self.buf[body..body + wire], wire).map_err(|e| RxError::Tampered { record: e.record })?;
             }
             deliver(&self.buf[body..body + len]);
             frames += 1;
-            self.start = body + len;
+            self.start = body + wire;
         }
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
         }
-        let need = self.pending_len().map_or(LEN_PREFIX, |l| LEN_PREFIX + l);
+        let need = self.pending_len().map_or(LEN_PREFIX, |l| LEN_PREFIX + self.wire(l));
         if need <= self.buf.len() && (self.start + need > self.buf.len() || self.end == self.buf.len()) {
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
@@ -151,10 +191,13 @@ impl RxBuf {
 
     /// Moves a frame too large for the buffer into its own right-sized one.
     fn start_large_frame(&mut self) -> bool {
-        let Some(len) = self.pending_len() else { return false };
+        let Some(plain) = self.pending_len() else { return false };
+        let len = self.wire(plain);
         if LEN_PREFIX + len <= self.buf.len() {
             return false;
         }
+        self.large_aad.copy_from_slice(&self.buf[self.start..self.start + LEN_PREFIX]);
+        self.large_progress = Progress::new(plain);
         if self.large.len() < len {
             // Grows only; reused for later large frames without re-zeroing.
             self.large.resize(len, 0);
@@ -218,7 +261,7 @@ mod tests {
         let bodies: Vec<Vec<u8>> = (0..40usize).map(|i| (0..i * 7).map(|b| (b ^ i) as u8).collect()).collect();
         let stream: Vec<u8> = bodies.iter().flat_map(|b| frame(b)).collect();
         for chunk in [1, 3, 4, 5, 64, 1000, stream.len()] {
-            let mut rx = RxBuf::new(64); // small buffer: forces compaction and large frames
+            let mut rx = RxBuf::new(64, None); // small buffer: forces compaction and large frames
             let mut s = Script { chunks: split(&stream, chunk), eof: false };
             let (r, got) = collect(&mut rx, &mut s, 1 << 20);
             assert_eq!(r.unwrap(), (bodies.len(), Drained::Empty), "chunk {chunk}");
@@ -232,7 +275,7 @@ mod tests {
         let mut stream = frame(b"a");
         stream.extend(frame(&big));
         stream.extend(frame(b"z"));
-        let mut rx = RxBuf::new(1024);
+        let mut rx = RxBuf::new(1024, None);
         let mut s = Script { chunks: split(&stream, 700), eof: false };
         let (r, got) = collect(&mut rx, &mut s, 1 << 20);
         assert_eq!(r.unwrap().0, 3);
@@ -241,7 +284,7 @@ mod tests {
 
     #[test]
     fn a_length_over_the_maximum_is_a_violation() {
-        let mut rx = RxBuf::new(1024);
+        let mut rx = RxBuf::new(1024, None);
         let mut s = Script { chunks: split(&frame(&[0u8; 11]), 100), eof: false };
         let (r, _) = collect(&mut rx, &mut s, 10);
         assert!(matches!(r, Err(RxError::TooLarge { len: 11, max: 10 })));
@@ -251,7 +294,7 @@ mod tests {
     fn eof_is_reported_after_the_complete_frames() {
         let mut stream = frame(b"whole");
         stream.extend_from_slice(&frame(b"partial")[..6]);
-        let mut rx = RxBuf::new(1024);
+        let mut rx = RxBuf::new(1024, None);
         let mut s = Script { chunks: split(&stream, 3), eof: true };
         let (r, got) = collect(&mut rx, &mut s, 100);
         assert!(matches!(r, Err(RxError::Closed { mid_frame: true })));
@@ -261,7 +304,7 @@ mod tests {
     #[test]
     fn the_budget_stops_a_drain_and_the_next_one_resumes() {
         let stream: Vec<u8> = (0..10).flat_map(|i| frame(&[i as u8; 100])).collect();
-        let mut rx = RxBuf::new(4096);
+        let mut rx = RxBuf::new(4096, None);
         let mut s = Script { chunks: split(&stream, 104), eof: false };
         let mut got = vec![];
         let first = rx.drain(&mut s, 1000, 300, &mut |f| got.push(f[0])).unwrap();

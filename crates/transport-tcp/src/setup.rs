@@ -8,14 +8,17 @@
 //! and setup goes on waiting for the real peer until the setup timeout.
 //! The listener is closed once every lower rank has connected, so a stray
 //! that calls later is refused by the kernel without the job noticing.
+//! Each handshake also settles whether its connection is sealed (`policy`).
 
 use crate::auth::{Acceptor, Connector};
 use crate::handshake::{Admit, Handshake, Step};
 use crate::options::TcpOptions;
+use crate::policy::{wants_seal, Seal};
+use crate::seal::Keys;
 use crate::sys::{Epoll, Events, READ, WRITE};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::KeyValue;
@@ -75,6 +78,8 @@ fn listen(opts: &TcpOptions) -> io::Result<Socket> {
 struct Ranks {
     me: u32,
     claimed: Vec<bool>,
+    seal: Seal,
+    host_map: Option<Vec<u32>>,
 }
 
 impl Admit for Ranks {
@@ -90,14 +95,20 @@ impl Admit for Ranks {
     fn claim(&mut self, rank: u32) {
         self.claimed[rank as usize] = true;
     }
+    fn wants_seal(&self, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool {
+        wants_seal(self.seal, self.host_map.as_deref(), self.me, peer, local, remote)
+    }
 }
+
+/// One authenticated connection, and its keys if sealed.
+pub(crate) type Connected = (Socket, Option<Keys>);
 
 struct Setup<'a> {
     secret: [u8; 32],
     opts: &'a TcpOptions,
     epoll: &'a Epoll,
     ranks: Ranks,
-    done: Vec<Option<Socket>>,
+    done: Vec<Option<Connected>>,
     targets: Vec<(u32, SocketAddr)>,
     pending: Vec<Option<Handshake>>,
     /// Outgoing dials to (re)start: (when, peer).
@@ -108,7 +119,7 @@ struct Setup<'a> {
 
 /// Runs setup; returns one connected, authenticated, nonblocking socket per
 /// peer (None at our own rank). Leaves `epoll` as it found it.
-pub(crate) fn establish(kv: &mut dyn KeyValue, secret: &[u8; 32], opts: &TcpOptions, epoll: &Epoll) -> Result<Vec<Option<Socket>>, TransportError> {
+pub(crate) fn establish(kv: &mut dyn KeyValue, secret: &[u8; 32], opts: &TcpOptions, epoll: &Epoll) -> Result<Vec<Option<Connected>>, TransportError> {
     let (me, size) = (kv.rank(), kv.size());
     let listener = listen(opts).map_err(|e| setup_err("listen", e))?;
     let port = listener.local_addr().ok().and_then(|a| a.as_socket()).map(|a| a.port()).ok_or_else(|| setup_err("listen", "no port"))?;
@@ -130,7 +141,7 @@ pub(crate) fn establish(kv: &mut dyn KeyValue, secret: &[u8; 32], opts: &TcpOpti
         secret: *secret,
         opts,
         epoll,
-        ranks: Ranks { me, claimed: vec![false; size as usize] },
+        ranks: Ranks { me, claimed: vec![false; size as usize], seal: opts.seal, host_map: opts.host_map.clone() },
         done: (0..size).map(|_| None).collect(),
         targets,
         pending: vec![],
@@ -309,11 +320,11 @@ impl Setup<'_> {
                     self.fail(idx, &format!("epoll: {e}"));
                 }
             }
-            Ok(Step::Done(rank)) => {
+            Ok(Step::Done(rank, keys)) => {
                 let Some(h) = self.pending[idx].take() else { return };
                 let _ = self.epoll.delete(h.sock.as_raw_fd());
                 self.ranks.claimed[rank as usize] = true;
-                self.done[rank as usize] = Some(h.sock);
+                self.done[rank as usize] = Some((h.sock, keys));
             }
             Err(reason) => self.fail(idx, &reason),
         }

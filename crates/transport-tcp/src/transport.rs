@@ -27,6 +27,8 @@ pub(crate) struct Conn {
     /// Whether epoll currently watches writability (only while a residual
     /// waits or a send was refused, so an idle writable socket never spins).
     writing: bool,
+    /// Whether frames to and from this peer are sealed.
+    sealed: bool,
 }
 
 pub(crate) enum Slot {
@@ -70,9 +72,11 @@ impl TcpTransport {
         for (r, sock) in socks.into_iter().enumerate() {
             peers.push(match sock {
                 None => Slot::Me,
-                Some(sock) => {
+                Some((sock, keys)) => {
                     epoll.add(sock.as_raw_fd(), r as u64, READ)?;
-                    Slot::Open(Conn { sock, rx: RxBuf::new(RX_BUF), tx: TxState::default(), blocked: false, writing: false })
+                    let sealed = keys.is_some();
+                    let (sealer, opener) = keys.map(|k| (k.sealer, k.opener)).unzip();
+                    Slot::Open(Conn { sock, rx: RxBuf::new(RX_BUF, opener), tx: TxState::new(sealer), blocked: false, writing: false, sealed })
                 }
             });
         }
@@ -88,6 +92,14 @@ impl TcpTransport {
             self_queue: VecDeque::new(),
             losses: VecDeque::new(),
         })
+    }
+
+    /// Whether the connection to `peer` is sealed (None: no open connection).
+    pub fn sealed(&self, peer: PeerId) -> Option<bool> {
+        match self.peers.get(peer as usize)? {
+            Slot::Open(c) => Some(c.sealed),
+            _ => None,
+        }
     }
 
     /// Closes the connection to `peer` and queues one `PeerLost` report.

@@ -6,7 +6,15 @@
 //! and the frame counts as sent: the caller may reuse its buffers. While a
 //! residual exists no new frame is accepted until the residual has been
 //! flushed, so at most one frame per peer is ever buffered here.
+//!
+//! A sealed connection (`record`) cannot send from the caller's parts: each
+//! frame is gathered and sealed in place into the residual buffer (reused,
+//! so no allocation per frame), and a frame of several records is pushed to
+//! the socket record by record, so the receiver opens the first records
+//! while later ones are still being sealed.
 
+use crate::record::{records, seal_record, wire_len, Gather};
+use crate::seal::Sealer;
 use crate::sys::{send_vectored, MAX_IOV};
 use std::io;
 use std::os::fd::RawFd;
@@ -16,6 +24,8 @@ use wanmpi_transport::SendStatus;
 pub(crate) struct TxState {
     residual: Vec<u8>,
     sent: usize,
+    /// Some when the connection is sealed.
+    sealer: Option<Sealer>,
 }
 
 fn would_block(e: &io::Error) -> bool {
@@ -23,6 +33,10 @@ fn would_block(e: &io::Error) -> bool {
 }
 
 impl TxState {
+    pub(crate) fn new(sealer: Option<Sealer>) -> TxState {
+        TxState { residual: Vec::new(), sent: 0, sealer }
+    }
+
     /// True while part of an accepted frame still waits for the socket.
     pub(crate) fn pending(&self) -> bool {
         self.sent < self.residual.len()
@@ -34,6 +48,16 @@ impl TxState {
 
     /// Pushes the residual; returns true when nothing is left.
     pub(crate) fn flush(&mut self, fd: RawFd) -> io::Result<bool> {
+        if !self.push(fd)? {
+            return Ok(false);
+        }
+        self.residual.clear();
+        self.sent = 0;
+        Ok(true)
+    }
+
+    /// Sends what the socket takes of the residual; true when all of it went.
+    fn push(&mut self, fd: RawFd) -> io::Result<bool> {
         while self.pending() {
             match send_vectored(fd, &[&self.residual[self.sent..]]) {
                 Ok(n) => self.sent += n,
@@ -41,8 +65,6 @@ impl TxState {
                 Err(e) => return Err(e),
             }
         }
-        self.residual.clear();
-        self.sent = 0;
         Ok(true)
     }
 
@@ -53,6 +75,10 @@ impl TxState {
         }
         let body: usize = parts.iter().map(|p| p.len()).sum();
         let prefix = u32::try_from(body).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than u32"))?.to_le_bytes();
+        if self.sealer.is_some() {
+            self.send_sealed(fd, parts, body, prefix)?;
+            return Ok(SendStatus::Sent);
+        }
         let mut iov: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
         iov.push(&prefix);
         iov.extend(parts.iter().copied().filter(|p| !p.is_empty()));
@@ -69,6 +95,32 @@ impl TxState {
         };
         self.keep_tail(&iov, n);
         Ok(SendStatus::Sent)
+    }
+
+    /// Seals the frame into the (empty) residual record by record, pushing
+    /// each record out as it is ready; the frame is accepted whatever the
+    /// socket took.
+    fn send_sealed(&mut self, fd: RawFd, parts: &[&[u8]], body: usize, prefix: [u8; 4]) -> io::Result<()> {
+        let Some(mut sealer) = self.sealer.take() else { return Ok(()) };
+        self.residual.clear();
+        self.sent = 0;
+        self.residual.reserve(prefix.len() + wire_len(body));
+        self.residual.extend_from_slice(&prefix);
+        let mut g = Gather::new(parts);
+        let n = records(body);
+        let mut res = Ok(true);
+        for i in 0..n {
+            seal_record(&mut sealer, &prefix, body, i, &mut g, &mut self.residual);
+            if i + 1 < n {
+                res = self.push(fd);
+                if res.is_err() {
+                    break; // the connection is lost; nothing more to seal
+                }
+            }
+        }
+        self.sealer = Some(sealer);
+        res?;
+        self.flush(fd).map(|_| ())
     }
 
     /// Copies what the kernel did not take (after `skip` bytes) into the residual.

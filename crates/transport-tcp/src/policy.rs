@@ -1,0 +1,124 @@
+//! Which connections are sealed: a pure rule, decided by each side from
+//! what it knows and carried in the handshake (`auth`), where the side
+//! that asks wins.
+//!
+//! Between hosts, by default: a job's frames may cross networks others can
+//! read or write. Not on one host, where nobody outside the machine sees
+//! the bytes and encryption would only cost: both ends loopback, both ends
+//! the same address, or the launcher's host map putting both ranks on one
+//! host. `WANMPI_INSECURE_LAN=1` (`mpirun --insecure-lan`) turns it off for
+//! trusted networks; `WANMPI_TCP_ENCRYPT=1` turns it on everywhere, also on
+//! loopback, to measure its cost (`=0` is the same as `--insecure-lan`, for
+//! tcp alone).
+
+use std::net::IpAddr;
+
+/// Forces sealing on (`1`, also on one host) or off (`0`).
+pub const ENV_ENCRYPT: &str = "WANMPI_TCP_ENCRYPT";
+/// `1`: the network between hosts is trusted; nothing is sealed (set by
+/// `mpirun --insecure-lan`).
+pub const ENV_INSECURE_LAN: &str = "WANMPI_INSECURE_LAN";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Seal {
+    /// Sealed unless both ends are on one host (the default).
+    #[default]
+    BetweenHosts,
+    /// Every connection sealed, also on one host (to measure).
+    Always,
+    /// Nothing sealed (a trusted network).
+    Never,
+}
+
+impl Seal {
+    /// From `WANMPI_TCP_ENCRYPT` and `WANMPI_INSECURE_LAN`; the former,
+    /// being about tcp alone, wins.
+    pub fn from_lookup(get: &impl Fn(&str) -> Option<String>) -> Result<Seal, String> {
+        let flag = |var: &str| -> Result<Option<bool>, String> {
+            match get(var).as_deref().map(str::trim) {
+                None | Some("") => Ok(None),
+                Some("1") => Ok(Some(true)),
+                Some("0") => Ok(Some(false)),
+                Some(v) => Err(format!("{var}={v:?}: expected 1 or 0")),
+            }
+        };
+        Ok(match (flag(ENV_ENCRYPT)?, flag(ENV_INSECURE_LAN)?) {
+            (Some(true), _) => Seal::Always,
+            (Some(false), _) | (None, Some(true)) => Seal::Never,
+            (None, _) => Seal::BetweenHosts,
+        })
+    }
+}
+
+/// Whether this side asks for the connection between ranks `me` and
+/// `peer` to be sealed. `host_map` gives each rank's host index (the
+/// launcher's `WANMPI_HOST_MAP`); `local` and `remote` are the socket's
+/// addresses.
+pub fn wants_seal(mode: Seal, host_map: Option<&[u32]>, me: u32, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool {
+    match mode {
+        Seal::Always => true,
+        Seal::Never => false,
+        Seal::BetweenHosts => !one_host(host_map, me, peer, local, remote),
+    }
+}
+
+fn one_host(host_map: Option<&[u32]>, me: u32, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool {
+    let host = |r: u32| host_map.and_then(|m| m.get(r as usize));
+    if host(me).is_some() && host(me) == host(peer) {
+        return true;
+    }
+    match (local.map(|a| a.to_canonical()), remote.map(|a| a.to_canonical())) {
+        (Some(l), Some(r)) => (l.is_loopback() && r.is_loopback()) || l == r,
+        // Unknown addresses: assume the worst.
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn ip(s: &str) -> Option<IpAddr> {
+        Some(s.parse().unwrap())
+    }
+
+    #[test]
+    fn sealed_between_hosts_only_unless_told() {
+        let b = Seal::BetweenHosts;
+        let table: &[(Option<&[u32]>, Option<IpAddr>, Option<IpAddr>, bool)] = &[
+            (None, ip("127.0.0.1"), ip("127.0.0.1"), false),
+            (None, ip("127.0.0.2"), ip("127.0.0.1"), false),
+            (None, ip("::1"), ip("::ffff:127.0.0.1"), false),
+            (None, ip("10.0.0.5"), ip("10.0.0.5"), false),
+            (None, ip("10.0.0.5"), ip("10.0.0.6"), true),
+            (None, ip("198.18.0.1"), ip("198.18.1.1"), true),
+            (None, None, ip("10.0.0.6"), true),
+            // The launcher says both ranks share a host: no network between them.
+            (Some(&[0, 0]), ip("10.0.0.5"), ip("10.0.0.6"), false),
+            (Some(&[0, 1]), ip("10.0.0.5"), ip("10.0.0.6"), true),
+            // A host map does not make a loopback connection leave the host.
+            (Some(&[0, 1]), ip("127.0.0.1"), ip("127.0.0.1"), false),
+        ];
+        for &(map, l, r, want) in table {
+            assert_eq!(wants_seal(b, map, 0, 1, l, r), want, "{map:?} {l:?} {r:?}");
+        }
+        assert!(wants_seal(Seal::Always, Some(&[0, 0]), 0, 1, ip("127.0.0.1"), ip("127.0.0.1")));
+        assert!(!wants_seal(Seal::Never, None, 0, 1, ip("10.0.0.5"), ip("10.0.0.6")));
+    }
+
+    #[test]
+    fn environment_names_the_mode() {
+        let of = |pairs: &[(&str, &str)]| {
+            let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            Seal::from_lookup(&move |k: &str| m.get(k).cloned())
+        };
+        assert_eq!(of(&[]), Ok(Seal::BetweenHosts));
+        assert_eq!(of(&[(ENV_INSECURE_LAN, "1")]), Ok(Seal::Never));
+        assert_eq!(of(&[(ENV_INSECURE_LAN, "0")]), Ok(Seal::BetweenHosts));
+        assert_eq!(of(&[(ENV_ENCRYPT, "1")]), Ok(Seal::Always));
+        assert_eq!(of(&[(ENV_ENCRYPT, "1"), (ENV_INSECURE_LAN, "1")]), Ok(Seal::Always));
+        assert_eq!(of(&[(ENV_ENCRYPT, "0")]), Ok(Seal::Never));
+        assert!(of(&[(ENV_ENCRYPT, "yes")]).unwrap_err().contains(ENV_ENCRYPT));
+    }
+}
