@@ -3,6 +3,8 @@
 //! whose content can be checked.
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::{local_kv_world, KeyValue};
