@@ -66,6 +66,11 @@ pub struct Args {
     /// sctp's and wamp's UDP) in LOW-HIGH, for firewalls (WANMPI_PORT_RANGE).
     #[arg(long, value_name = "LOW-HIGH")]
     pub port_range: Option<String>,
+    /// Trust the network inside a site: tcp frames between hosts of one
+    /// site travel unencrypted (WANMPI_INSECURE_LAN=1). By default every tcp
+    /// connection between hosts is sealed; ranks of one host never are.
+    #[arg(long)]
+    pub insecure_lan: bool,
     /// WANMPI_ADDR for the ranks on HOST (repeatable).
     #[arg(long = "host-addr", value_name = "HOST=ADDR")]
     pub host_addr: Vec<String>,
@@ -222,6 +227,7 @@ impl Args {
         spec.eager_limit = self.eager_limit;
         spec.progress_thread = self.progress_thread;
         spec.tolerate_rank_failure = self.tolerate_rank_failure;
+        spec.insecure_lan = self.insecure_lan;
         spec.bootstrap = match self.bootstrap.as_str() {
             "auto" => BootstrapChoice::Auto,
             "unix" => BootstrapChoice::Unix,

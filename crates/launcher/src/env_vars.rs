@@ -10,6 +10,8 @@ pub const ENV_PROGRESS_THREAD: &str = "WANMPI_PROGRESS_THREAD";
 pub const ENV_TOLERATE: &str = "WANMPI_TOLERATE_RANK_FAILURE";
 /// Host index of every rank, comma-separated in rank order.
 pub const ENV_HOST_MAP: &str = "WANMPI_HOST_MAP";
+/// Set by `--insecure-lan`: tcp seals only connections between sites.
+pub const ENV_INSECURE_LAN: &str = "WANMPI_INSECURE_LAN";
 /// What carries traffic between sites under the auto transport.
 pub const ENV_WAN_TRANSPORT: &str = "WANMPI_WAN_TRANSPORT";
 /// Site index of every rank, when sites are known (hostfile `site=`,
@@ -83,6 +85,9 @@ pub fn common(spec: &JobSpec, own_env: &[(String, String)]) -> EnvList {
     if let Some(r) = spec.port_range {
         e.set(wanmpi_bootstrap::ENV_PORT_RANGE, &r.to_string());
     }
+    if spec.insecure_lan {
+        e.set(ENV_INSECURE_LAN, "1");
+    }
     e
 }
 
@@ -149,6 +154,9 @@ mod tests {
         assert_eq!(c.get("WANMPI_EAGER_LIMIT"), Some("5"));
         assert_eq!(c.get("WANMPI_PROGRESS_THREAD"), Some("1"));
         assert_eq!(c.get("WANMPI_TOLERATE_RANK_FAILURE"), Some("1"));
+        assert_eq!(c.get("WANMPI_INSECURE_LAN"), None, "sealed between hosts unless asked");
+        spec.insecure_lan = true;
+        assert_eq!(common(&spec, &own).get("WANMPI_INSECURE_LAN"), Some("1"));
         spec.transport = Some("wamp".into());
         spec.eager_limit = Some(100);
         let c = common(&spec, &own);

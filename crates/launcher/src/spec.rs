@@ -65,6 +65,10 @@ pub struct JobSpec {
     /// bind to listen or receive on lies in it (`--port-range`); `None`:
     /// this process's variable if set, else any port.
     pub port_range: Option<wanmpi_bootstrap::PortRange>,
+    /// `WANMPI_INSECURE_LAN=1` (`--insecure-lan`): the network inside a
+    /// site is trusted, so tcp seals only connections between sites (by
+    /// default every connection between hosts is sealed).
+    pub insecure_lan: bool,
     /// How long a fence may wait; `None`: WANMPI_BOOTSTRAP_TIMEOUT or 120 s.
     pub bootstrap_timeout: Option<Duration>,
     pub output: OutputMode,
@@ -107,6 +111,7 @@ impl JobSpec {
             tolerate_rank_failure: false,
             bootstrap: BootstrapChoice::Auto,
             port_range: None,
+            insecure_lan: false,
             bootstrap_timeout: None,
             output: OutputMode::Forward,
             grace: Duration::from_secs(2),

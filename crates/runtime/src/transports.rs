@@ -37,6 +37,10 @@ fn tcp(env: &JobEnv, kv: &mut dyn KeyValue) -> Connected {
     if opts.publish_addr.is_none() {
         opts.publish_addr = env.addr.clone();
     }
+    // Which connections are sealed depends on where the peers run: never
+    // between ranks of one host, and under --insecure-lan only between sites.
+    let place = Placement::from_env(env.size).map_err(|e| TransportError::Setup(e.to_string()))?;
+    opts.maps = wanmpi_transport_tcp::Maps { host: Some(place.host), site: place.site };
     Ok(Box::new(wanmpi_transport_tcp::TcpTransport::connect(kv, env.secret, opts)?))
 }
 

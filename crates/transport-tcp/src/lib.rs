@@ -17,8 +17,9 @@
 //! - **Sealing** (`policy`, `seal`, `record`): between hosts, by default,
 //!   every frame is encrypted and authenticated with AES-256-GCM in records
 //!   of 64 KiB, with keys per connection and direction from the handshake
-//!   and a counter per record; not on one host, nor with
-//!   `WANMPI_INSECURE_LAN=1`; `WANMPI_TCP_ENCRYPT=1` forces it.
+//!   and a counter per record; not on one host, and with
+//!   `WANMPI_INSECURE_LAN=1` only between sites; `WANMPI_TCP_ENCRYPT=1`
+//!   forces it, `=0` turns it off.
 //! - **Loss**: a closed or failed connection, a length over `max_frame`
 //!   (a protocol violation) or a record that fails to open (altered,
 //!   injected, replayed or reordered bytes) is reported once as
@@ -46,7 +47,7 @@ mod transport;
 mod tx;
 
 pub use options::{TcpOptions, DEFAULT_MAX_FRAME, ENV_RCVBUF, ENV_SETUP_TIMEOUT, ENV_SNDBUF};
-pub use policy::{Seal, ENV_ENCRYPT, ENV_INSECURE_LAN};
+pub use policy::{Maps, Seal, ENV_ENCRYPT, ENV_INSECURE_LAN};
 pub use setup::endpoint_key;
 pub use transport::TcpTransport;
 pub use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError};

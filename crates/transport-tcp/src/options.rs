@@ -1,6 +1,6 @@
 //! Settings of the tcp transport, with defaults and environment overrides.
 
-use crate::policy::Seal;
+use crate::policy::{Maps, Seal};
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 use wanmpi_transport::TransportError;
@@ -44,9 +44,10 @@ pub struct TcpOptions {
     pub port_range: Option<wanmpi_bootstrap::PortRange>,
     /// Which connections are sealed (`policy`): between hosts by default.
     pub seal: Seal,
-    /// Each rank's host index (the launcher's host map, given by the
-    /// runtime); ranks of one host are never sealed unless forced.
-    pub host_map: Option<Vec<u32>>,
+    /// Each rank's host and site index (the launcher's maps, given by the
+    /// runtime): ranks of one host are never sealed unless forced; with
+    /// `Seal::BetweenSites` only ranks of different sites are.
+    pub maps: Maps,
 }
 
 impl Default for TcpOptions {
@@ -61,7 +62,7 @@ impl Default for TcpOptions {
             max_frame: DEFAULT_MAX_FRAME,
             port_range: None,
             seal: Seal::BetweenHosts,
-            host_map: None,
+            maps: Maps::default(),
         }
     }
 }

@@ -6,17 +6,18 @@
 //! read or write. Not on one host, where nobody outside the machine sees
 //! the bytes and encryption would only cost: both ends loopback, both ends
 //! the same address, or the launcher's host map putting both ranks on one
-//! host. `WANMPI_INSECURE_LAN=1` (`mpirun --insecure-lan`) turns it off for
-//! trusted networks; `WANMPI_TCP_ENCRYPT=1` turns it on everywhere, also on
-//! loopback, to measure its cost (`=0` is the same as `--insecure-lan`, for
-//! tcp alone).
+//! host. `WANMPI_INSECURE_LAN=1` (`mpirun --insecure-lan`) trusts the local
+//! network: nothing is sealed, except between ranks the launcher's site map
+//! puts in different sites (a tcp connection that crosses a WAN stays
+//! sealed). `WANMPI_TCP_ENCRYPT=0` seals nothing at all; `=1` seals
+//! everything, also on loopback, to measure its cost.
 
 use std::net::IpAddr;
 
 /// Forces sealing on (`1`, also on one host) or off (`0`).
 pub const ENV_ENCRYPT: &str = "WANMPI_TCP_ENCRYPT";
-/// `1`: the network between hosts is trusted; nothing is sealed (set by
-/// `mpirun --insecure-lan`).
+/// `1`: the network inside a site is trusted; only connections between
+/// sites are sealed (set by `mpirun --insecure-lan`).
 pub const ENV_INSECURE_LAN: &str = "WANMPI_INSECURE_LAN";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -26,7 +27,9 @@ pub enum Seal {
     BetweenHosts,
     /// Every connection sealed, also on one host (to measure).
     Always,
-    /// Nothing sealed (a trusted network).
+    /// Sealed only between ranks of different sites (a trusted LAN).
+    BetweenSites,
+    /// Nothing sealed.
     Never,
 }
 
@@ -44,27 +47,39 @@ impl Seal {
         };
         Ok(match (flag(ENV_ENCRYPT)?, flag(ENV_INSECURE_LAN)?) {
             (Some(true), _) => Seal::Always,
-            (Some(false), _) | (None, Some(true)) => Seal::Never,
+            (Some(false), _) => Seal::Never,
+            (None, Some(true)) => Seal::BetweenSites,
             (None, _) => Seal::BetweenHosts,
         })
     }
 }
 
+/// Where the ranks run, as the launcher said: each rank's host index
+/// (`WANMPI_HOST_MAP`) and site index (`WANMPI_SITE_MAP`), when known.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Maps {
+    pub host: Option<Vec<u32>>,
+    pub site: Option<Vec<u32>>,
+}
+
+fn same(map: &Option<Vec<u32>>, a: u32, b: u32) -> Option<bool> {
+    let m = map.as_ref()?;
+    Some(m.get(a as usize)? == m.get(b as usize)?)
+}
+
 /// Whether this side asks for the connection between ranks `me` and
-/// `peer` to be sealed. `host_map` gives each rank's host index (the
-/// launcher's `WANMPI_HOST_MAP`); `local` and `remote` are the socket's
-/// addresses.
-pub fn wants_seal(mode: Seal, host_map: Option<&[u32]>, me: u32, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool {
+/// `peer` to be sealed; `local` and `remote` are the socket's addresses.
+pub fn wants_seal(mode: Seal, maps: &Maps, me: u32, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool {
     match mode {
         Seal::Always => true,
         Seal::Never => false,
-        Seal::BetweenHosts => !one_host(host_map, me, peer, local, remote),
+        Seal::BetweenSites => same(&maps.site, me, peer) == Some(false) && !one_host(maps, me, peer, local, remote),
+        Seal::BetweenHosts => !one_host(maps, me, peer, local, remote),
     }
 }
 
-fn one_host(host_map: Option<&[u32]>, me: u32, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool {
-    let host = |r: u32| host_map.and_then(|m| m.get(r as usize));
-    if host(me).is_some() && host(me) == host(peer) {
+fn one_host(maps: &Maps, me: u32, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool {
+    if same(&maps.host, me, peer) == Some(true) {
         return true;
     }
     match (local.map(|a| a.to_canonical()), remote.map(|a| a.to_canonical())) {
@@ -86,6 +101,7 @@ mod tests {
     #[test]
     fn sealed_between_hosts_only_unless_told() {
         let b = Seal::BetweenHosts;
+        let hosts = |m: Option<&[u32]>| Maps { host: m.map(<[u32]>::to_vec), site: None };
         let table: &[(Option<&[u32]>, Option<IpAddr>, Option<IpAddr>, bool)] = &[
             (None, ip("127.0.0.1"), ip("127.0.0.1"), false),
             (None, ip("127.0.0.2"), ip("127.0.0.1"), false),
@@ -101,10 +117,20 @@ mod tests {
             (Some(&[0, 1]), ip("127.0.0.1"), ip("127.0.0.1"), false),
         ];
         for &(map, l, r, want) in table {
-            assert_eq!(wants_seal(b, map, 0, 1, l, r), want, "{map:?} {l:?} {r:?}");
+            assert_eq!(wants_seal(b, &hosts(map), 0, 1, l, r), want, "{map:?} {l:?} {r:?}");
         }
-        assert!(wants_seal(Seal::Always, Some(&[0, 0]), 0, 1, ip("127.0.0.1"), ip("127.0.0.1")));
-        assert!(!wants_seal(Seal::Never, None, 0, 1, ip("10.0.0.5"), ip("10.0.0.6")));
+        assert!(wants_seal(Seal::Always, &hosts(Some(&[0, 0])), 0, 1, ip("127.0.0.1"), ip("127.0.0.1")));
+        assert!(!wants_seal(Seal::Never, &hosts(None), 0, 1, ip("10.0.0.5"), ip("10.0.0.6")));
+    }
+
+    #[test]
+    fn an_insecure_lan_still_seals_between_sites() {
+        let (a, b) = (ip("10.0.0.5"), ip("10.9.0.6"));
+        let sites = |s: Option<&[u32]>| Maps { host: Some(vec![0, 1, 2]), site: s.map(<[u32]>::to_vec) };
+        assert!(!wants_seal(Seal::BetweenSites, &sites(None), 0, 1, a, b), "no site map: one LAN");
+        assert!(!wants_seal(Seal::BetweenSites, &sites(Some(&[0, 0, 1])), 0, 1, a, b));
+        assert!(wants_seal(Seal::BetweenSites, &sites(Some(&[0, 0, 1])), 0, 2, a, b));
+        assert!(!wants_seal(Seal::Never, &sites(Some(&[0, 0, 1])), 0, 2, a, b));
     }
 
     #[test]
@@ -114,7 +140,7 @@ mod tests {
             Seal::from_lookup(&move |k: &str| m.get(k).cloned())
         };
         assert_eq!(of(&[]), Ok(Seal::BetweenHosts));
-        assert_eq!(of(&[(ENV_INSECURE_LAN, "1")]), Ok(Seal::Never));
+        assert_eq!(of(&[(ENV_INSECURE_LAN, "1")]), Ok(Seal::BetweenSites));
         assert_eq!(of(&[(ENV_INSECURE_LAN, "0")]), Ok(Seal::BetweenHosts));
         assert_eq!(of(&[(ENV_ENCRYPT, "1")]), Ok(Seal::Always));
         assert_eq!(of(&[(ENV_ENCRYPT, "1"), (ENV_INSECURE_LAN, "1")]), Ok(Seal::Always));

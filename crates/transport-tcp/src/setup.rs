@@ -13,7 +13,7 @@
 use crate::auth::{Acceptor, Connector};
 use crate::handshake::{Admit, Handshake, Step};
 use crate::options::TcpOptions;
-use crate::policy::{wants_seal, Seal};
+use crate::policy::{wants_seal, Maps, Seal};
 use crate::seal::Keys;
 use crate::sys::{Epoll, Events, READ, WRITE};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
@@ -79,7 +79,7 @@ struct Ranks {
     me: u32,
     claimed: Vec<bool>,
     seal: Seal,
-    host_map: Option<Vec<u32>>,
+    maps: Maps,
 }
 
 impl Admit for Ranks {
@@ -96,7 +96,7 @@ impl Admit for Ranks {
         self.claimed[rank as usize] = true;
     }
     fn wants_seal(&self, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool {
-        wants_seal(self.seal, self.host_map.as_deref(), self.me, peer, local, remote)
+        wants_seal(self.seal, &self.maps, self.me, peer, local, remote)
     }
 }
 
@@ -141,7 +141,7 @@ pub(crate) fn establish(kv: &mut dyn KeyValue, secret: &[u8; 32], opts: &TcpOpti
         secret: *secret,
         opts,
         epoll,
-        ranks: Ranks { me, claimed: vec![false; size as usize], seal: opts.seal, host_map: opts.host_map.clone() },
+        ranks: Ranks { me, claimed: vec![false; size as usize], seal: opts.seal, maps: opts.maps.clone() },
         done: (0..size).map(|_| None).collect(),
         targets,
         pending: vec![],
