@@ -1,9 +1,10 @@
 /* MPI-IO (MPI-4.0 chapter 14) on a file system the ranks share: views with
  * a displacement and a strided filetype, explicit offsets, individual and
  * shared file pointers, ordered, collective, split-collective and
- * nonblocking access, size and management calls, error handlers and the
- * error classes of common mistakes. Files live in a directory rank 0 makes
- * with mkdtemp and removes at the end. Passes on MPICH 4.0.2 as well. */
+ * nonblocking access, size and management calls, the external32
+ * representation, error handlers and the error classes of common mistakes.
+ * Files live in a directory rank 0 makes with mkdtemp and removes at the
+ * end. Passes on MPICH 4.0.2 as well. */
 /* mkdtemp under -std=c99 */
 #define _XOPEN_SOURCE 700
 #include "check.h"
@@ -247,6 +248,26 @@ static void collective_and_nonblocking(void)
         OK(MPI_File_delete(name, MPI_INFO_NULL));
 }
 
+/* external32 stores big-endian: rank r's int, read back as bytes. */
+static void external32(void)
+{
+    char name[512];
+    path(name, "e32");
+    MPI_File fh;
+    MPI_Status st;
+    OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+    OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
+    int v = 0x01020300 + rank, back = 0;
+    OK(MPI_File_write_at_all(fh, rank, &v, 1, MPI_INT, &st));
+    OK(MPI_File_read_at_all(fh, rank, &back, 1, MPI_INT, &st));
+    CHECK(back == v, "external32 round trip");
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    unsigned char raw[4];
+    OK(MPI_File_read_at(fh, 4 * rank, raw, 4, MPI_BYTE, &st));
+    CHECK(raw[0] == 1 && raw[1] == 2 && raw[2] == 3 && raw[3] == rank, "external32 is big-endian");
+    OK(MPI_File_close(&fh));
+}
+
 static int handler_calls;
 static MPI_File handler_file;
 static void on_error(MPI_File *fh, int *code, ...)
@@ -327,6 +348,7 @@ int main(int argc, char **argv)
     views();
     pointers();
     collective_and_nonblocking();
+    external32();
     errors();
 
     OK(MPI_Barrier(MPI_COMM_WORLD));

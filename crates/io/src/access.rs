@@ -1,8 +1,8 @@
 //! Data access (MPI-4.0 §14.4): reads and writes at an explicit offset,
 //! at the individual file pointer or at the shared one, their collective
 //! forms and the ordered ones. The memory side is packed to (or unpacked
-//! from) one contiguous stream; the view maps the stream onto runs of file
-//! bytes, each moved with one pread/pwrite. In atomic mode an access holds
+//! from) a contiguous stream, a chunk at a time; the view maps the stream
+//! onto runs of file bytes, each moved with one pread/pwrite. In atomic mode an access holds
 //! a record lock over the file bytes it spans, so overlapping accesses of
 //! other ranks see it whole or not at all.
 //!
@@ -25,6 +25,10 @@ use crate::file::File;
 use crate::lock::RangeLock;
 use crate::oserr::os_error;
 use crate::view::View;
+
+/// Bytes staged at a time between memory and the file: large accesses
+/// cost this much memory, not their size.
+const CHUNK: usize = 8 << 20;
 
 /// Where an access starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +60,11 @@ impl File {
                 format!("{} was opened MPI_MODE_SEQUENTIAL: only shared file pointers may be used", self.name),
             );
         }
-        dt.check_committed().map_err(|_| MpiError::new(ErrorClass::Type, format!("the datatype {} is not committed", dt.name())))
+        dt.check_committed().map_err(|_| MpiError::new(ErrorClass::Type, format!("the datatype {} is not committed", dt.name())))?;
+        if self.view().external32() {
+            crate::view::same_in_external32(dt, "memory datatype")?;
+        }
+        Ok(())
     }
 
     /// Etypes in `bytes` (MPI_ERR_IO unless whole, as MPICH).
@@ -67,41 +75,85 @@ impl File {
         Ok((bytes / view.esize()) as i64)
     }
 
-    /// A record lock over the file bytes of `runs`, in atomic mode.
-    fn atomic_lock(&self, runs: &[(u64, usize)], write: bool) -> MpiResult<Option<RangeLock>> {
-        let (Some(first), Some(last)) = (runs.first(), runs.last()) else { return Ok(None) };
-        if !self.atomicity() {
+    /// In atomic mode, a record lock over the file bytes that stream bytes
+    /// `[pos, pos + len)` span (views are monotonic: from the first byte's
+    /// place to the last's).
+    fn atomic_lock(&self, view: &View, pos: u64, len: usize, write: bool) -> MpiResult<Option<RangeLock>> {
+        if !self.atomicity() || len == 0 {
             return Ok(None);
         }
-        let (lo, hi) = (first.0.min(last.0), (first.0 + first.1 as u64).max(last.0 + last.1 as u64));
-        RangeLock::take(self.data.as_raw_fd(), write, lo, hi - lo).map(Some).map_err(|e| os_error(&e, "cannot lock", &self.name))
+        let lo = view.runs(pos, 1)?.first().map_or(0, |r| r.0);
+        let hi = view.runs(pos + len as u64 - 1, 1)?.first().map_or(lo, |r| r.0 + 1);
+        RangeLock::take(self.data.as_raw_fd(), write, lo, hi.saturating_sub(lo).max(1)).map(Some).map_err(|e| os_error(&e, "cannot lock", &self.name))
     }
 
-    fn write_bytes(&self, view: &View, at: i64, data: &[u8]) -> MpiResult<()> {
-        let runs = view.runs(view.data_pos(at)?, data.len())?;
-        let _lock = self.atomic_lock(&runs, true)?;
-        let mut from = 0;
-        for (off, n) in runs {
-            self.data.write_all_at(&data[from..from + n], off).map_err(|e| os_error(&e, "cannot write", &self.name))?;
-            from += n;
+    /// Writes the packed bytes of `count` x `dt` at `buf` to the view's
+    /// stream from etype `at`, a chunk at a time; returns the bytes written.
+    unsafe fn put(&self, view: &View, at: i64, buf: *const u8, count: usize, dt: &Datatype) -> MpiResult<usize> {
+        let (pos, total) = (view.data_pos(at)?, dt.packed_size(count));
+        let _lock = self.atomic_lock(view, pos, total, true)?;
+        if view.external32() {
+            let mut data = Vec::with_capacity(total);
+            dt.pack_external32(buf, count, &mut data);
+            let mut from = 0;
+            for (off, n) in view.runs(pos, data.len())? {
+                self.data.write_all_at(&data[from..from + n], off).map_err(|e| os_error(&e, "cannot write", &self.name))?;
+                from += n;
+            }
+            return Ok(total);
         }
-        Ok(())
+        let mut chunk = Vec::with_capacity(CHUNK.min(total));
+        let mut done = 0;
+        while done < total {
+            chunk.clear();
+            dt.pack_range(buf, count, done, CHUNK, &mut chunk);
+            let mut from = 0;
+            for (off, n) in view.runs(pos + done as u64, chunk.len())? {
+                self.data.write_all_at(&chunk[from..from + n], off).map_err(|e| os_error(&e, "cannot write", &self.name))?;
+                from += n;
+            }
+            done += chunk.len();
+        }
+        Ok(total)
     }
 
-    /// Up to `len` bytes from etype `at` on; fewer at the end of the file.
-    fn read_bytes(&self, view: &View, at: i64, len: usize) -> MpiResult<Vec<u8>> {
-        let runs = view.runs(view.data_pos(at)?, len)?;
-        let _lock = self.atomic_lock(&runs, false)?;
-        let mut out = vec![0u8; len];
+    /// Reads into `count` x `dt` at `buf` from the view's stream at etype
+    /// `at`, a chunk at a time, up to the end of the file; returns the
+    /// bytes read.
+    unsafe fn get(&self, view: &View, at: i64, buf: *mut u8, count: usize, dt: &Datatype) -> MpiResult<usize> {
+        let (pos, total) = (view.data_pos(at)?, dt.packed_size(count));
+        let _lock = self.atomic_lock(view, pos, total, false)?;
+        if view.external32() {
+            // Whole elements only: external32 converts element by element.
+            let mut data = vec![0u8; total];
+            let got = self.read_runs(&view.runs(pos, total)?, &mut data)?;
+            let whole = if dt.size() == 0 { 0 } else { got / dt.size() };
+            dt.unpack_external32(&data[..whole * dt.size()], buf, whole)
+                .map_err(|e| MpiError::new(ErrorClass::Conversion, format!("external32 data of {}: {e}", self.name)))?;
+            return Ok(whole * dt.size());
+        }
+        let mut chunk = vec![0u8; CHUNK.min(total)];
+        let mut done = 0;
+        while done < total {
+            let want = CHUNK.min(total - done);
+            let got = self.read_runs(&view.runs(pos + done as u64, want)?, &mut chunk[..want])?;
+            dt.unpack_range(&chunk[..got], buf, count, done);
+            done += got;
+            if got < want {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Fills `out` from the file `runs`; fewer bytes at the end of the file.
+    fn read_runs(&self, runs: &[(u64, usize)], out: &mut [u8]) -> MpiResult<usize> {
         let mut got = 0;
-        'runs: for (off, n) in runs {
+        for &(off, n) in runs {
             let mut done = 0;
             while done < n {
                 match self.data.read_at(&mut out[got + done..got + n], off + done as u64) {
-                    Ok(0) => {
-                        got += done;
-                        break 'runs;
-                    }
+                    Ok(0) => return Ok(got + done),
                     Ok(k) => done += k,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(os_error(&e, "cannot read", &self.name)),
@@ -109,8 +161,7 @@ impl File {
             }
             got += n;
         }
-        out.truncate(got);
-        Ok(out)
+        Ok(got)
     }
 
     /// Writes `count` x `dt` from `buf` at `at` (MPI_File_write_at,
@@ -121,22 +172,21 @@ impl File {
     pub unsafe fn write(&self, at: At, buf: *const u8, count: usize, dt: &Datatype) -> MpiResult<Status> {
         self.check_access(true, at, dt)?;
         let view = self.view();
-        let mut data = Vec::with_capacity(dt.packed_size(count));
-        dt.pack(buf, count, &mut data);
-        let n = Self::etypes(&view, data.len())?;
-        match at {
-            At::Offset(o) => self.write_bytes(&view, o, &data)?,
+        let n = Self::etypes(&view, dt.packed_size(count))?;
+        let bytes = match at {
+            At::Offset(o) => self.put(&view, o, buf, count, dt)?,
             At::Individual => {
                 let mut p = self.pointer.lock().unwrap_or_else(|p| p.into_inner());
-                self.write_bytes(&view, *p, &data)?;
+                let bytes = self.put(&view, *p, buf, count, dt)?;
                 *p += n;
+                bytes
             }
             At::Shared => {
                 let start = self.shared.fetch_add(n)?;
-                self.write_bytes(&view, start, &data)?;
+                self.put(&view, start, buf, count, dt)?
             }
-        }
-        Ok(status(data.len()))
+        };
+        Ok(status(bytes))
     }
 
     /// Reads up to `count` x `dt` into `buf` from `at`; the status counts
@@ -147,23 +197,21 @@ impl File {
     pub unsafe fn read(&self, at: At, buf: *mut u8, count: usize, dt: &Datatype) -> MpiResult<Status> {
         self.check_access(false, at, dt)?;
         let view = self.view();
-        let len = dt.packed_size(count);
-        let n = Self::etypes(&view, len)?;
-        let data = match at {
-            At::Offset(o) => self.read_bytes(&view, o, len)?,
+        let n = Self::etypes(&view, dt.packed_size(count))?;
+        let bytes = match at {
+            At::Offset(o) => self.get(&view, o, buf, count, dt)?,
             At::Individual => {
                 let mut p = self.pointer.lock().unwrap_or_else(|p| p.into_inner());
-                let data = self.read_bytes(&view, *p, len)?;
-                *p += (data.len() / view.esize()) as i64;
-                data
+                let bytes = self.get(&view, *p, buf, count, dt)?;
+                *p += (bytes / view.esize()) as i64;
+                bytes
             }
             At::Shared => {
                 let start = self.shared.fetch_add(n)?;
-                self.read_bytes(&view, start, len)?
+                self.get(&view, start, buf, count, dt)?
             }
         };
-        dt.unpack(&data, buf, count);
-        Ok(status(data.len()))
+        Ok(status(bytes))
     }
 
     /// The collective write (MPI_File_write_all, _at_all): each rank's
@@ -212,13 +260,9 @@ impl File {
     /// As for [`File::write`].
     pub unsafe fn write_ordered(&self, buf: *const u8, count: usize, dt: &Datatype) -> MpiResult<Status> {
         let view = self.view();
-        let data = self.check_access(true, At::Shared, dt).and_then(|_| {
-            let mut data = Vec::with_capacity(dt.packed_size(count));
-            dt.pack(buf, count, &mut data);
-            Self::etypes(&view, data.len()).map(|n| (data, n))
-        });
-        let start = self.ordered_start(data.as_ref().map_or(0, |d| d.1))?;
-        let r = data.and_then(|(d, _)| self.write_bytes(&view, start, &d).map(|_| status(d.len())));
+        let n = self.check_access(true, At::Shared, dt).and_then(|_| Self::etypes(&view, dt.packed_size(count)));
+        let start = self.ordered_start(*n.as_ref().unwrap_or(&0))?;
+        let r = n.and_then(|_| self.put(&view, start, buf, count, dt)).map(status);
         self.rt.barrier(self.comm)?;
         r
     }
@@ -229,12 +273,9 @@ impl File {
     /// As for [`File::read`].
     pub unsafe fn read_ordered(&self, buf: *mut u8, count: usize, dt: &Datatype) -> MpiResult<Status> {
         let view = self.view();
-        let len = dt.packed_size(count);
-        let n = self.check_access(false, At::Shared, dt).and_then(|_| Self::etypes(&view, len));
+        let n = self.check_access(false, At::Shared, dt).and_then(|_| Self::etypes(&view, dt.packed_size(count)));
         let start = self.ordered_start(*n.as_ref().unwrap_or(&0))?;
         n?;
-        let data = self.read_bytes(&view, start, len)?;
-        dt.unpack(&data, buf, count);
-        Ok(status(data.len()))
+        Ok(status(self.get(&view, start, buf, count, dt)?))
     }
 }

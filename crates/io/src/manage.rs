@@ -129,7 +129,7 @@ impl File {
         } else {
             Ok(disp)
         };
-        let view = agree::all_ok(&self.rt, self.comm, disp.and_then(|d| View::new(d, etype, filetype, datarep)))?;
+        let view = agree::all_ok(&self.rt, self.comm, disp.and_then(|d| View::new(d, etype, filetype, datarep, !amode::writable(self.amode))))?;
         agree::same(&self.rt, self.comm, view.esize() as i64, "the etype's size in MPI_File_set_view")?;
         *self.view.write().unwrap_or_else(|p| p.into_inner()) = view;
         *self.pointer.lock().unwrap_or_else(|p| p.into_inner()) = 0;

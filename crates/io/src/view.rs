@@ -8,8 +8,12 @@ use wanmpi_engine::datatype::{BasicType, Datatype};
 use wanmpi_engine::{error::err, ErrorClass, MpiResult};
 
 /// The data representations wanmpi stores: its own ("native", and
-/// "internal" which MPI lets an implementation make native).
-pub const DATAREPS: [&str; 2] = ["native", "internal"];
+/// "internal" which MPI lets an implementation make native), and
+/// "external32" for types whose elements have the same size in it as in
+/// memory (all but C long and long double, and types made of them): the
+/// data are converted, the view's layout stays the native one, as ROMIO
+/// does.
+pub const DATAREPS: [&str; 3] = ["native", "internal", "external32"];
 
 #[derive(Clone)]
 pub struct View {
@@ -17,6 +21,12 @@ pub struct View {
     pub etype: Datatype,
     pub filetype: Datatype,
     pub datarep: String,
+}
+
+impl View {
+    pub fn external32(&self) -> bool {
+        self.datarep == "external32"
+    }
 }
 
 impl Default for View {
@@ -28,11 +38,12 @@ impl Default for View {
 }
 
 impl View {
-    /// A view, checked as MPI_File_set_view must.
-    pub fn new(disp: i64, etype: Datatype, filetype: Datatype, datarep: &str) -> MpiResult<View> {
+    /// A view, checked as MPI_File_set_view must; `read_only` files may
+    /// have etypes and filetypes that overlap themselves (as in MPICH).
+    pub fn new(disp: i64, etype: Datatype, filetype: Datatype, datarep: &str, read_only: bool) -> MpiResult<View> {
         let disp = u64::try_from(disp).or_else(|_| err(ErrorClass::Arg, format!("displacement {disp} is negative")))?;
         if !DATAREPS.contains(&datarep) {
-            let why = "wanmpi stores files in its native representation only (\"native\", \"internal\")";
+            let why = "wanmpi stores files in \"native\", \"internal\" and \"external32\" only";
             return err(ErrorClass::UnsupportedDatarep, format!("data representation \"{datarep}\": {why}"));
         }
         for (what, t) in [("etype", &etype), ("filetype", &filetype)] {
@@ -41,14 +52,24 @@ impl View {
             }
         }
         let (esize, fsize) = (etype.size(), filetype.size());
-        if esize == 0 || etype.lb() < 0 || etype.true_lb() < 0 {
-            return err(ErrorClass::Type, format!("the etype {} has no data or a negative displacement", etype.name()));
+        if esize == 0 {
+            return err(ErrorClass::Type, format!("the etype {} has no data", etype.name()));
         }
         if fsize == 0 || !fsize.is_multiple_of(esize) {
             return err(ErrorClass::Type, format!("the filetype {} ({fsize} bytes) is not made of whole etypes ({esize} bytes)", filetype.name()));
         }
-        if filetype.extent() <= 0 || filetype.true_lb() < 0 || filetype.lb() < 0 {
-            return err(ErrorClass::Type, format!("the filetype {} needs a positive extent and no negative displacement", filetype.name()));
+        if filetype.extent() <= 0 {
+            return err(ErrorClass::Type, format!("the filetype {} needs a positive extent", filetype.name()));
+        }
+        for (what, t) in [("etype", &etype), ("filetype", &filetype)] {
+            if datarep == "external32" {
+                same_in_external32(t, what)?;
+            }
+            if !in_file_order(t, read_only) {
+                // MPICH's class for this: MPI_ERR_IO.
+                let rule = if read_only { "non-decreasing" } else { "increasing, without overlaps" };
+                return err(ErrorClass::Io, format!("the {what} {}'s displacements must be non-negative and {rule}", t.name()));
+            }
         }
         Ok(View { disp, etype, filetype, datarep: datarep.into() })
     }
@@ -119,6 +140,31 @@ impl View {
     }
 }
 
+/// External32 views keep native layouts: only for types whose external32
+/// size is their native one.
+pub fn same_in_external32(t: &Datatype, what: &str) -> MpiResult<()> {
+    if t.external32_size(1) != t.size() {
+        return err(
+            ErrorClass::UnsupportedDatarep,
+            format!("the {what} {} has elements of another size in external32 (C long, long double): wanmpi cannot store it so", t.name()),
+        );
+    }
+    Ok(())
+}
+
+/// Whether the data of one `t` lies at non-negative, non-decreasing
+/// places (MPI-4.0 §14.3), and unless `overlaps_ok` without overlaps
+/// (MPICH refuses them where the file can be written).
+fn in_file_order(t: &Datatype, overlaps_ok: bool) -> bool {
+    let (mut start, mut end, mut ok) = (0isize, 0isize, true);
+    t.walk_elements(1, 0, t.size(), &mut |addr, n| {
+        ok &= addr >= if overlaps_ok { start } else { end };
+        start = addr;
+        end = addr.saturating_add(n as isize);
+    });
+    ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,7 +186,7 @@ mod tests {
         let ft = Datatype::vector(1, 2, 4, &int()).unwrap();
         let ft = Datatype::resized(&ft, 0, 16).unwrap();
         ft.commit();
-        let v = View::new(100, int(), ft, "native").unwrap();
+        let v = View::new(100, int(), ft, "native", false).unwrap();
         assert_eq!(v.runs(0, 16).unwrap(), vec![(100, 8), (116, 8)]);
         assert_eq!(v.runs(4, 8).unwrap(), vec![(104, 4), (116, 4)]);
         assert_eq!(v.byte_offset(2).unwrap(), 116);
@@ -153,8 +199,16 @@ mod tests {
     fn bad_views() {
         let three = Datatype::contiguous(3, &Datatype::basic(BasicType::Byte)).unwrap();
         three.commit();
-        assert_eq!(View::new(0, int(), three, "native").err().unwrap().class, ErrorClass::Type);
-        assert_eq!(View::new(0, int(), int(), "external32").err().unwrap().class, ErrorClass::UnsupportedDatarep);
-        assert_eq!(View::new(-1, int(), int(), "native").err().unwrap().class, ErrorClass::Arg);
+        assert_eq!(View::new(0, int(), three, "native", false).err().unwrap().class, ErrorClass::Type);
+        let long = Datatype::basic(BasicType::Long);
+        assert_eq!(View::new(0, long.clone(), long, "external32", false).err().unwrap().class, ErrorClass::UnsupportedDatarep);
+        assert!(View::new(0, int(), int(), "external32", false).is_ok());
+        assert_eq!(View::new(-1, int(), int(), "native", false).err().unwrap().class, ErrorClass::Arg);
+        for (lens, displs) in [([1, 1], [-2, 2]), ([1, 1], [3, 0]), ([3, 1], [0, 1])] {
+            let t = Datatype::indexed(&lens, &displs, &int()).unwrap();
+            t.commit();
+            assert_eq!(View::new(0, int(), t.clone(), "native", false).err().unwrap().class, ErrorClass::Io, "{displs:?}");
+            assert_eq!(View::new(0, int(), t, "native", true).is_ok(), displs == [0, 1], "{displs:?} read-only");
+        }
     }
 }
