@@ -26,6 +26,18 @@ fn point_to_point_semantics() {
     suite("p2p", &[2]);
 }
 
+/// tcp with every connection sealed, as between hosts (forced here, on one
+/// host, by WANMPI_TCP_ENCRYPT=1): the same results, byte for byte.
+#[test]
+fn point_to_point_over_sealed_tcp() {
+    let exe = compile(&prefix().join("bin/mpicc"), "p2p", "mpicc-sealed");
+    let env = [("WANMPI_TRANSPORT", "tcp".to_string()), ("WANMPI_TCP_ENCRYPT", "1".to_string())];
+    for n in [2, 3] {
+        assert_pass(&run(n, &exe, &[], &env), "p2p", n);
+        eprintln!("p2p: {n} ranks over sealed tcp: passed");
+    }
+}
+
 #[test]
 fn requests_probes_and_cancel() {
     suite("requests", &[2]);
@@ -64,6 +76,11 @@ fn mpi4_calls() {
 #[test]
 fn large_count_calls() {
     suite("large_count", &[1, 2, 3]);
+}
+
+#[test]
+fn attribute_callbacks() {
+    suite("attr", &[1, 2]);
 }
 
 #[test]
