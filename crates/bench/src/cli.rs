@@ -58,7 +58,8 @@ pub struct Args {
     #[arg(long, value_name = "CC")]
     pub cc: Option<String>,
     /// MTU of the emulated hosts' devices (576..65000). Default: the
-    /// emulator's 65000; 1500 is a real WAN's (loss is drawn per packet).
+    /// emulator's 1500, a real WAN's (loss is drawn per packet); 65000 for
+    /// the figures measured before issue 13.
     #[arg(long, value_name = "BYTES")]
     pub mtu: Option<u32>,
     /// Ranks per run, one per emulated host.

@@ -42,7 +42,7 @@ mod tun;
 pub mod units;
 
 pub use counters::{Counters, GlobalCounters, LinkCounters, LinkReport};
-pub use emulation::{down_all, down_dir, preflight, Emulation, Host, UpOptions, TUN_MTU};
+pub use emulation::{down_all, down_dir, preflight, Emulation, Host, UpOptions, DEFAULT_MTU, MAX_MTU, MIN_MTU};
 pub use error::{EmuError, Result};
 pub use profile::{GilbertElliott, LinkProfile, QueueLimit};
 pub use topology::{LinkEvent, LinkSel, Override, Topology};

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use std::process::Command;
-use wanmpi_emulator::{down_dir, Emulation, UpOptions};
+use wanmpi_emulator::{down_dir, Emulation, UpOptions, DEFAULT_MTU, MAX_MTU};
 
 fn cli() -> Command {
     Command::new(env!("CARGO_BIN_EXE_wanmpi-emu"))
@@ -115,21 +115,27 @@ fn down_never_touches_what_it_did_not_create() {
 }
 
 #[test]
-fn mtu_option_sets_the_hosts_devices_and_bad_values_are_refused() {
+fn mtu_defaults_to_1500_the_option_sets_the_hosts_devices_and_bad_values_are_refused() {
     let _g = serial();
-    if skip_unprivileged("mtu_option_sets_the_hosts_devices_and_bad_values_are_refused") {
+    if skip_unprivileged("mtu_defaults_to_1500_the_option_sets_the_hosts_devices_and_bad_values_are_refused") {
         return;
     }
-    let opts = UpOptions { mtu: Some(1500), ..common::opts() };
-    let emu = Emulation::up(&topo(2, "delay=1ms"), &opts).expect("up with mtu 1500");
-    for h in emu.hosts() {
-        // /sys keeps the caller's view after setns: ask `ip` instead.
-        let out = Command::new("ip").args(["-n", &h.netns, "link", "show", "tun0"]).output().expect("ip link");
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(text.contains(" mtu 1500 "), "host {}: {text}", h.index);
+    // no MTU: the default, a real WAN's 1500; then the largest and one between
+    for (mtu, want) in [(None, 1500), (Some(MAX_MTU), 65000), (Some(9000), 9000)] {
+        assert_eq!(mtu.unwrap_or(DEFAULT_MTU), want);
+        let opts = UpOptions { mtu, ..common::opts() };
+        let emu = Emulation::up(&topo(2, "delay=1ms"), &opts).unwrap_or_else(|e| panic!("up with mtu {mtu:?}: {e}"));
+        for h in emu.hosts() {
+            // /sys keeps the caller's view after setns: ask `ip` instead.
+            let out = Command::new("ip").args(["-n", &h.netns, "link", "show", "tun0"]).output().expect("ip link");
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(text.contains(&format!(" mtu {want} ")), "host {} with mtu {mtu:?}: {text}", h.index);
+        }
+        drop(emu);
     }
-    drop(emu);
     let bad = UpOptions { mtu: Some(100), ..common::opts() };
     let err = Emulation::up(&topo(2, "delay=1ms"), &bad).err().expect("mtu 100 must be refused");
     assert!(err.to_string().contains("mtu 100"), "{err}");
+    let big = UpOptions { mtu: Some(MAX_MTU + 1), ..common::opts() };
+    assert!(Emulation::up(&topo(2, "delay=1ms"), &big).is_err(), "mtu above {MAX_MTU} must be refused");
 }

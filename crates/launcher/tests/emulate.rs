@@ -102,6 +102,23 @@ fn congestion_control_is_set_and_reported() {
 }
 
 #[test]
+fn mtu_is_1500_by_default_and_set_by_emulate_mtu() {
+    let Some(_) = ready("mtu_is_1500_by_default_and_set_by_emulate_mtu") else { return };
+    let script = "ip -o link show dev tun0 | grep -o 'mtu [0-9]*'";
+    for (extra, want) in [(None, 1500), (Some("65000"), 65000)] {
+        let mut args = vec!["-n", "2", "--emulate", "delay=1ms", "--tag-output"];
+        if let Some(m) = extra {
+            args.extend(["--emulate-mtu", m]);
+        }
+        args.extend(["sh", "-c", script]);
+        let r = mpirun(&args);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert!(r.stderr.contains(&format!(", MTU {want};")), "mpirun should report MTU {want}: {}", r.stderr);
+        assert!(r.stdout.contains(&format!("[0] mtu {want}")) && r.stdout.contains(&format!("[1] mtu {want}")), "{}", r.stdout);
+    }
+}
+
+#[test]
 fn emulation_is_torn_down_after_failure_timeout_and_sigint() {
     let Some(_) = ready("emulation_is_torn_down_after_failure_timeout_and_sigint") else { return };
     let failed = mpirun(&["-n", "2", "--emulate", "delay=1ms", "sh", "-c", "exit $((WANMPI_RANK * 3))"]);

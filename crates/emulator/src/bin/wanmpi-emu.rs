@@ -49,7 +49,8 @@ enum Cmd {
         /// TCP congestion control in every host (reno, cubic, bbr).
         #[arg(long)]
         cc: Option<String>,
-        /// MTU of the hosts' devices (576..65000, default 65000; 1500 is a real WAN's).
+        /// MTU of the hosts' devices (576..65000, default 1500, a real WAN's;
+        /// 65000 makes a TCP segment one forwarder read).
         #[arg(long)]
         mtu: Option<u32>,
     },

@@ -23,10 +23,15 @@ pub fn opts() -> UpOptions {
 
 /// Bring up `topo`, or print why the test is skipped and return None.
 pub fn up_or_skip(test: &str, topo: &Topology) -> Option<Emulation> {
+    up_with_or_skip(test, topo, &opts())
+}
+
+/// `up_or_skip` with options of its own (e.g. an MTU).
+pub fn up_with_or_skip(test: &str, topo: &Topology, opts: &UpOptions) -> Option<Emulation> {
     if skip_unprivileged(test) {
         return None;
     }
-    match Emulation::up(topo, &opts()) {
+    match Emulation::up(topo, opts) {
         Ok(emu) => Some(emu),
         Err(EmuError::NotPermitted(why)) => {
             println!("SKIPPED {test}: needs root / CAP_NET_ADMIN because {why}");
