@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use usrsctp_sys as sys;
-use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError};
+use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError, FAR_RTT};
 
 /// Something waiting for `poll_recv`, owned.
 pub(crate) enum Event {
@@ -359,6 +359,20 @@ impl Transport for SctpTransport {
 
     fn readiness_fd(&self) -> Option<i32> {
         Some(self.poller.fd())
+    }
+
+    /// usrsctp runs only when called (AF_CONN, no threads of its own):
+    /// SACKs, retransmissions and its timers wait while a rank computes
+    /// without MPI calls, and a peer 80 ms away waits with them. So, as
+    /// wamp does, a peer whose smoothed round trip (from the association's
+    /// setup) reaches FAR_RTT asks for the progress thread; on loopback the
+    /// srtt is 0 ms and the thread stays off.
+    fn wants_progress_thread(&self) -> bool {
+        let Some(sock) = self.sock.as_ref() else { return false };
+        self.peers.iter().flatten().filter(|p| !p.closed).filter_map(|p| p.assoc).any(|a| {
+            sock.info::<sys::sctp_status>(a, sys::SCTP_STATUS)
+                .is_ok_and(|st| Duration::from_millis(u64::from(st.sstat_primary.spinfo_srtt)) >= FAR_RTT)
+        })
     }
 
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {

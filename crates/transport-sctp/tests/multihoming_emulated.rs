@@ -120,6 +120,8 @@ fn emulated_cable_cut_of_the_primary_path_fails_over() {
 
 fn rank(mut t: SctpTransport, emu: &Emulation, cut_at: &Mutex<Option<Instant>>, gate: &Barrier) -> Outcome {
     let mut o = Outcome::default();
+    // 10 ms one way: the association's srtt (about 20 ms) is far
+    assert!(t.wants_progress_thread(), "rank {}: a peer 20 ms away must ask for the progress thread", t.rank());
     if t.rank() == 0 {
         send_paced(&mut t, PACED, |_, sent| {
             if sent == CUT_AFTER {
