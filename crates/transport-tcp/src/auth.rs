@@ -229,7 +229,12 @@ pub fn connect_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: 
 /// sealing. `admit` sees the proven rank and decides (e.g. refuses a rank
 /// already connected). Returns the rank and the keys if the connector
 /// asked for sealing.
-pub fn accept_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: u32, admit: impl FnOnce(u32) -> bool) -> Result<(u32, Option<Keys>), AuthError> {
+pub fn accept_blocking<S: Read + Write>(
+    s: &mut S,
+    secret: &[u8; 32],
+    my_rank: u32,
+    admit: impl FnOnce(u32) -> bool,
+) -> Result<(u32, Option<Keys>), AuthError> {
     let mut a = Acceptor::new(secret, my_rank);
     let mut hello = [0u8; HELLO_LEN];
     s.read_exact(&mut hello)?;
@@ -322,11 +327,12 @@ mod tests {
         let mut c = Connector::new(&S, 1, 5).unwrap();
         c.want_seal(conn_wish);
         let mut a = Acceptor::new(&S, 5);
-        let (_, chal) = a.challenge(c.hello(), |claimed| {
-            assert_eq!(claimed, 1);
-            acc_wish
-        })
-        .unwrap();
+        let (_, chal) = a
+            .challenge(c.hello(), |claimed| {
+                assert_eq!(claimed, 1);
+                acc_wish
+            })
+            .unwrap();
         let (_, acc_keys) = a.verify(&c.answer(&chal).unwrap()).unwrap();
         (c.check_verdict(&VERDICT_ACCEPT).unwrap(), acc_keys)
     }

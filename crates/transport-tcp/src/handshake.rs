@@ -53,7 +53,7 @@ pub(crate) enum Step {
     /// Waiting for the socket; `write` asks for writability too.
     Blocked { write: bool },
     /// Authenticated connection to this rank, sealed with these keys or not.
-    Done(u32, Option<Keys>),
+    Done(u32, Option<Box<Keys>>),
 }
 
 pub(crate) struct Handshake {
@@ -118,7 +118,7 @@ impl Handshake {
                 continue;
             }
             if let Some(rank) = self.advance(admit)? {
-                return Ok(Step::Done(rank, self.keys.take()));
+                return Ok(Step::Done(rank, self.keys.take().map(Box::new)));
             }
         }
     }

@@ -102,7 +102,8 @@ mod tests {
     fn sealed_between_hosts_only_unless_told() {
         let b = Seal::BetweenHosts;
         let hosts = |m: Option<&[u32]>| Maps { host: m.map(<[u32]>::to_vec), site: None };
-        let table: &[(Option<&[u32]>, Option<IpAddr>, Option<IpAddr>, bool)] = &[
+        type Row<'a> = (Option<&'a [u32]>, Option<IpAddr>, Option<IpAddr>, bool);
+        let table: &[Row] = &[
             (None, ip("127.0.0.1"), ip("127.0.0.1"), false),
             (None, ip("127.0.0.2"), ip("127.0.0.1"), false),
             (None, ip("::1"), ip("::ffff:127.0.0.1"), false),

@@ -120,7 +120,10 @@ impl RxBuf {
                 read_total += n;
                 let opened = match &mut self.opener {
                     // Open the records complete so far, while the rest arrives.
-                    Some(o) => self.large_progress.advance(o, &self.large_aad, &mut self.large[..len], self.large_filled).map_err(|e| RxError::Tampered { record: e.record })?,
+                    Some(o) => self
+                        .large_progress
+                        .advance(o, &self.large_aad, &mut self.large[..len], self.large_filled)
+                        .map_err(|e| RxError::Tampered { record: e.record })?,
                     None => true,
                 };
                 if self.large_filled == len && opened {

@@ -77,10 +77,7 @@ impl Sealer {
     /// Encrypts `in_out` in place under the next counter, with `aad`
     /// authenticated alongside; returns the tag to append.
     pub fn seal(&mut self, aad: &[u8], in_out: &mut [u8]) -> [u8; TAG_LEN] {
-        let tag = self
-            .key
-            .seal_in_place_separate_tag(nonce(self.counter), Aad::from(aad), in_out)
-            .expect("AES-GCM seals any record under 64 GiB");
+        let tag = self.key.seal_in_place_separate_tag(nonce(self.counter), Aad::from(aad), in_out).expect("AES-GCM seals any record under 64 GiB");
         // 2^64 records cannot be sent in the life of a job.
         self.counter += 1;
         let mut t = [0u8; TAG_LEN];
@@ -136,10 +133,10 @@ mod tests {
 
     #[test]
     fn replayed_reordered_flipped_or_other_aad_fails() {
-        let (mut c, a) = pair();
+        let (mut c, _) = pair();
         let r0 = sealed(&mut c.sealer, b"h", b"first");
         let r1 = sealed(&mut c.sealer, b"h", b"second");
-        let mut fresh = || Keys::derive(&[7; 32], b"transcript", false).opener;
+        let fresh = || Keys::derive(&[7; 32], b"transcript", false).opener;
         // Reordered: record 1 where 0 is expected.
         assert!(fresh().open_within(b"h", &mut r1.clone(), 0..).is_err());
         // Replayed: record 0 again after record 0.
@@ -155,7 +152,6 @@ mod tests {
         let other = Keys::derive(&[8; 32], b"transcript", false);
         let mut o = other.opener;
         assert!(o.open_within(b"h", &mut r0.clone(), 0..).is_err());
-        drop(a);
     }
 
     #[test]

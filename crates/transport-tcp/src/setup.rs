@@ -101,7 +101,7 @@ impl Admit for Ranks {
 }
 
 /// One authenticated connection, and its keys if sealed.
-pub(crate) type Connected = (Socket, Option<Keys>);
+pub(crate) type Connected = (Socket, Option<Box<Keys>>);
 
 struct Setup<'a> {
     secret: [u8; 32],
@@ -119,7 +119,12 @@ struct Setup<'a> {
 
 /// Runs setup; returns one connected, authenticated, nonblocking socket per
 /// peer (None at our own rank). Leaves `epoll` as it found it.
-pub(crate) fn establish(kv: &mut dyn KeyValue, secret: &[u8; 32], opts: &TcpOptions, epoll: &Epoll) -> Result<Vec<Option<Connected>>, TransportError> {
+pub(crate) fn establish(
+    kv: &mut dyn KeyValue,
+    secret: &[u8; 32],
+    opts: &TcpOptions,
+    epoll: &Epoll,
+) -> Result<Vec<Option<Connected>>, TransportError> {
     let (me, size) = (kv.rank(), kv.size());
     let listener = listen(opts).map_err(|e| setup_err("listen", e))?;
     let port = listener.local_addr().ok().and_then(|a| a.as_socket()).map(|a| a.port()).ok_or_else(|| setup_err("listen", "no port"))?;

@@ -1,7 +1,7 @@
 //! `TcpTransport`: the connected job, and its `Transport` implementation.
 
 use crate::options::TcpOptions;
-use crate::rx::{RxBuf, DRAIN_BUDGET, RX_BUF};
+use crate::rx::{RxBuf, RxError, DRAIN_BUDGET, RX_BUF};
 use crate::setup;
 use crate::sys::{Epoll, EventFd, Events, READ, WRITE};
 use crate::tx::TxState;
@@ -33,7 +33,7 @@ pub(crate) struct Conn {
 
 pub(crate) enum Slot {
     Me,
-    Open(Conn),
+    Open(Box<Conn>),
     Lost(String),
 }
 
@@ -76,7 +76,14 @@ impl TcpTransport {
                     epoll.add(sock.as_raw_fd(), r as u64, READ)?;
                     let sealed = keys.is_some();
                     let (sealer, opener) = keys.map(|k| (k.sealer, k.opener)).unzip();
-                    Slot::Open(Conn { sock, rx: RxBuf::new(RX_BUF, opener), tx: TxState::new(sealer), blocked: false, writing: false, sealed })
+                    Slot::Open(Box::new(Conn {
+                        sock,
+                        rx: RxBuf::new(RX_BUF, opener),
+                        tx: TxState::new(sealer),
+                        blocked: false,
+                        writing: false,
+                        sealed,
+                    }))
                 }
             });
         }
@@ -151,6 +158,10 @@ impl TcpTransport {
             sink(Incoming::Frame { peer, channel: 0, bytes });
         });
         if let Err(e) = res {
+            if matches!(e, RxError::Tampered { .. }) {
+                // A security event, said here even if the job survives the loss.
+                eprintln!("wanmpi tcp: rank {}: connection from rank {peer}: {e}", self.rank);
+            }
             self.lose(peer, e.to_string());
         }
         n
