@@ -61,6 +61,7 @@ pub unsafe extern "C" fn PMPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int 
 pub unsafe extern "C" fn PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int {
     call(comm, || {
         let o = out(newcomm, "newcomm")?;
+        *o = crate::predef::COMM_NULL;
         let c = rt()?.comm_dup(comm_id(comm)?)?;
         *o = adopt(comm, c, true)?;
         Ok(())
@@ -71,6 +72,7 @@ pub unsafe extern "C" fn PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_in
 pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: c_int, info: c_int, newcomm: *mut c_int) -> c_int {
     call(comm, || {
         let o = out(newcomm, "newcomm")?;
+        *o = crate::predef::COMM_NULL;
         let i = crate::info::get(info)?;
         let c = rt()?.comm_dup_with_info(comm_id(comm)?, i)?;
         *o = adopt(comm, c, true)?;

@@ -154,7 +154,14 @@ pub unsafe extern "C" fn PMPI_Type_create_resized(old: c_int, lb: Aint, extent: 
 pub unsafe extern "C" fn PMPI_Type_dup(old: c_int, newtype: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         register(newtype, Ok(datatype(old)?.dup()))?;
-        crate::type_attr::copy_all(old, *newtype)
+        if let Err(e) = crate::type_attr::copy_all(old, *newtype) {
+            // A copy callback failed: no new type (MPI_DATATYPE_NULL).
+            let _ = crate::type_attr::delete_all(*newtype);
+            objs().types.remove(*newtype);
+            *newtype = DATATYPE_NULL;
+            return Err(e);
+        }
+        Ok(())
     })
 }
 

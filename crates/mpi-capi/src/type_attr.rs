@@ -91,11 +91,14 @@ pub unsafe extern "C" fn PMPI_Type_set_attr(dt: c_int, k: c_int, value: *mut c_v
     call(COMM_WORLD, || {
         check_type(dt)?;
         keyval(k)?;
-        let old = objs().type_attrs.attrs.entry(dt).or_default().insert(k, value as usize);
-        match old {
-            Some(v) => delete_value(dt, k, v),
-            None => Ok(()),
+        // The old value goes only once its delete callback agreed: on an
+        // error the attribute stays as it was (MPICH's attrerrtype).
+        let old = objs().type_attrs.attrs.get(&dt).and_then(|m| m.get(&k).copied());
+        if let Some(v) = old {
+            delete_value(dt, k, v)?;
         }
+        objs().type_attrs.attrs.entry(dt).or_default().insert(k, value as usize);
+        Ok(())
     })
 }
 
@@ -119,11 +122,13 @@ pub unsafe extern "C" fn PMPI_Type_delete_attr(dt: c_int, k: c_int) -> c_int {
     call(COMM_WORLD, || {
         check_type(dt)?;
         keyval(k)?;
-        let old = objs().type_attrs.attrs.get_mut(&dt).and_then(|m| m.remove(&k));
-        match old {
-            Some(v) => delete_value(dt, k, v),
-            None => fail(ErrorClass::Keyval, "the datatype has no attribute for this keyval"),
+        let old = objs().type_attrs.attrs.get(&dt).and_then(|m| m.get(&k).copied());
+        let Some(v) = old else { return fail(ErrorClass::Keyval, "the datatype has no attribute for this keyval") };
+        delete_value(dt, k, v)?;
+        if let Some(m) = objs().type_attrs.attrs.get_mut(&dt) {
+            m.remove(&k);
         }
+        Ok(())
     })
 }
 

@@ -30,6 +30,13 @@ use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
 use crate::p2p::comm_ref;
 use crate::runtime::Runtime;
 
+/// Drops a freed keyval once no communicator holds an attribute with it.
+fn forget_if_unused(st: &mut crate::runtime::State, k: i32) {
+    if st.comms.keyvals.get(&k).is_some_and(|kv| kv.freed) && !st.comms.any_attr(k) {
+        st.comms.keyvals.remove(&k);
+    }
+}
+
 fn callback_error(what: &str, code: i32) -> MpiError {
     MpiError::new(ErrorClass::Other, format!("attribute {what} callback returned error code {code}"))
 }
@@ -46,16 +53,17 @@ impl Runtime {
         k
     }
 
-    /// MPI_Comm_free_keyval.
+    /// MPI_Comm_free_keyval: the keyval lives on while attributes use it
+    /// (their delete callbacks still run); freeing it again meanwhile, as a
+    /// delete callback may, is allowed (MPICH's keyval_double_free tests).
     pub fn free_keyval(&self, k: i32) -> MpiResult<()> {
         let mut st = self.lock();
         match st.comms.keyvals.get_mut(&k) {
-            Some(kv) if !kv.freed => {
-                kv.freed = true;
-                Ok(())
-            }
-            _ => err(ErrorClass::Keyval, format!("keyval {k} is not valid")),
+            Some(kv) => kv.freed = true,
+            None => return err(ErrorClass::Keyval, format!("keyval {k} is not valid")),
         }
+        forget_if_unused(&mut st, k);
+        Ok(())
     }
 
     fn keyval(&self, k: i32) -> MpiResult<Keyval> {
@@ -68,13 +76,13 @@ impl Runtime {
         if kv.freed {
             return err(ErrorClass::Keyval, format!("keyval {k} was freed"));
         }
-        let old = comm_ref(&self.lock(), comm)?.attrs.get(&k).copied();
+        let old = comm_ref(&self.lock(), comm)?.attr(k);
         if let (Some(old), Some(del)) = (old, &kv.delete) {
             del(comm, k, old).map_err(|c| callback_error("delete", c))?;
         }
         let mut st = self.lock();
         if let Some(c) = st.comms.get_mut(comm) {
-            c.attrs.insert(k, value);
+            c.set_attr(k, value);
         }
         Ok(())
     }
@@ -85,46 +93,47 @@ impl Runtime {
         if !st.comms.keyvals.contains_key(&k) {
             return err(ErrorClass::Keyval, format!("keyval {k} is not valid"));
         }
-        Ok(comm_ref(&st, comm)?.attrs.get(&k).copied())
+        Ok(comm_ref(&st, comm)?.attr(k))
     }
 
     /// MPI_Comm_delete_attr.
     pub fn delete_attr(&self, comm: CommId, k: i32) -> MpiResult<()> {
         let kv = self.keyval(k)?;
-        let old = comm_ref(&self.lock(), comm)?.attrs.get(&k).copied();
+        let old = comm_ref(&self.lock(), comm)?.attr(k);
         let Some(old) = old else { return err(ErrorClass::Keyval, format!("keyval {k} has no value on this communicator")) };
         if let Some(del) = &kv.delete {
             del(comm, k, old).map_err(|c| callback_error("delete", c))?;
         }
-        if let Some(c) = self.lock().comms.get_mut(comm) {
-            c.attrs.remove(&k);
+        let mut st = self.lock();
+        if let Some(c) = st.comms.get_mut(comm) {
+            c.remove_attr(k);
         }
+        forget_if_unused(&mut st, k);
         Ok(())
     }
 
     /// Runs the copy callbacks of `comm`'s attributes (for MPI_Comm_dup).
-    pub(crate) fn copy_attrs(&self, comm: CommId) -> MpiResult<HashMap<i32, usize>> {
-        let attrs: Vec<(i32, usize)> = comm_ref(&self.lock(), comm)?.attrs.iter().map(|(k, v)| (*k, *v)).collect();
-        let mut out = HashMap::new();
+    pub(crate) fn copy_attrs(&self, comm: CommId) -> MpiResult<Vec<(i32, usize)>> {
+        let attrs = comm_ref(&self.lock(), comm)?.attrs.clone();
+        let mut out = Vec::new();
         for (k, v) in attrs {
             let kv = self.keyval(k)?;
             if let Some(copy) = &kv.copy {
                 if let Some(nv) = copy(comm, k, v).map_err(|c| callback_error("copy", c))? {
-                    out.insert(k, nv);
+                    out.push((k, nv));
                 }
             }
         }
         Ok(out)
     }
 
-    /// Deletes every attribute of `comm` with its callback (MPI_Comm_free).
+    /// Deletes every attribute of `comm` with its callback, the last set
+    /// first (MPI_Comm_free; MPI_COMM_SELF at MPI_Finalize, MPI-4.0 §11.2.4).
     pub(crate) fn delete_all_attrs(&self, comm: CommId) -> MpiResult<()> {
-        let keys: Vec<i32> = comm_ref(&self.lock(), comm)?.attrs.keys().copied().collect();
+        let keys: Vec<i32> = comm_ref(&self.lock(), comm)?.attrs.iter().rev().map(|a| a.0).collect();
         for k in keys {
             self.delete_attr(comm, k)?;
         }
         Ok(())
     }
 }
-
-use std::collections::HashMap;

@@ -35,7 +35,9 @@ pub struct Comm {
     pub name: String,
     pub info: Info,
     pub errhandler: ErrHandler,
-    pub attrs: HashMap<i32, usize>,
+    /// Attributes (keyval, value) in the order they were set: MPI deletes
+    /// them in reverse order (LIFO) when the communicator goes.
+    pub attrs: Vec<(i32, usize)>,
     pub cart: Option<Cart>,
     /// Nonblocking collectives started so far (their schedules' number).
     pub coll_seq: u32,
@@ -43,7 +45,7 @@ pub struct Comm {
 
 impl Comm {
     pub fn new(group: Arc<Group>, remote: Option<Arc<Group>>, rank: usize, pair: u32, name: String) -> Comm {
-        Comm { group, remote, rank, pair, name, info: Info::default(), errhandler: ErrHandler::Fatal, attrs: HashMap::new(), cart: None, coll_seq: 0 }
+        Comm { group, remote, rank, pair, name, info: Info::default(), errhandler: ErrHandler::Fatal, attrs: Vec::new(), cart: None, coll_seq: 0 }
     }
     pub fn p2p_ctx(&self) -> u32 {
         2 * self.pair
@@ -60,6 +62,19 @@ impl Comm {
     }
     pub fn size(&self) -> usize {
         self.group.size()
+    }
+    pub fn attr(&self, k: i32) -> Option<usize> {
+        self.attrs.iter().find(|a| a.0 == k).map(|a| a.1)
+    }
+    /// Sets attribute `k` (in its old place when it had one).
+    pub fn set_attr(&mut self, k: i32, v: usize) {
+        match self.attrs.iter_mut().find(|a| a.0 == k) {
+            Some(a) => a.1 = v,
+            None => self.attrs.push((k, v)),
+        }
+    }
+    pub fn remove_attr(&mut self, k: i32) {
+        self.attrs.retain(|a| a.0 != k);
     }
 }
 
@@ -82,6 +97,10 @@ impl CommTable {
     }
     pub fn get_mut(&mut self, id: CommId) -> Option<&mut Comm> {
         self.comms.get_mut(id.0 as usize).and_then(|c| c.as_mut())
+    }
+    /// Whether any communicator holds an attribute with keyval `k`.
+    pub fn any_attr(&self, k: i32) -> bool {
+        self.comms.iter().flatten().any(|c| c.attr(k).is_some())
     }
     pub fn remove(&mut self, id: CommId) -> Option<Comm> {
         self.comms.get_mut(id.0 as usize).and_then(|c| c.take())

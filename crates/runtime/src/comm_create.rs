@@ -110,7 +110,14 @@ impl Runtime {
             }
             Some(_) => self.inter_agree(comm, &group)?,
         };
-        let attrs = self.copy_attrs(comm)?;
+        let attrs = match self.copy_attrs(comm) {
+            Ok(a) => a,
+            Err(e) => {
+                // A copy callback failed: no communicator, and its context back.
+                self.lock().contexts.release(pair);
+                return Err(e);
+            }
+        };
         let mut st = self.lock();
         let mut c = Comm::new(group, remote, rank, pair, String::new());
         c.errhandler = errh;

@@ -115,9 +115,13 @@ impl Runtime {
     /// MPI_Finalize: waits for every peer, lets queued data leave, closes
     /// the transport and tells the launcher this rank finished cleanly.
     pub fn finalize(&self) -> MpiResult<()> {
-        if self.finalized.swap(true, Ordering::SeqCst) {
+        if self.finalized.load(Ordering::SeqCst) {
             return Err(MpiError::new(ErrorClass::Other, "MPI_Finalize called twice"));
         }
+        // MPI_COMM_SELF is freed first, as if by the program: its attributes'
+        // delete callbacks run while MPI still works (MPI_Finalized says no).
+        self.delete_all_attrs(crate::comm::COMM_SELF)?;
+        self.finalized.store(true, Ordering::SeqCst);
         match self.barrier(COMM_WORLD) {
             // With --tolerate-rank-failure a dead rank cannot join the
             // final barrier; the survivors finish without it.

@@ -22,6 +22,8 @@ pub type WinDeleteFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_vo
 pub struct WinKeyval {
     delete: Option<WinDeleteFn>,
     extra: usize,
+    /// MPI_Win_free_keyval was called; the keyval lives while attributes use it.
+    freed: bool,
 }
 
 /// MPICH's handles of the predefined window attributes.
@@ -51,16 +53,28 @@ fn run_delete(win: c_int, kv: c_int, k: WinKeyval, value: usize) -> R<()> {
     Ok(())
 }
 
+/// Drops a freed keyval once no window holds an attribute with it.
+fn forget_if_unused(kv: c_int) {
+    let mut o = objs();
+    if o.win_keyvals.get(kv).is_some_and(|k| k.freed) && !o.wins.iter().any(|(_, w)| w.attrs.contains_key(&kv)) {
+        o.win_keyvals.remove(kv);
+    }
+}
+
 /// Deletes every attribute of `win` (MPI_Win_free), callbacks first.
 pub fn delete_all(win: c_int) -> R<()> {
     let attrs: Vec<(c_int, usize)> = objs().wins.get(win).map(|w| w.attrs.iter().map(|(k, v)| (*k, *v)).collect()).unwrap_or_default();
     for (kv, v) in attrs {
-        if let Some(k) = objs().win_keyvals.get(kv).copied() {
+        // Not in the `if let`: its guard would live through the callback,
+        // which may call MPI (and so lock the tables) itself.
+        let k = objs().win_keyvals.get(kv).copied();
+        if let Some(k) = k {
             run_delete(win, kv, k, v)?;
         }
         if let Some(w) = objs().wins.get_mut(win) {
             w.attrs.remove(&kv);
         }
+        forget_if_unused(kv);
     }
     Ok(())
 }
@@ -71,7 +85,7 @@ pub unsafe extern "C" fn PMPI_Win_create_keyval(_copy: *const c_void, delete: Op
         let dst = out(kv, "win_keyval")?;
         *dst = objs()
             .win_keyvals
-            .insert(WinKeyval { delete, extra: extra as usize })
+            .insert(WinKeyval { delete, extra: extra as usize, freed: false })
             .ok_or_else(|| MpiError::new(ErrorClass::NoMem, "too many keyvals"))?;
         Ok(())
     })
@@ -82,11 +96,12 @@ pub unsafe extern "C" fn PMPI_Win_free_keyval(kv: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let k = out(kv, "win_keyval")?;
         keyval(*k)?;
-        // Attributes set with it keep their callbacks until deleted.
-        let in_use = objs().wins.iter().any(|(_, w)| w.attrs.contains_key(k));
-        if !in_use {
-            objs().win_keyvals.remove(*k);
+        // Attributes set with it keep their callbacks until deleted; a
+        // delete callback may free it again meanwhile (MPICH's tests do).
+        if let Some(e) = objs().win_keyvals.get_mut(*k) {
+            e.freed = true;
         }
+        forget_if_unused(*k);
         *k = KEYVAL_INVALID;
         Ok(())
     })
@@ -96,6 +111,9 @@ pub unsafe extern "C" fn PMPI_Win_free_keyval(kv: *mut c_int) -> c_int {
 pub unsafe extern "C" fn PMPI_Win_set_attr(win: c_int, kv: c_int, value: *mut c_void) -> c_int {
     call_win(win, || {
         let k = keyval(kv)?;
+        if k.freed {
+            return Err(MpiError::new(ErrorClass::Keyval, format!("keyval {kv:#x} was freed")));
+        }
         let old = objs().wins.get(win).ok_or_else(|| bad_win(win))?.attrs.get(&kv).copied();
         if let Some(v) = old {
             run_delete(win, kv, k, v)?;
@@ -141,6 +159,7 @@ pub extern "C" fn PMPI_Win_delete_attr(win: c_int, kv: c_int) -> c_int {
         let Some(v) = v else { return Err(MpiError::new(ErrorClass::Keyval, "the window has no attribute for this keyval")) };
         run_delete(win, kv, k, v)?;
         objs().wins.get_mut(win).ok_or_else(|| bad_win(win))?.attrs.remove(&kv);
+        forget_if_unused(kv);
         Ok(())
     })
 }
