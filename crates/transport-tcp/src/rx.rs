@@ -304,6 +304,58 @@ mod tests {
         assert_eq!(got, vec![b"whole".to_vec()]);
     }
 
+    /// A sealed stream of `bodies`, as a sealed sender writes it.
+    fn sealed_stream(bodies: &[Vec<u8>]) -> Vec<u8> {
+        use crate::record::{records, seal_record, Gather};
+        let mut s = crate::seal::Keys::derive(&[5; 32], b"rx", true).sealer;
+        let mut out = vec![];
+        for b in bodies {
+            let aad = (b.len() as u32).to_le_bytes();
+            out.extend_from_slice(&aad);
+            let parts: [&[u8]; 1] = [b];
+            let mut g = Gather::new(&parts);
+            for i in 0..records(b.len()) {
+                seal_record(&mut s, &aad, b.len(), i, &mut g, &mut out);
+            }
+        }
+        out
+    }
+
+    fn sealed_rx(capacity: usize) -> RxBuf {
+        RxBuf::new(capacity, Some(crate::seal::Keys::derive(&[5; 32], b"rx", false).opener))
+    }
+
+    #[test]
+    fn sealed_frames_split_anywhere_open_whole_in_and_beyond_the_buffer() {
+        let sizes = [0usize, 1, 12, 5000, crate::record::RECORD, 3 * crate::record::RECORD + 5, 300];
+        let bodies: Vec<Vec<u8>> = sizes.iter().enumerate().map(|(k, &n)| (0..n).map(|i| (i * 7 + k) as u8).collect()).collect();
+        let stream = sealed_stream(&bodies);
+        // 100 KiB of buffer: the small frames in it, the 192 KiB one beyond it.
+        for chunk in [1, 17, 4096, 70_000, stream.len()] {
+            let mut rx = sealed_rx(100 * 1024);
+            let mut s = Script { chunks: split(&stream, chunk), eof: false };
+            let (r, got) = collect(&mut rx, &mut s, 1 << 20);
+            assert_eq!(r.unwrap(), (bodies.len(), Drained::Empty), "chunk {chunk}");
+            assert_eq!(got, bodies, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn a_sealed_stream_altered_anywhere_stops_at_the_altered_record() {
+        let bodies = vec![vec![1u8; 100], vec![2u8; 200_000], vec![3u8; 50]];
+        let stream = sealed_stream(&bodies);
+        // Byte offsets: in frame 0's record, in frame 1's third record, in frame 2's tag.
+        for (at, delivered, record) in [(10, 0, 0), (4 + 116 + 4 + 2 * (65536 + 16) + 9, 1, 3), (stream.len() - 1, 2, 5)] {
+            let mut t = stream.clone();
+            t[at] ^= 0x80;
+            let mut rx = sealed_rx(64 * 1024);
+            let mut s = Script { chunks: split(&t, 3000), eof: false };
+            let (r, got) = collect(&mut rx, &mut s, 1 << 20);
+            assert!(matches!(r, Err(RxError::Tampered { record: n }) if n == record), "byte {at}: {r:?}");
+            assert_eq!(got, bodies[..delivered].to_vec(), "byte {at}: only what came before");
+        }
+    }
+
     #[test]
     fn the_budget_stops_a_drain_and_the_next_one_resumes() {
         let stream: Vec<u8> = (0..10).flat_map(|i| frame(&[i as u8; 100])).collect();
