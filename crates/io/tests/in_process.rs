@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread;
 
 use wanmpi_engine::ErrorClass;
-use wanmpi_io::{amode, At, File};
+use wanmpi_io::{amode, At, File, SplitKind};
 use wanmpi_runtime::{BasicType, Datatype, Info, Runtime, RuntimeOptions, COMM_WORLD};
 use wanmpi_transport::loopback_world;
 
@@ -102,4 +102,35 @@ impl ReadInts for File {
     unsafe fn read_at(&self, out: &mut [i32], at: i64) -> usize {
         self.read(At::Offset(at), out.as_mut_ptr() as *mut u8, out.len(), &int()).unwrap().bytes
     }
+}
+
+#[test]
+fn split_collectives_atomic_mode_and_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = dir.path().join("split").to_string_lossy().into_owned();
+    world(2, |rt| {
+        let me = rt.comm_rank(COMM_WORLD).unwrap() as i64;
+        let f = File::open(rt, COMM_WORLD, &name, amode::RDWR | amode::CREATE, Info::default()).unwrap();
+        f.set_atomicity(true).unwrap();
+        assert!(f.atomicity());
+        let v = [me as i32 + 10; 4];
+        // SAFETY: 4 ints.
+        f.split_begin(SplitKind::WriteAtAll, || unsafe { f.write_all(At::Offset(16 * me), v.as_ptr() as *const u8, 4, &int()) }).unwrap();
+        // A second begin before the end is refused; the wrong end too.
+        assert_eq!(f.split_begin(SplitKind::ReadAll, || unreachable!()).unwrap_err().class, ErrorClass::Io);
+        assert_eq!(f.split_end(SplitKind::ReadAll).unwrap_err().class, ErrorClass::Io);
+        assert_eq!(f.split_end(SplitKind::WriteAtAll).unwrap().bytes, 16);
+        assert_eq!(f.size().unwrap(), 32);
+        f.seek(-1, wanmpi_io::SEEK_END).unwrap();
+        assert_eq!(f.position(), 31);
+        f.preallocate(100).unwrap();
+        assert_eq!(f.size().unwrap(), 100);
+        f.set_size(20).unwrap();
+        assert_eq!(f.size().unwrap(), 20);
+        let mut back = [0i32; 8];
+        // SAFETY: room for 8 ints; the file holds 5.
+        let st = unsafe { f.read(At::Offset(0), back.as_mut_ptr() as *mut u8, 8, &int()).unwrap() };
+        assert_eq!((st.bytes, back[0], back[4]), (20, 10, 11));
+        f.close().unwrap();
+    });
 }
