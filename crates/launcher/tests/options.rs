@@ -74,6 +74,14 @@ fn transport_defaults_to_the_environment_then_auto() {
 }
 
 #[test]
+fn insecure_lan_reaches_the_ranks_only_when_asked() {
+    // tcp between hosts is sealed unless the user trusts the LAN.
+    assert!(mpirun(&["-n", "1", PROBE, "env:WANMPI_INSECURE_LAN"]).stdout.contains("WANMPI_INSECURE_LAN unset\n"));
+    let r = mpirun(&["-n", "1", "--insecure-lan", PROBE, "env:WANMPI_INSECURE_LAN"]);
+    assert!(r.stdout.contains("WANMPI_INSECURE_LAN=1\n"), "{} {}", r.stdout, r.stderr);
+}
+
+#[test]
 fn an_unset_exported_variable_is_an_error() {
     let r = mpirun(&["-x", "PROBE_SURELY_NOT_SET", "-n", "1", PROBE]);
     assert_eq!(r.code, Some(2));
