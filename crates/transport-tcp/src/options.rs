@@ -48,6 +48,8 @@ pub struct TcpOptions {
     /// runtime): ranks of one host are never sealed unless forced; with
     /// `Seal::BetweenSites` only ranks of different sites are.
     pub maps: Maps,
+    /// Say at setup which connections are sealed (`WANMPI_STATS=1`).
+    pub report: bool,
 }
 
 impl Default for TcpOptions {
@@ -63,6 +65,7 @@ impl Default for TcpOptions {
             port_range: None,
             seal: Seal::BetweenHosts,
             maps: Maps::default(),
+            report: false,
         }
     }
 }
@@ -106,6 +109,7 @@ impl TcpOptions {
         }
         o.port_range = wanmpi_bootstrap::PortRange::from_lookup(&get).map_err(TransportError::Setup)?;
         o.seal = Seal::from_lookup(&get).map_err(TransportError::Setup)?;
+        o.report = get("WANMPI_STATS").is_some_and(|v| v.trim() == "1");
         Ok(o)
     }
 }
