@@ -62,6 +62,10 @@ pub(crate) struct RxBuf {
     /// The large frame's prefix and how far its records are opened.
     large_aad: [u8; LEN_PREFIX],
     large_progress: Progress,
+    /// How far the records of the frame at `start` are opened (once
+    /// `head_started`); offsets from its body, so compaction keeps them.
+    head: Progress,
+    head_started: bool,
 }
 
 fn read_some<R: Read>(r: &mut R, buf: &mut [u8], mid_frame: bool) -> Result<Option<usize>, RxError> {
@@ -88,6 +92,8 @@ impl RxBuf {
             opener,
             large_aad: [0; LEN_PREFIX],
             large_progress: Progress::new(0),
+            head: Progress::new(0),
+            head_started: false,
         }
     }
 
@@ -161,17 +167,33 @@ impl RxBuf {
             }
             let body = self.start + LEN_PREFIX;
             let wire = self.wire(len);
-            if self.end - body < wire {
-                break;
-            }
-            if let Some(o) = &mut self.opener {
-                let mut aad = [0u8; LEN_PREFIX];
-                aad.copy_from_slice(&self.buf[self.start..body]);
-                Progress::new(len).advance(o, &aad, &mut self.buf[body..body + wire], wire).map_err(|e| RxError::Tampered { record: e.record })?;
+            let arrived = (self.end - body).min(wire);
+            match &mut self.opener {
+                // Too big for the buffer: start_large_frame takes it.
+                Some(_) if LEN_PREFIX + wire > self.buf.len() => break,
+                Some(o) => {
+                    // Records open as they complete, even before the frame does.
+                    if !self.head_started {
+                        self.head = Progress::new(len);
+                        self.head_started = true;
+                    }
+                    let mut aad = [0u8; LEN_PREFIX];
+                    aad.copy_from_slice(&self.buf[self.start..body]);
+                    let whole = self
+                        .head
+                        .advance(o, &aad, &mut self.buf[body..body + arrived], arrived)
+                        .map_err(|e| RxError::Tampered { record: e.record })?;
+                    if !whole {
+                        break;
+                    }
+                }
+                None if arrived < wire => break,
+                None => {}
             }
             deliver(&self.buf[body..body + len]);
             frames += 1;
             self.start = body + wire;
+            self.head_started = false;
         }
         if self.start == self.end {
             self.start = 0;
@@ -330,9 +352,10 @@ mod tests {
         let sizes = [0usize, 1, 12, 5000, crate::record::RECORD, 3 * crate::record::RECORD + 5, 300];
         let bodies: Vec<Vec<u8>> = sizes.iter().enumerate().map(|(k, &n)| (0..n).map(|i| (i * 7 + k) as u8).collect()).collect();
         let stream = sealed_stream(&bodies);
-        // 100 KiB of buffer: the small frames in it, the 192 KiB one beyond it.
-        for chunk in [1, 17, 4096, 70_000, stream.len()] {
-            let mut rx = sealed_rx(100 * 1024);
+        // 100 KiB of buffer: the small frames in it, the 192 KiB one beyond
+        // it; 256 KiB: all in it, the big one opened record by record there.
+        for (chunk, cap) in [1, 17, 4096, 70_000, stream.len()].into_iter().flat_map(|c| [(c, 100 * 1024), (c, 256 * 1024)]) {
+            let mut rx = sealed_rx(cap);
             let mut s = Script { chunks: split(&stream, chunk), eof: false };
             let (r, got) = collect(&mut rx, &mut s, 1 << 20);
             assert_eq!(r.unwrap(), (bodies.len(), Drained::Empty), "chunk {chunk}");
@@ -348,11 +371,13 @@ mod tests {
         for (at, delivered, record) in [(10, 0, 0), (4 + 116 + 4 + 2 * (65536 + 16) + 9, 1, 3), (stream.len() - 1, 2, 5)] {
             let mut t = stream.clone();
             t[at] ^= 0x80;
-            let mut rx = sealed_rx(64 * 1024);
-            let mut s = Script { chunks: split(&t, 3000), eof: false };
-            let (r, got) = collect(&mut rx, &mut s, 1 << 20);
-            assert!(matches!(r, Err(RxError::Tampered { record: n }) if n == record), "byte {at}: {r:?}");
-            assert_eq!(got, bodies[..delivered].to_vec(), "byte {at}: only what came before");
+            for cap in [64 * 1024, 256 * 1024] {
+                let mut rx = sealed_rx(cap);
+                let mut s = Script { chunks: split(&t, 3000), eof: false };
+                let (r, got) = collect(&mut rx, &mut s, 1 << 20);
+                assert!(matches!(r, Err(RxError::Tampered { record: n }) if n == record), "byte {at}, buffer {cap}: {r:?}");
+                assert_eq!(got, bodies[..delivered].to_vec(), "byte {at}, buffer {cap}: only what came before");
+            }
         }
     }
 
