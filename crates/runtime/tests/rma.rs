@@ -146,7 +146,9 @@ fn compare_and_swap_has_one_winner() {
         let (mine, expect, mut old) = (rt.rank() as i64 + 1, 0i64, -1i64);
         rt.win_lock_all(w, 0).unwrap();
         // SAFETY: the three values outlive the flush.
-        unsafe { rt.compare_and_swap(w, (&mine as *const i64).cast(), (&expect as *const i64).cast(), (&mut old as *mut i64).cast(), &dt, 0, 0).unwrap() };
+        unsafe {
+            rt.compare_and_swap(w, (&mine as *const i64).cast(), (&expect as *const i64).cast(), (&mut old as *mut i64).cast(), &dt, 0, 0).unwrap()
+        };
         rt.win_flush(w, Some(0)).unwrap();
         rt.win_unlock_all(w).unwrap();
         rt.barrier(COMM_WORLD).unwrap();
