@@ -33,25 +33,32 @@ fn target(rank: c_int, disp: c_long, s: &Side) -> TargetSpec<'_> {
     TargetSpec { rank, disp, count: s.count, dt: &s.dt }
 }
 
-/// Hands a request-based call's request to the program.
-fn give(req: Option<Req>, request: *mut c_int) -> R<()> {
-    let h = match req {
-        Some(r) => crate::request::new_request(r, COMM_WORLD, false)?,
-        None => REQUEST_NULL,
-    };
-    *out(request, "request")? = h;
-    Ok(())
+/// Runs one communication call on `win`. `request` is null for the
+/// plain forms; for the `R` forms it receives the call's request.
+fn issue(win: c_int, request: *mut c_int, f: impl FnOnce(bool) -> R<Option<Req>>) -> c_int {
+    call_win(win, || {
+        let req = f(!request.is_null())?;
+        if !request.is_null() {
+            let h = match req {
+                Some(r) => crate::request::new_request(r, COMM_WORLD, false)?,
+                None => REQUEST_NULL,
+            };
+            *out(request, "request")? = h;
+        }
+        Ok(())
+    })
+}
+
+/// The `R` forms need somewhere to put their request.
+fn no_request(win: c_int) -> c_int {
+    call_win(win, || crate::error::fail(wanmpi_runtime::ErrorClass::Arg, "request is a null pointer"))
 }
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn put(ob: *const c_void, oc: c_int, odt: c_int, rank: c_int, disp: c_long, tc: c_int, tdt: c_int, win: c_int, request: *mut c_int) -> c_int {
-    call_win(win, || {
+    issue(win, request, |want| {
         let (o, t) = (side(oc, odt)?, side(tc, tdt)?);
-        let req = rt()?.put(win_id(win)?, origin(ob, &o), target(rank, disp, &t), !request.is_null())?;
-        if !request.is_null() {
-            give(req, request)?;
-        }
-        Ok(())
+        rt()?.put(win_id(win)?, origin(ob, &o), target(rank, disp, &t), want)
     })
 }
 
@@ -73,20 +80,16 @@ pub unsafe extern "C" fn PMPI_Rput(
     request: *mut c_int,
 ) -> c_int {
     if request.is_null() {
-        return call_win(win, || crate::error::fail(wanmpi_runtime::ErrorClass::Arg, "request is a null pointer"));
+        return no_request(win);
     }
     put(ob, oc, odt, rank, disp, tc, tdt, win, request)
 }
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn get(ob: *mut c_void, oc: c_int, odt: c_int, rank: c_int, disp: c_long, tc: c_int, tdt: c_int, win: c_int, request: *mut c_int) -> c_int {
-    call_win(win, || {
+    issue(win, request, |want| {
         let (o, t) = (side(oc, odt)?, side(tc, tdt)?);
-        let req = rt()?.get(win_id(win)?, origin(ob, &o), target(rank, disp, &t), !request.is_null())?;
-        if !request.is_null() {
-            give(req, request)?;
-        }
-        Ok(())
+        rt()?.get(win_id(win)?, origin(ob, &o), target(rank, disp, &t), want)
     })
 }
 
@@ -108,7 +111,7 @@ pub unsafe extern "C" fn PMPI_Rget(
     request: *mut c_int,
 ) -> c_int {
     if request.is_null() {
-        return call_win(win, || crate::error::fail(wanmpi_runtime::ErrorClass::Arg, "request is a null pointer"));
+        return no_request(win);
     }
     get(ob, oc, odt, rank, disp, tc, tdt, win, request)
 }
@@ -126,14 +129,10 @@ unsafe fn accumulate(
     win: c_int,
     request: *mut c_int,
 ) -> c_int {
-    call_win(win, || {
+    issue(win, request, |want| {
         let (o, t) = (side(oc, odt)?, side(tc, tdt)?);
         let op = op_for(op, tdt, &t.dt)?;
-        let req = rt()?.accumulate(win_id(win)?, origin(ob, &o), target(rank, disp, &t), &op, !request.is_null())?;
-        if !request.is_null() {
-            give(req, request)?;
-        }
-        Ok(())
+        rt()?.accumulate(win_id(win)?, origin(ob, &o), target(rank, disp, &t), &op, want)
     })
 }
 
@@ -166,7 +165,7 @@ pub unsafe extern "C" fn PMPI_Raccumulate(
     request: *mut c_int,
 ) -> c_int {
     if request.is_null() {
-        return call_win(win, || crate::error::fail(wanmpi_runtime::ErrorClass::Arg, "request is a null pointer"));
+        return no_request(win);
     }
     accumulate(ob, oc, odt, rank, disp, tc, tdt, op, win, request)
 }
@@ -187,17 +186,13 @@ unsafe fn get_accumulate(
     win: c_int,
     request: *mut c_int,
 ) -> c_int {
-    call_win(win, || {
+    issue(win, request, |want| {
         let (t, r) = (side(tc, tdt)?, side(rc, rdt)?);
         let opv = op_for(op, tdt, &t.dt)?;
         // MPI_NO_OP ignores the origin arguments (they may be null).
         let o = if crate::predef::op(op) == Some(wanmpi_runtime::PredefOp::NoOp) { None } else { Some(side(oc, odt)?) };
         let ob = o.as_ref().map(|o| origin(ob, o));
-        let req = rt()?.get_accumulate(win_id(win)?, ob, origin(rb, &r), target(rank, disp, &t), &opv, !request.is_null())?;
-        if !request.is_null() {
-            give(req, request)?;
-        }
-        Ok(())
+        rt()?.get_accumulate(win_id(win)?, ob, origin(rb, &r), target(rank, disp, &t), &opv, want)
     })
 }
 
@@ -236,7 +231,7 @@ pub unsafe extern "C" fn PMPI_Rget_accumulate(
     request: *mut c_int,
 ) -> c_int {
     if request.is_null() {
-        return call_win(win, || crate::error::fail(wanmpi_runtime::ErrorClass::Arg, "request is a null pointer"));
+        return no_request(win);
     }
     get_accumulate(ob, oc, odt, rb, rc, rdt, rank, disp, tc, tdt, op, win, request)
 }
