@@ -289,3 +289,34 @@ fn allocated_and_dynamic_windows() {
     });
     assert_eq!(out, vec![(8, 8), (7, 7)]);
 }
+
+#[test]
+fn long_puts_and_gets_through_strided_types_arrive_whole() {
+    // 160 KiB each way: more than one eager-sized piece.
+    const N: usize = 20_000;
+    let out = world(2, |rt| {
+        let dt = i64s();
+        let me = rt.rank() as usize;
+        let mut mem = vec![0i64; 2 * N];
+        let w = slots(rt, &mut mem);
+        // Every other slot of the target, from a contiguous origin buffer.
+        let every2 = Datatype::vector(N, 1, 2, &dt).unwrap();
+        every2.commit();
+        let src: Vec<i64> = (0..N as i64).map(|i| i * 3 + me as i64).collect();
+        let mut back = vec![0i64; N];
+        rt.win_fence(w, 0).unwrap();
+        let peer = 1 - me;
+        let t = TargetSpec { rank: peer as i32, disp: 1, count: 1, dt: &every2 };
+        // SAFETY: packed at the call.
+        unsafe { rt.put(w, OriginBuf { ptr: src.as_ptr().cast(), count: N, dt: &dt }, t, false).unwrap() };
+        rt.win_fence(w, 0).unwrap();
+        let into = OriginBuf { ptr: back.as_mut_ptr().cast_const().cast(), count: N, dt: &dt };
+        // SAFETY: `back` outlives the fence below.
+        unsafe { rt.get(w, into, TargetSpec { rank: peer as i32, disp: 1, count: 1, dt: &every2 }, false).unwrap() };
+        rt.win_fence(w, 0).unwrap();
+        let odd_ok = (0..N).all(|i| mem[2 * i + 1] == (i as i64) * 3 + peer as i64 && mem[2 * i] == 0);
+        rt.win_free(w).unwrap();
+        (odd_ok, back == (0..N as i64).map(|i| i * 3 + me as i64).collect::<Vec<i64>>())
+    });
+    assert_eq!(out, vec![(true, true), (true, true)]);
+}

@@ -223,9 +223,9 @@ impl Window {
                             h.granted = true;
                         }
                     }
-                    Sink::Into { ptr, count, datatype } => {
+                    Sink::Into { ptr, count, datatype, offset } => {
                         // SAFETY: the origin's contract keeps its result buffer valid until completion.
-                        unsafe { datatype.unpack(&data, ptr as *mut u8, count) };
+                        unsafe { datatype.unpack_range(&data, ptr as *mut u8, count, offset) };
                     }
                 }
                 Status::empty()

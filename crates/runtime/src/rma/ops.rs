@@ -54,6 +54,33 @@ fn flatten(dt: &Datatype, count: usize) -> Vec<(i64, u64)> {
     blocks
 }
 
+/// Room left in a piece for the request's header and block list.
+const PIECE_HEADROOM: usize = 4096;
+const MIN_PIECE: usize = 4096;
+
+/// `place` cut into pieces of at most `piece` data bytes, each with the
+/// range of packed data it carries, in order.
+fn split(place: &Place, piece: usize) -> Vec<(Place, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    let (mut cur, mut bytes, mut start) = (Vec::new(), 0usize, 0usize);
+    for &(off, len) in &place.blocks {
+        let (mut off, mut len) = (off, len as usize);
+        while len > 0 {
+            let take = len.min(piece - bytes);
+            cur.push((off, take as u64));
+            (bytes, off, len) = (bytes + take, off + take as i64, len - take);
+            if bytes == piece {
+                out.push((Place { disp: place.disp, blocks: std::mem::take(&mut cur) }, start..start + bytes));
+                (start, bytes) = (start + bytes, 0);
+            }
+        }
+    }
+    if bytes > 0 {
+        out.push((Place { disp: place.disp, blocks: cur }, start..start + bytes));
+    }
+    out
+}
+
 fn predef(op: &Op) -> MpiResult<PredefOp> {
     match op {
         Op::Predef(p) => Ok(*p),
@@ -200,6 +227,39 @@ impl Runtime {
             o.dt.pack(o.ptr, o.count, &mut v);
             v
         });
+        // A long put or get goes as eager-sized pieces, each applied and
+        // answered on its own: a message over the eager limit would wait a
+        // rendezvous round trip first (the target posts its receive only
+        // when the request arrives), which a WAN makes expensive.
+        let piece = st.engine.config().eager_limit.saturating_sub(PIECE_HEADROOM).max(MIN_PIECE);
+        if !want_req && tbytes > piece {
+            if let Kind::Get { into } = kind {
+                check_datatype(into.dt)?;
+                if into.dt.packed_size(into.count) != tbytes {
+                    return Err(MpiError::new(ErrorClass::Type, "origin and target datatypes of a get differ in size"));
+                }
+            }
+            if let Kind::Put | Kind::Get { .. } = kind {
+                let State { wins, engine, .. } = &mut *st;
+                let win = wins.map.get_mut(&w.0).ok_or_else(|| bad_win(w))?;
+                for (p, range) in split(&place, piece) {
+                    let req = match kind {
+                        Kind::Get { into } => {
+                            let sink = Sink::Into { ptr: into.ptr as usize, count: into.count, datatype: into.dt.clone(), offset: range.start };
+                            let id = win.access.issue(world, sink, None);
+                            Request::Get { id, place: p }
+                        }
+                        _ => {
+                            let id = win.access.issue(world, Sink::Ack, None);
+                            Request::Put { id, place: p, data: data.as_ref().map_or(vec![], |d| d[range].to_vec()) }
+                        }
+                    };
+                    win.send_request(engine, world, &req);
+                }
+                self.progress(&mut st)?;
+                return Ok(None);
+            }
+        }
         let (sink, make): (Sink, Box<dyn FnOnce(u64) -> Request>) = match kind {
             Kind::Put => (Sink::Ack, Box::new(|id| Request::Put { id, place, data: data.unwrap_or_default() })),
             Kind::Get { into } => {
@@ -207,7 +267,10 @@ impl Runtime {
                 if into.dt.packed_size(into.count) != tbytes {
                     return Err(MpiError::new(ErrorClass::Type, "origin and target datatypes of a get differ in size"));
                 }
-                (Sink::Into { ptr: into.ptr as usize, count: into.count, datatype: into.dt.clone() }, Box::new(|id| Request::Get { id, place }))
+                (
+                    Sink::Into { ptr: into.ptr as usize, count: into.count, datatype: into.dt.clone(), offset: 0 },
+                    Box::new(|id| Request::Get { id, place }),
+                )
             }
             Kind::Acc { op } => {
                 let ty = element(op, origin.map_or(target.dt, |o| o.dt), target.dt, tbytes)?;
@@ -221,7 +284,7 @@ impl Runtime {
                 }
                 // MPI_NO_OP sends no data: the target keeps its contents.
                 let data = if op == PredefOp::NoOp { vec![0; tbytes] } else { data.unwrap_or_default() };
-                let sink = Sink::Into { ptr: into.ptr as usize, count: into.count, datatype: into.dt.clone() };
+                let sink = Sink::Into { ptr: into.ptr as usize, count: into.count, datatype: into.dt.clone(), offset: 0 };
                 (sink, Box::new(move |id| Request::Acc { id, place, op, ty, fetch: true, data }))
             }
             Kind::Cas { compare, into } => {
@@ -230,7 +293,10 @@ impl Runtime {
                 d.extend_from_slice(&data.unwrap_or_default());
                 let ty = target.dt.basic_kind().unwrap_or(BasicType::Byte);
                 let disp = target.disp;
-                (Sink::Into { ptr: into as usize, count: 1, datatype: target.dt.clone() }, Box::new(move |id| Request::Cas { id, disp, ty, data: d }))
+                (
+                    Sink::Into { ptr: into as usize, count: 1, datatype: target.dt.clone(), offset: 0 },
+                    Box::new(move |id| Request::Cas { id, disp, ty, data: d }),
+                )
             }
         };
         let req = want_req.then(|| st.reqs.insert(Entry::Remote));
@@ -240,5 +306,23 @@ impl Runtime {
         win.send_request(engine, world, &make(id));
         self.progress(&mut st)?;
         Ok(req)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_cover_every_byte_once_in_order() {
+        let place = Place { disp: 3, blocks: vec![(0, 10), (20, 3), (40, 0), (50, 7)] };
+        let pieces = split(&place, 6);
+        let sizes: Vec<usize> = pieces.iter().map(|(_, r)| r.len()).collect();
+        assert_eq!(sizes, vec![6, 6, 6, 2]);
+        let blocks: Vec<(i64, u64)> = pieces.iter().flat_map(|(p, _)| p.blocks.clone()).collect();
+        assert_eq!(blocks, vec![(0, 6), (6, 4), (20, 2), (20 + 2, 1), (50, 5), (55, 2)]);
+        assert!(pieces.iter().all(|(p, r)| p.disp == 3 && p.bytes() as usize == r.len()));
+        assert_eq!(pieces.last().map(|(_, r)| r.end), Some(20));
+        assert!(split(&Place { disp: 0, blocks: vec![] }, 6).is_empty());
     }
 }

@@ -15,8 +15,9 @@ pub enum Sink {
     /// Nothing comes back but the acknowledgement.
     Ack,
     /// Into `count` elements of `datatype` at `ptr` (a get's origin buffer,
-    /// a get_accumulate's result buffer).
-    Into { ptr: usize, count: usize, datatype: Datatype },
+    /// a get_accumulate's result buffer), from packed byte `offset` on (a
+    /// long get comes back in pieces).
+    Into { ptr: usize, count: usize, datatype: Datatype, offset: usize },
     /// The grant of a lock on the target.
     Grant,
 }
