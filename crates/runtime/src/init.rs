@@ -120,7 +120,11 @@ impl Runtime {
         }
         // MPI_COMM_SELF is freed first, as if by the program: its attributes'
         // delete callbacks run while MPI still works (MPI_Finalized says no).
-        self.delete_all_attrs(crate::comm::COMM_SELF)?;
+        // A failing callback is reported, not returned: the other ranks are
+        // on their way into the final barrier and would wait for this one.
+        if let Err(e) = self.delete_all_attrs(crate::comm::COMM_SELF) {
+            eprintln!("wanmpi: rank {}: MPI_Finalize: deleting MPI_COMM_SELF's attributes: {e}", self.rank);
+        }
         self.finalized.store(true, Ordering::SeqCst);
         match self.barrier(COMM_WORLD) {
             // With --tolerate-rank-failure a dead rank cannot join the
