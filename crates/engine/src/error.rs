@@ -68,6 +68,72 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// The class whose MPICH number is `code`, if any (a reply from a peer,
+    /// a user callback's return code).
+    pub fn from_code(code: i32) -> Option<ErrorClass> {
+        use ErrorClass::*;
+        [
+            Buffer,
+            Count,
+            Type,
+            Tag,
+            Comm,
+            Rank,
+            Root,
+            Group,
+            Op,
+            Topology,
+            Dims,
+            Arg,
+            Unknown,
+            Truncate,
+            Other,
+            Intern,
+            InStatus,
+            Pending,
+            Request,
+            Access,
+            Amode,
+            BadFile,
+            Conversion,
+            DupDatarep,
+            FileExists,
+            FileInUse,
+            File,
+            Info,
+            InfoKey,
+            InfoValue,
+            InfoNokey,
+            Io,
+            NoMem,
+            NotSame,
+            NoSpace,
+            NoSuchFile,
+            Quota,
+            ReadOnly,
+            UnsupportedDatarep,
+            Keyval,
+            Win,
+            Base,
+            Locktype,
+            RmaConflict,
+            RmaSync,
+            Size,
+            Disp,
+            Assert,
+            RmaRange,
+            RmaAttach,
+            RmaShared,
+            RmaFlavor,
+            UnsupportedOperation,
+            Session,
+            ProcAborted,
+            ProcFailed,
+        ]
+        .into_iter()
+        .find(|c| *c as i32 == code)
+    }
+
     /// The C name of the class, for messages.
     pub fn mpi_name(self) -> &'static str {
         use ErrorClass::*;

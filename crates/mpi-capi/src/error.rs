@@ -86,67 +86,7 @@ pub fn describe(code: c_int) -> String {
 }
 
 pub fn class_from_int(code: c_int) -> Option<ErrorClass> {
-    use ErrorClass::*;
-    [
-        Buffer,
-        Count,
-        Type,
-        Tag,
-        Comm,
-        Rank,
-        Root,
-        Group,
-        Op,
-        Topology,
-        Dims,
-        Arg,
-        Unknown,
-        Truncate,
-        Other,
-        Intern,
-        InStatus,
-        Pending,
-        Request,
-        Access,
-        Amode,
-        BadFile,
-        Conversion,
-        DupDatarep,
-        FileExists,
-        FileInUse,
-        File,
-        Info,
-        InfoKey,
-        InfoValue,
-        InfoNokey,
-        Io,
-        NoMem,
-        NotSame,
-        NoSpace,
-        NoSuchFile,
-        Quota,
-        ReadOnly,
-        UnsupportedDatarep,
-        Keyval,
-        Win,
-        Base,
-        Locktype,
-        RmaConflict,
-        RmaSync,
-        Size,
-        Disp,
-        Assert,
-        RmaRange,
-        RmaAttach,
-        RmaShared,
-        RmaFlavor,
-        UnsupportedOperation,
-        Session,
-        ProcAborted,
-        ProcFailed,
-    ]
-    .into_iter()
-    .find(|c| *c as c_int == code)
+    ErrorClass::from_code(code)
 }
 
 /// MPI_Add_error_class (MPI-4.0 §9.5): a new class, which is also a code.

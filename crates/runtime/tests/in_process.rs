@@ -4,31 +4,13 @@
 //! is tested directly. Multi-process runs over real transports are in the
 //! conformance suites.
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread;
 
-use wanmpi_runtime::{BasicType, Buf, Datatype, Generalized, Op, PredefOp, Req, Runtime, RuntimeOptions, Status, COMM_WORLD};
-use wanmpi_transport::loopback_world;
-
-/// Runs `f` on `n` ranks, one thread and one runtime each.
-fn world<T: Send>(n: u32, f: impl Fn(&Runtime) -> T + Sync) -> Vec<T> {
-    let f = &f;
-    thread::scope(|s| {
-        let hs: Vec<_> = loopback_world(n, 4)
-            .into_iter()
-            .map(|t| {
-                s.spawn(move || {
-                    let rt = Runtime::over(Box::new(t), RuntimeOptions::default()).expect("runtime");
-                    let out = f(&rt);
-                    rt.barrier(COMM_WORLD).expect("closing barrier");
-                    out
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().expect("rank thread")).collect()
-    })
-}
+use common::world;
+use wanmpi_runtime::{BasicType, Buf, Datatype, Generalized, Op, PredefOp, Req, Runtime, Status, COMM_WORLD};
 
 fn sum() -> Op {
     Op::Predef(PredefOp::Sum)

@@ -4,34 +4,16 @@
 //! the target, that accumulates are atomic, that locks exclude, that a
 //! target answers while it makes no MPI call (passive target).
 
+mod common;
+
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::world;
 use wanmpi_runtime::{
-    BasicType, Datatype, Info, LockType, Op, OriginBuf, PredefOp, Runtime, RuntimeOptions, TargetSpec, WinId, COMM_WORLD, MODE_NOPRECEDE,
-    MODE_NOSUCCEED,
+    BasicType, Datatype, Info, LockType, Op, OriginBuf, PredefOp, Runtime, TargetSpec, WinId, COMM_WORLD, MODE_NOPRECEDE, MODE_NOSUCCEED,
 };
-use wanmpi_transport::loopback_world;
-
-/// Runs `f` on `n` ranks, one thread and one runtime each; finalizes them.
-fn world<T: Send>(n: u32, f: impl Fn(&Arc<Runtime>) -> T + Sync) -> Vec<T> {
-    let f = &f;
-    thread::scope(|s| {
-        let hs: Vec<_> = loopback_world(n, 4)
-            .into_iter()
-            .map(|t| {
-                s.spawn(move || {
-                    let rt = Runtime::over(Box::new(t), RuntimeOptions::default()).expect("runtime");
-                    let out = f(&rt);
-                    rt.finalize().expect("finalize");
-                    out
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().expect("rank thread")).collect()
-    })
-}
 
 fn i64s() -> Datatype {
     Datatype::basic(BasicType::Int64)

@@ -134,17 +134,18 @@ pub unsafe extern "C" fn PMPI_Win_shared_query(win: c_int, rank: c_int, size: *m
     })
 }
 
-/// The `_c` forms take the displacement unit as MPI_Aint.
-fn unit_c(disp_unit: c_long) -> R<c_int> {
-    c_int::try_from(disp_unit).map_err(|_| MpiError::new(ErrorClass::Disp, format!("displacement unit {disp_unit} does not fit an int")))
+/// The `_c` forms take the displacement unit as MPI_Aint: `f` runs with
+/// it as an int, or the call fails through `comm`'s handler.
+fn unit_c(disp_unit: c_long, comm: c_int, f: impl FnOnce(c_int) -> c_int) -> c_int {
+    match c_int::try_from(disp_unit) {
+        Ok(u) => f(u),
+        Err(_) => call(comm, || fail(ErrorClass::Disp, format!("displacement unit {disp_unit} does not fit an int"))),
+    }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_create_c(base: *mut c_void, size: c_long, disp_unit: c_long, info: c_int, comm: c_int, win: *mut c_int) -> c_int {
-    match unit_c(disp_unit) {
-        Ok(u) => PMPI_Win_create(base, size, u, info, comm, win),
-        Err(e) => call(comm, || Err(e)),
-    }
+    unit_c(disp_unit, comm, |u| PMPI_Win_create(base, size, u, info, comm, win))
 }
 
 #[no_mangle]
@@ -156,10 +157,7 @@ pub unsafe extern "C" fn PMPI_Win_allocate_c(
     baseptr: *mut c_void,
     win: *mut c_int,
 ) -> c_int {
-    match unit_c(disp_unit) {
-        Ok(u) => allocate(size, u, info, comm, baseptr, win, false),
-        Err(e) => call(comm, || Err(e)),
-    }
+    unit_c(disp_unit, comm, |u| allocate(size, u, info, comm, baseptr, win, false))
 }
 
 #[no_mangle]
@@ -171,10 +169,7 @@ pub unsafe extern "C" fn PMPI_Win_allocate_shared_c(
     baseptr: *mut c_void,
     win: *mut c_int,
 ) -> c_int {
-    match unit_c(disp_unit) {
-        Ok(u) => allocate(size, u, info, comm, baseptr, win, true),
-        Err(e) => call(comm, || Err(e)),
-    }
+    unit_c(disp_unit, comm, |u| allocate(size, u, info, comm, baseptr, win, true))
 }
 
 #[no_mangle]

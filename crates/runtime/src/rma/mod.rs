@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use wanmpi_engine::engine::SendMode;
 use wanmpi_engine::request::{RecvBuf, SendData};
-use wanmpi_engine::{Engine, ErrorClass};
+use wanmpi_engine::Engine;
 
 use crate::comm::CommId;
 use crate::group::Group;
@@ -91,12 +91,6 @@ impl Windows {
     pub fn get(&self, w: WinId) -> Option<&Window> {
         self.map.get(&w.0)
     }
-}
-
-/// The class of an error code a target sent back.
-pub(crate) fn class_of(code: i32) -> Option<ErrorClass> {
-    use ErrorClass::*;
-    [RmaRange, RmaSync, RmaAttach, Type, Op, Arg, Count, Other, Intern].into_iter().find(|c| *c as i32 == code)
 }
 
 /// Serves every window: takes arriving requests and replies, applies the

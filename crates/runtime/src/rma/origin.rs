@@ -106,6 +106,6 @@ impl Access {
 
 /// An error a target sent back, in MPI terms.
 pub fn remote_error(class: i32, msg: String, from: u32) -> MpiError {
-    let class = crate::rma::class_of(class).unwrap_or(ErrorClass::Other);
+    let class = ErrorClass::from_code(class).unwrap_or(ErrorClass::Other);
     MpiError::new(class, format!("at target rank {from}: {msg}"))
 }
