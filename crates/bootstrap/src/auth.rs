@@ -48,6 +48,16 @@ pub fn verify(secret: &[u8; 32], role: Role, nonce_hex: &str, rank: u32, proof_h
     }
 }
 
+/// A 32-byte key for `label` from `secret` (HMAC-SHA256 as a PRF): both
+/// ends of a port's handshake derive their joint key from the port's
+/// secret and both nonces, so the key never travels.
+pub fn derive(secret: &[u8; 32], label: &str) -> [u8; 32] {
+    let mut m = <HmacSha256 as Mac>::new_from_slice(secret).expect("HMAC takes a 32-byte key");
+    m.update(b"wanmpi-derive|");
+    m.update(label.as_bytes());
+    m.finalize().into_bytes().into()
+}
+
 /// 16 fresh random bytes as hex.
 pub fn nonce() -> Result<String, getrandom::Error> {
     let mut b = [0u8; 16];
@@ -59,7 +69,7 @@ pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-fn unhex(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
     if s.len() & 1 == 1 || !s.is_ascii() {
         return None;
     }

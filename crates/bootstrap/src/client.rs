@@ -146,6 +146,16 @@ impl Client {
         self.call_ok(Request::Finalize, "finalize")
     }
 
+    /// Asks the launcher to start `request`'s processes. `Ok` means the
+    /// launcher took the request; whether they started, the port hears.
+    pub fn spawn(&mut self, request: &crate::SpawnRequest) -> Result<(), BootstrapError> {
+        let request = request.encode().map_err(BootstrapError::Protocol)?;
+        if request.len() + 8 > proto::MAX_LINE {
+            return Err(BootstrapError::Protocol(format!("a spawn request of {} bytes is longer than the launcher takes ({})", request.len() / 2, proto::MAX_LINE / 2 - 8)));
+        }
+        self.call_ok(Request::Spawn { request }, "spawn")
+    }
+
     /// Tells the launcher this rank lost contact with `rank`; the launcher
     /// ends the job with a message naming both.
     pub fn report_peer_lost(&mut self, rank: u32, reason: &str) -> Result<(), BootstrapError> {

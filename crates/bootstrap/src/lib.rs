@@ -18,9 +18,11 @@ pub mod auth;
 mod client;
 mod env;
 mod local;
+pub mod port;
 pub mod ports;
 pub mod proto;
 pub mod server;
+mod spawn;
 mod timeout;
 
 pub use addr::{BootstrapAddr, Stream};
@@ -29,6 +31,7 @@ pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET,
 pub use local::{local_kv_world, LocalKv};
 pub use ports::{PortRange, ENV_PORT_RANGE};
 pub use server::{Server, ServerConfig, ServerEvent};
+pub use spawn::{SpawnApp, SpawnRequest, MAX_SPAWN};
 pub use timeout::{timeout_from_env, DEFAULT_TIMEOUT, ENV_BOOTSTRAP_TIMEOUT};
 
 use thiserror::Error;

@@ -13,6 +13,7 @@
 //! client: abort <code> <text>                      server: ok
 //! client: finalize                                 server: ok
 //! client: peer-lost <rank> <text>                  server: ok
+//! client: spawn <hex>                               server: ok | err <text>   (SpawnRequest)
 //! ```
 
 use crate::BootstrapError;
@@ -34,6 +35,8 @@ pub enum Request {
     Abort { code: i32, message: String },
     Finalize,
     PeerLost { rank: u32, reason: String },
+    /// Hex of a `SpawnRequest`, checked by the server before it says ok.
+    Spawn { request: String },
 }
 
 /// Keys and values are short words: no whitespace, not empty.
@@ -60,6 +63,7 @@ impl Request {
             Request::Abort { code, message } => format!("abort {code} {}", one_line(message)),
             Request::Finalize => "finalize".into(),
             Request::PeerLost { rank, reason } => format!("peer-lost {rank} {}", one_line(reason)),
+            Request::Spawn { request } => format!("spawn {request}"),
         }
     }
 
@@ -100,6 +104,10 @@ impl Request {
                 Request::Finalize
             }
             "peer-lost" => Request::PeerLost { rank: rank(words.first())?, reason: text_after(1) },
+            "spawn" => {
+                exact(1)?;
+                Request::Spawn { request: words[0].into() }
+            }
             _ => return Err(format!("unknown request {:?}", one_line(verb))),
         })
     }

@@ -52,7 +52,7 @@ pub struct Composite {
     pub bad_frames: u64,
 }
 
-fn epoll_of(parts: &[Box<dyn Transport>]) -> Result<(OwnedFd, bool), TransportError> {
+pub(crate) fn epoll_of(parts: &[Box<dyn Transport>]) -> Result<(OwnedFd, bool), TransportError> {
     // SAFETY: plain syscalls; the new fd is owned at once.
     let ep = unsafe {
         let fd = libc::epoll_create1(libc::EPOLL_CLOEXEC);

@@ -14,15 +14,21 @@
 //! `EVALUATE_EVERY` per peer (`route.rs`; the adaptive rule is
 //! `adaptive.rs`).
 //!
+//! A third use: processes of other jobs joined to this one
+//! (MPI_Comm_spawn, MPI_Comm_accept/connect) reached over their own
+//! transport, next to the job's, without touching its frames (`joined.rs`).
+//!
 //! What this crate is not: it opens no sockets; its parts are transports
 //! already connected.
 
 mod adaptive;
 mod composite;
+mod joined;
 mod per_peer;
 mod route;
 
 pub use adaptive::{decide, AdaptiveRoute, Choice};
 pub use composite::{Composite, PREFIX_LEN};
+pub use joined::Joined;
 pub use per_peer::{PerPeerRoute, Reach};
 pub use route::{Pick, Route, EVALUATE_EVERY};

@@ -135,6 +135,13 @@ fn requests(rank: u32, stream: Stream, shared: &Shared) -> Result<(), BootstrapE
                 (shared.sink)(ServerEvent::PeerLost { reporter: rank, rank: lost, reason });
                 "ok".into()
             }
+            Request::Spawn { request } => match crate::SpawnRequest::decode(&request) {
+                Ok(request) => {
+                    (shared.sink)(ServerEvent::Spawn { rank, request });
+                    "ok".into()
+                }
+                Err(why) => format!("err {}", proto::one_line(&why)),
+            },
         };
         send(&stream, &reply)?;
     }

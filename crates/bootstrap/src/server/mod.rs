@@ -77,6 +77,9 @@ pub enum ServerEvent {
     Finalized { rank: u32 },
     /// A rank lost contact with another.
     PeerLost { reporter: u32, rank: u32, reason: String },
+    /// A rank asked for more processes (MPI_Comm_spawn): they connect back
+    /// to `request.port`, which also hears of a failed start.
+    Spawn { rank: u32, request: crate::SpawnRequest },
     /// A fence failed for lack of ranks.
     FenceTimeout { rank: u32, missing: Vec<u32> },
 }

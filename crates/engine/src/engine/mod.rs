@@ -123,6 +123,18 @@ impl Engine {
     pub fn size(&self) -> u32 {
         self.size
     }
+    /// Makes room for `count` processes joined after start (MPI_Comm_spawn,
+    /// MPI_Comm_accept/connect): they take the ids `size..size + count`,
+    /// which the transport must reach from now on. Returns the first new id.
+    pub fn add_peers(&mut self, count: u32) -> PeerId {
+        let first = self.size;
+        self.size = first.checked_add(count).expect("fewer than 2^32 processes");
+        self.out.resize_with(self.size as usize, VecDeque::new);
+        self.credits.resize_with(self.size as usize, VecDeque::new);
+        self.announced_max.resize(self.size as usize, 0);
+        self.window.grow(self.size);
+        first
+    }
     pub fn config(&self) -> &EngineConfig {
         &self.cfg
     }

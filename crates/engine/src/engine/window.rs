@@ -33,6 +33,14 @@ impl Windows {
         Windows { avail: z.clone(), granted: z.clone(), held: z }
     }
 
+    /// Room for peers joined later (dynamic processes): they start with no
+    /// window either way.
+    pub(super) fn grow(&mut self, size: u32) {
+        for v in [&mut self.avail, &mut self.granted, &mut self.held] {
+            v.resize(size as usize, 0);
+        }
+    }
+
     /// What a message to `peer` may spend now.
     pub(super) fn available(&self, peer: PeerId) -> u64 {
         self.avail[peer as usize]

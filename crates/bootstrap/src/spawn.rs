@@ -1,0 +1,107 @@
+//! A rank's request that the launcher start more processes
+//! (MPI_Comm_spawn, MPI_Comm_spawn_multiple), as it travels to the
+//! launcher: one `spawn <hex>` line of the key/value protocol, whose
+//! fields may hold any bytes but NUL (programs, arguments, directories).
+
+use crate::auth::hex;
+
+/// One command of a spawn: `count` copies of `program args`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnApp {
+    pub program: String,
+    pub args: Vec<String>,
+    pub count: u32,
+    /// The `wdir` info key: the children's working directory.
+    pub wdir: Option<String>,
+    /// The `host` info key: where the children run (a host of the job's
+    /// host list, or this machine when not given).
+    pub host: Option<String>,
+}
+
+/// Everything the launcher needs: the commands in order (the children's
+/// MPI_COMM_WORLD ranks follow it) and the port they connect back to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnRequest {
+    pub port: String,
+    pub apps: Vec<SpawnApp>,
+}
+
+/// Most processes one request may ask for.
+pub const MAX_SPAWN: u32 = 4096;
+
+impl SpawnRequest {
+    pub fn total(&self) -> u32 {
+        self.apps.iter().map(|a| a.count).sum()
+    }
+
+    /// The request as hex digits of NUL-separated fields.
+    pub fn encode(&self) -> Result<String, String> {
+        let mut f: Vec<String> = vec![self.port.clone(), self.apps.len().to_string()];
+        for a in &self.apps {
+            f.push(a.program.clone());
+            f.push(a.count.to_string());
+            f.push(a.wdir.clone().unwrap_or_default());
+            f.push(a.host.clone().unwrap_or_default());
+            f.push(a.args.len().to_string());
+            f.extend(a.args.iter().cloned());
+        }
+        if let Some(bad) = f.iter().find(|s| s.contains('\0')) {
+            return Err(format!("a spawn field contains a NUL byte: {bad:?}"));
+        }
+        Ok(hex(f.join("\0").as_bytes()))
+    }
+
+    pub fn decode(text: &str) -> Result<SpawnRequest, String> {
+        let bytes = crate::auth::unhex(text).ok_or("a spawn request is not hex")?;
+        let s = String::from_utf8(bytes).map_err(|_| "a spawn request is not UTF-8")?;
+        let mut f = s.split('\0');
+        let mut next = |what: &str| f.next().map(str::to_string).ok_or(format!("a spawn request lacks its {what}"));
+        let num = |v: String, what: &str| v.parse::<u32>().map_err(|_| format!("a spawn request's {what} is not a number: {v:?}"));
+        let port = next("port")?;
+        let napps = num(next("command count")?, "command count")?;
+        let mut apps = Vec::new();
+        for _ in 0..napps.min(MAX_SPAWN) {
+            let program = next("program")?;
+            let count = num(next("process count")?, "process count")?;
+            let opt = |v: String| (!v.is_empty()).then_some(v);
+            let wdir = opt(next("directory")?);
+            let host = opt(next("host")?);
+            let nargs = num(next("argument count")?, "argument count")?;
+            let args = (0..nargs).map(|_| next("argument")).collect::<Result<Vec<_>, _>>()?;
+            apps.push(SpawnApp { program, args, count, wdir, host });
+        }
+        let r = SpawnRequest { port, apps };
+        if r.apps.is_empty() || r.total() == 0 || r.total() > MAX_SPAWN || r.apps.iter().any(|a| a.program.is_empty()) {
+            return Err(format!("a spawn request must start 1..={MAX_SPAWN} processes of named programs"));
+        }
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_survives_the_trip_with_awkward_arguments() {
+        let r = SpawnRequest {
+            port: "wanmpi-port:1:127.0.0.1:5000:ab".into(),
+            apps: vec![
+                SpawnApp { program: "/bin/a b".into(), args: vec!["".into(), "x y".into(), "$(rm -rf /); 'q'".into()], count: 2, wdir: Some("/tmp".into()), host: None },
+                SpawnApp { program: "c".into(), args: vec![], count: 1, wdir: None, host: Some("h1".into()) },
+            ],
+        };
+        let line = r.encode().expect("encode");
+        assert!(line.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(SpawnRequest::decode(&line).expect("decode"), r);
+    }
+
+    #[test]
+    fn garbage_is_refused_with_a_reason() {
+        assert!(SpawnRequest::decode("zz").is_err());
+        assert!(SpawnRequest::decode(&hex(b"port\x001\x00prog")).unwrap_err().contains("process count"));
+        assert!(SpawnRequest::decode(&hex(b"port\x001\x00prog\x000\x00\x00\x000")).is_err(), "zero processes");
+        let nul = SpawnRequest { port: "p".into(), apps: vec![SpawnApp { program: "a\0b".into(), args: vec![], count: 1, wdir: None, host: None }] };
+        assert!(nul.encode().is_err());
+    }
+}
