@@ -28,10 +28,23 @@ pub enum OutputMode {
     Capture,
 }
 
+/// One command of a job that runs several (the children of
+/// MPI_Comm_spawn_multiple): `count` ranks in a row run it, with `env` on
+/// top of the job's.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub program: String,
+    pub args: Vec<String>,
+    pub count: u32,
+    pub env: Vec<(String, String)>,
+}
+
 #[derive(Debug, Clone)]
 pub struct JobSpec {
     pub program: String,
     pub args: Vec<String>,
+    /// When not empty, rank by rank what runs instead of `program args`.
+    pub apps: Vec<App>,
     /// Number of ranks; `None` means one per host slot.
     pub np: Option<u32>,
     /// Empty: every rank on this machine.
@@ -90,11 +103,24 @@ impl JobSpec {
         words
     }
 
+    /// What rank `rank` runs: its app's command and variables.
+    pub fn command_of(&self, rank: u32) -> (&str, &[String], &[(String, String)]) {
+        let mut first = 0;
+        for a in &self.apps {
+            if rank < first + a.count {
+                return (&a.program, &a.args, &a.env);
+            }
+            first += a.count;
+        }
+        (&self.program, &self.args, &[])
+    }
+
     /// `np` copies of `program args` on this machine, with defaults.
     pub fn local(program: &str, args: &[&str], np: u32) -> JobSpec {
         JobSpec {
             program: program.to_string(),
             args: args.iter().map(|s| s.to_string()).collect(),
+            apps: Vec::new(),
             np: Some(np),
             hosts: Vec::new(),
             oversubscribe: false,

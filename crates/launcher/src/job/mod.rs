@@ -2,6 +2,7 @@
 //! rank, then watch them (see `watch`) until the job ends.
 
 mod bootstrap;
+mod spawn;
 mod ssh_mux;
 mod watch;
 
@@ -100,8 +101,12 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
                 None => agent.clone(),
             };
             let id = Identity { rank, size, bootstrap: service.address(), job_id: &job_id, addr: p.addr.as_deref() };
-            let env = env_vars::for_rank(&common, &id);
-            let cmd = command::build(&agent, &p.host, local[i], &env, &spec.program, &spec.args);
+            let (program, args, app_env) = spec.command_of(rank);
+            let mut env = env_vars::for_rank(&common, &id);
+            for (k, v) in app_env {
+                env.set(k, v);
+            }
+            let cmd = command::build(&agent, &p.host, local[i], &env, program, args);
             match start_rank(rank, p, &cmd, secret_line.as_bytes(), &sink, &tx) {
                 Ok(pid) => started[i] = Some(Rank::new(p.host.clone(), pid)),
                 Err(error) => {
@@ -109,7 +114,7 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
                     for r in started.iter().flatten() {
                         process::signal_group(r.pid, libc::SIGKILL);
                     }
-                    return Err(LaunchError::Spawn { rank, host: p.host.clone(), program: spec.program.clone(), error });
+                    return Err(LaunchError::Spawn { rank, host: p.host.clone(), program: program.to_string(), error });
                 }
             }
         }
@@ -122,6 +127,12 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     drop(service);
     drop(mux);
     watch.after_service(&mut outcome);
+    let mut children = std::mem::take(&mut watch.children);
+    children.finish(&mut outcome, &mut |m| {
+        if spec.output == crate::spec::OutputMode::Forward {
+            let _ = writeln!(std::io::stderr(), "mpirun: {m}");
+        }
+    });
     outcome.output = std::mem::take(&mut *sink.captured.lock().unwrap_or_else(|p| p.into_inner()));
     outcome.job_id = job_id;
     Ok(outcome)

@@ -52,11 +52,13 @@ pub struct Watch<'a> {
     tolerated: Vec<(u32, Result<i32, i32>)>,
     /// Output that could not be written.
     lost: Arc<Lost>,
+    /// Jobs the ranks spawned.
+    pub children: super::spawn::Children,
 }
 
 impl<'a> Watch<'a> {
     pub fn new(spec: &'a JobSpec, ranks: Vec<Rank>, rx: Receiver<Event>, lost: Arc<Lost>) -> Watch<'a> {
-        Watch { spec, ranks, rx, messages: Vec::new(), failure: None, pending: None, tolerated: Vec::new(), lost }
+        Watch { spec, ranks, rx, messages: Vec::new(), failure: None, pending: None, tolerated: Vec::new(), lost, children: Default::default() }
     }
 
     fn say(&mut self, msg: String) {
@@ -122,6 +124,7 @@ impl<'a> Watch<'a> {
         if let Some(f) = &failed {
             let tail = if self.running() > 0 { "; ending the job" } else { "" };
             self.say(format!("{}{tail}", f.text));
+            self.children.cancel();
             self.end_remaining();
         }
         self.drain_output();
@@ -252,6 +255,14 @@ impl<'a> Watch<'a> {
                 if self.pending.is_none() {
                     let text = format!("{} lost contact with rank {rank}: {reason}", self.describe(reporter));
                     self.pending = Some((Instant::now() + SETTLE, Failure { text, code: 1 }));
+                }
+            }
+            ServerEvent::Spawn { rank, request } => {
+                let port = request.port.clone();
+                let started = if judge { self.children.start(self.spec, rank, request) } else { Err("the job is ending".into()) };
+                if let Err(why) = started {
+                    self.say(format!("could not spawn for rank {rank}: {why}"));
+                    let _ = wanmpi_bootstrap::port::report_failure(&port, &why, Duration::from_secs(5));
                 }
             }
             ServerEvent::Abort { .. } | ServerEvent::PeerLost { .. } => {}
