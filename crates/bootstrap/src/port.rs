@@ -20,7 +20,7 @@
 use crate::auth::{self, Role};
 use crate::proto::{self, one_line};
 use crate::BootstrapError;
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
@@ -145,8 +145,7 @@ fn greet(stream: TcpStream, secret: &[u8; 32], my_size: u32) -> Result<Greeted, 
     let _ = stream.set_nodelay(true);
     let nonce = auth::nonce().map_err(|e| e.to_string())?;
     line_to(&stream, &format!("wanmpi-port 1 {nonce}"))?;
-    let mut reader = BufReader::new(stream.try_clone().map_err(|e| e.to_string())?);
-    let line = read(&mut reader, "its request")?;
+    let line = read(&stream, "its request")?;
     let words: Vec<&str> = line.splitn(4, ' ').collect();
     let (verb, theirs, proof) = match words[..] {
         [v, n, p, _] => (v, n, p),
@@ -171,11 +170,9 @@ fn greet(stream: TcpStream, secret: &[u8; 32], my_size: u32) -> Result<Greeted, 
 /// Connects to the port `name` for a group of `my_size` processes.
 pub fn connect(name: &str, my_size: u32, timeout: Duration) -> Result<Peer, BootstrapError> {
     let port = PortName::parse(name).map_err(|e| BootstrapError::BadAddress(name.to_string(), e))?;
-    let (stream, reader, nonces) = hello(&port, timeout)?;
-    let (server_nonce, my_nonce, proof) = nonces;
+    let (stream, (server_nonce, my_nonce, proof)) = hello(&port, timeout)?;
     line_to(&stream, &format!("join {my_nonce} {proof} {my_size}")).map_err(BootstrapError::Protocol)?;
-    let mut reader = reader;
-    let reply = read(&mut reader, "the answer to join").map_err(BootstrapError::Protocol)?;
+    let reply = read(&stream, "the answer to join").map_err(BootstrapError::Protocol)?;
     let words: Vec<&str> = reply.split(' ').collect();
     let ["ok", p, size] = words[..] else {
         return Err(BootstrapError::Refused(format!("the port answered {:?}", one_line(&reply))));
@@ -193,13 +190,13 @@ pub fn connect(name: &str, my_size: u32, timeout: Duration) -> Result<Peer, Boot
 /// come (the launcher, when a spawn's processes did not start).
 pub fn report_failure(name: &str, text: &str, timeout: Duration) -> Result<(), BootstrapError> {
     let port = PortName::parse(name).map_err(|e| BootstrapError::BadAddress(name.to_string(), e))?;
-    let (stream, _, (_, my_nonce, proof)) = hello(&port, timeout)?;
+    let (stream, (_, my_nonce, proof)) = hello(&port, timeout)?;
     line_to(&stream, &format!("fail {my_nonce} {proof} {}", one_line(text))).map_err(BootstrapError::Protocol)
 }
 
 type Nonces = (String, String, String);
 
-fn hello(port: &PortName, timeout: Duration) -> Result<(TcpStream, BufReader<TcpStream>, Nonces), BootstrapError> {
+fn hello(port: &PortName, timeout: Duration) -> Result<(TcpStream, Nonces), BootstrapError> {
     let addr = (port.host.as_str(), port.port)
         .to_socket_addrs()?
         .next()
@@ -208,15 +205,14 @@ fn hello(port: &PortName, timeout: Duration) -> Result<(TcpStream, BufReader<Tcp
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
     let _ = stream.set_nodelay(true);
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let greeting = read(&mut reader, "the port's greeting").map_err(BootstrapError::Protocol)?;
+    let greeting = read(&stream, "the port's greeting").map_err(BootstrapError::Protocol)?;
     let server_nonce = match greeting.split(' ').collect::<Vec<_>>()[..] {
         ["wanmpi-port", "1", n] => n.to_string(),
         _ => return Err(BootstrapError::Protocol(format!("not a wanmpi port: {:?}", one_line(&greeting)))),
     };
     let my_nonce = auth::nonce().map_err(|e| BootstrapError::Protocol(e.to_string()))?;
     let proof = auth::prove(&port.secret, Role::Client, &server_nonce, 0);
-    Ok((stream, reader, (server_nonce, my_nonce, proof)))
+    Ok((stream, (server_nonce, my_nonce, proof)))
 }
 
 /// After the handshake the roots exchange blobs at the pace of their
@@ -229,12 +225,22 @@ fn line_to(mut stream: &TcpStream, line: &str) -> Result<(), String> {
     stream.write_all(format!("{line}\n").as_bytes()).map_err(|e| e.to_string())
 }
 
-fn read(reader: &mut BufReader<TcpStream>, what: &str) -> Result<String, String> {
-    match proto::read_line(reader) {
-        Ok(Some(l)) => Ok(l),
-        Ok(None) => Err(format!("closed before {what}")),
-        Err(e) => Err(format!("waiting for {what}: {e}")),
+/// One line, read a byte at a time: the blobs that follow the handshake
+/// must stay in the socket, not in a reader's buffer.
+fn read(mut stream: &TcpStream, what: &str) -> Result<String, String> {
+    let mut line = Vec::new();
+    let mut b = [0u8; 1];
+    loop {
+        match stream.read(&mut b) {
+            Ok(0) => return Err(format!("closed before {what}")),
+            Ok(_) if b[0] == b'\n' => break,
+            Ok(_) if line.len() >= proto::MAX_LINE => return Err(format!("{what}: line too long")),
+            Ok(_) => line.push(b[0]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("waiting for {what}: {e}")),
+        }
     }
+    String::from_utf8(line).map_err(|_| format!("{what}: not UTF-8"))
 }
 
 /// Sends one blob to the other root.

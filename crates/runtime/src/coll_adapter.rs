@@ -33,6 +33,12 @@ impl CollComm for CollAdapter<'_> {
     }
 
     fn site_of(&self, rank: usize) -> usize {
+        // Sites are known only inside this job: a communicator with
+        // processes of other jobs uses the flat algorithms, as every
+        // member must choose alike.
+        if !self.group.within(self.rt.size()) {
+            return 0;
+        }
         self.group.world(rank).map_or(0, |w| self.rt.site_of(w))
     }
 

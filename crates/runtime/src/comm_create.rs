@@ -353,17 +353,22 @@ impl Runtime {
         };
         // Leaders swap their `high` flags; each side learns the other's.
         let mut a = CollAdapter { rt: self, group: Arc::clone(&local), ctx, rank, size: local.size() };
-        let mut flag = [u8::from(high), 0];
+        // Leaders swap `high` and who they are among jobs: (job uid, world
+        // rank) orders the groups when both said the same (world ranks
+        // alone do not compare across jobs joined by spawn or connect).
+        let me = |high: bool| -> Vec<u8> { [&[u8::from(high)][..], &self.job_uid().to_le_bytes(), &self.rank.to_le_bytes()].concat() };
+        let mut flag = [me(high), me(false)].concat();
         if rank == 0 {
             let pair_group = Arc::new(Group::new(vec![self.rank, remote.world(0).expect("remote group is not empty")]));
             let mut x = CollAdapter { rt: self, group: pair_group, ctx, rank: 0, size: 2 };
-            let mut theirs = [0u8; 1];
-            swap(&mut x, &[u8::from(high)], &mut theirs, TAG_INTER_SETUP - 1)?;
-            flag[1] = theirs[0];
+            let mut theirs = [0u8; 13];
+            swap(&mut x, &flag[..13], &mut theirs, TAG_INTER_SETUP - 1)?;
+            flag[13..].copy_from_slice(&theirs);
         }
         coll::bcast(&mut a, &mut flag, 0).map_err(coll_error)?;
-        let (my_high, their_high) = (flag[0] != 0, flag[1] != 0);
-        let local_first = if my_high == their_high { local.world(0) < remote.world(0) } else { !my_high };
+        let who = |b: &[u8]| (u64::from_le_bytes(b[1..9].try_into().expect("8 bytes")), u32::from_le_bytes(b[9..13].try_into().expect("4 bytes")));
+        let (my_high, their_high) = (flag[0] != 0, flag[13] != 0);
+        let local_first = if my_high == their_high { who(&flag[..13]) < who(&flag[13..]) } else { !my_high };
         let members: Vec<u32> = if local_first {
             local.members().iter().chain(remote.members()).copied().collect()
         } else {

@@ -15,11 +15,19 @@ pub enum Comparison {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Group {
     members: Vec<u32>,
+    /// The largest member plus one (0 when empty): whether the group holds
+    /// processes of another job (ids past the world's) without a scan.
+    bound: u32,
 }
 
 impl Group {
     pub fn new(members: Vec<u32>) -> Group {
-        Group { members }
+        let bound = members.iter().max().map_or(0, |m| m + 1);
+        Group { members, bound }
+    }
+    /// Whether every member is a process of this job (world size `size`).
+    pub fn within(&self, size: u32) -> bool {
+        self.bound <= size
     }
     pub fn empty() -> Group {
         Group::default()

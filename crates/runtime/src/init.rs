@@ -30,16 +30,23 @@ impl Runtime {
         // variables from this process's environment, so nothing the program
         // starts inherits them. Safe only before any thread of ours exists:
         // keep this ahead of the transport and the progress thread.
+        let spawned = crate::dynamic::Spawned::from_env()?;
+        let mut job_id = None;
         let (transport, kv): (Box<dyn Transport>, Option<Client>) = match JobEnv::from_env().map_err(boot)? {
             None => (Box::new(loopback_world(1, 1).pop().expect("one rank")), None),
             Some(env) => {
+                job_id = Some(env.job_id.clone());
                 let mut client = Client::connect(&env).map_err(boot)?;
                 let t = crate::transports::connect(&env, &mut client)?;
                 (t, Some(client))
             }
         };
         let sites = SiteMap::from_env(transport.size())?;
-        Self::bring_up(transport, opts, kv, sites)
+        let rt = Self::bring_up(transport, opts, kv, sites)?;
+        let _ = rt.dynamic.spawned.set(spawned);
+        let _ = rt.dynamic.job_uid.set(crate::dynamic::job_uid(job_id.as_deref()));
+        rt.connect_to_parent()?;
+        Ok(rt)
     }
 
     /// A runtime over any transport, without a launcher: what tests and
@@ -76,6 +83,7 @@ impl Runtime {
             wan: crate::wan::WanPlan::new(rank, size, grant, opts.wan_peers),
             colls: Default::default(),
             wins: Default::default(),
+            joined: false,
         };
         let by_default = state.transport.wants_progress_thread();
         let rt = Arc::new(Runtime::assemble(state, opts, kv));

@@ -4,7 +4,7 @@
 //! lock, so the optional progress thread can advance messages meanwhile.
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -56,6 +56,8 @@ pub struct State {
     pub colls: crate::icoll::Colls,
     /// One-sided windows, served by every progress step.
     pub wins: crate::rma::Windows,
+    /// `transport` is a `Joined`: processes of other jobs can be attached.
+    pub joined: bool,
 }
 
 pub struct Runtime {
@@ -63,8 +65,9 @@ pub struct Runtime {
     pub(crate) rank: u32,
     pub(crate) size: u32,
     pub(crate) opts: RuntimeOptions,
-    /// Readiness fd of the transport, polled outside the lock.
-    ready_fd: Option<i32>,
+    /// Readiness fd of the transport (-1: none), polled outside the lock;
+    /// it changes when processes of another job are first attached.
+    pub(crate) ready_fd: AtomicI32,
     /// An eventfd the progress thread signals after it took arrivals: they
     /// may have completed what a blocked call sleeps on, and that call's
     /// transport fd will not fire again for them.
@@ -76,11 +79,14 @@ pub struct Runtime {
     pub(crate) finalized: AtomicBool,
     /// Every rank's site, settled at init (`sites.rs`); until then one site.
     pub(crate) sites: std::sync::OnceLock<crate::sites::SiteMap>,
+    /// Dynamic processes: open ports, the parent communicator, this job's
+    /// identity among jobs (`dynamic/`).
+    pub(crate) dynamic: crate::dynamic::DynamicState,
 }
 
 impl Runtime {
     pub(crate) fn assemble(state: State, opts: RuntimeOptions, kv: Option<Client>) -> Runtime {
-        let ready_fd = state.transport.readiness_fd();
+        let ready_fd = AtomicI32::new(state.transport.readiness_fd().unwrap_or(-1));
         let rank = state.engine.rank();
         let size = state.engine.size();
         Runtime {
@@ -96,6 +102,7 @@ impl Runtime {
             progress_thread: Mutex::new(None),
             finalized: AtomicBool::new(false),
             sites: std::sync::OnceLock::new(),
+            dynamic: Default::default(),
         }
     }
 
@@ -232,7 +239,7 @@ impl Runtime {
     }
 
     fn block_on_transport(&self, timeout: Duration) {
-        match self.ready_fd {
+        match Some(self.ready_fd.load(Ordering::Relaxed)).filter(|fd| *fd >= 0) {
             Some(fd) => {
                 if !self.lock().transport.prepare_sleep() {
                     return; // something arrived meanwhile

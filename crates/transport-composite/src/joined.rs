@@ -46,10 +46,10 @@ impl Joined {
         Ok(Joined { base, base_size, parts: Vec::new(), part_of: Vec::new(), epoll, blind })
     }
 
-    /// Adds a connected transport whose ranks `ranks` (in order) become our
+    /// (`Transport::attach`) Adds a connected transport whose ranks `ranks` (in order) become our
     /// peers `size()..size() + ranks.len()`; returns the first of them. Its
     /// frames must fit ours (the engine sizes fragments by the base's caps).
-    pub fn attach(&mut self, transport: Box<dyn Transport>, ranks: Vec<PeerId>) -> Result<PeerId, TransportError> {
+    fn attach_part(&mut self, transport: Box<dyn Transport>, ranks: Vec<PeerId>) -> Result<PeerId, TransportError> {
         if transport.caps().max_frame < self.base.caps().max_frame {
             return Err(TransportError::Setup(format!(
                 "a joined transport takes frames of {} bytes, this job sends up to {}",
@@ -191,6 +191,10 @@ impl Transport for Joined {
 
     fn wants_progress_thread(&self) -> bool {
         self.base.wants_progress_thread() || self.parts.iter().any(|p| p.transport.wants_progress_thread())
+    }
+
+    fn attach(&mut self, part: Box<dyn Transport>, ranks: Vec<PeerId>) -> Result<PeerId, TransportError> {
+        self.attach_part(part, ranks)
     }
 
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {

@@ -165,6 +165,14 @@ pub trait Transport: Send {
         false
     }
 
+    /// Takes the ranks `ranks` of `part`, a transport connected among this
+    /// process and processes of another job, as new peers numbered from
+    /// `size()` on (MPI_Comm_spawn, MPI_Comm_accept/connect). Only a
+    /// transport made for it (transport-composite's `Joined`) can.
+    fn attach(&mut self, _part: Box<dyn Transport>, _ranks: Vec<PeerId>) -> Result<PeerId, TransportError> {
+        Err(TransportError::Setup("this transport cannot take processes of another job".into()))
+    }
+
     /// Ends every connection gracefully, waiting at most `timeout` for queued
     /// data to leave.
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError>;
