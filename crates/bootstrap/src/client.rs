@@ -151,7 +151,11 @@ impl Client {
     pub fn spawn(&mut self, request: &crate::SpawnRequest) -> Result<(), BootstrapError> {
         let request = request.encode().map_err(BootstrapError::Protocol)?;
         if request.len() + 8 > proto::MAX_LINE {
-            return Err(BootstrapError::Protocol(format!("a spawn request of {} bytes is longer than the launcher takes ({})", request.len() / 2, proto::MAX_LINE / 2 - 8)));
+            return Err(BootstrapError::Protocol(format!(
+                "a spawn request of {} bytes is longer than the launcher takes ({})",
+                request.len() / 2,
+                proto::MAX_LINE / 2 - 8
+            )));
         }
         self.call_ok(Request::Spawn { request }, "spawn")
     }

@@ -28,15 +28,32 @@ pub const MAX_ITEM: usize = 4096;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
-    Hello { rank: u32, nonce: String, proof: String },
-    Put { key: String, value: String },
+    Hello {
+        rank: u32,
+        nonce: String,
+        proof: String,
+    },
+    Put {
+        key: String,
+        value: String,
+    },
     Fence,
-    Get { key: String },
-    Abort { code: i32, message: String },
+    Get {
+        key: String,
+    },
+    Abort {
+        code: i32,
+        message: String,
+    },
     Finalize,
-    PeerLost { rank: u32, reason: String },
+    PeerLost {
+        rank: u32,
+        reason: String,
+    },
     /// Hex of a `SpawnRequest`, checked by the server before it says ok.
-    Spawn { request: String },
+    Spawn {
+        request: String,
+    },
 }
 
 /// Keys and values are short words: no whitespace, not empty.

@@ -87,7 +87,13 @@ mod tests {
         let r = SpawnRequest {
             port: "wanmpi-port:1:127.0.0.1:5000:ab".into(),
             apps: vec![
-                SpawnApp { program: "/bin/a b".into(), args: vec!["".into(), "x y".into(), "$(rm -rf /); 'q'".into()], count: 2, wdir: Some("/tmp".into()), host: None },
+                SpawnApp {
+                    program: "/bin/a b".into(),
+                    args: vec!["".into(), "x y".into(), "$(rm -rf /); 'q'".into()],
+                    count: 2,
+                    wdir: Some("/tmp".into()),
+                    host: None,
+                },
                 SpawnApp { program: "c".into(), args: vec![], count: 1, wdir: None, host: Some("h1".into()) },
             ],
         };

@@ -157,6 +157,9 @@ pub unsafe extern "C" fn PMPI_Comm_get_attr(comm: c_int, kv: c_int, value: *mut 
             if kv == predef::UNIVERSE_SIZE {
                 v.store(r.size() as i32, std::sync::atomic::Ordering::Relaxed);
             }
+            if kv == predef::APPNUM {
+                v.store(r.appnum().unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+            }
             *dst = v.as_ptr() as *mut c_void;
             *flag = 1;
             return Ok(());

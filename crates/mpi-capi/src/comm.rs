@@ -248,6 +248,7 @@ pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut c_int) -> c_int {
         }
         rt()?.barrier(id)?;
         rt()?.comm_free(id)?;
+        rt()?.forget_parent(id);
         let mut o = objs();
         o.carts.remove(c);
         o.graphs.remove(c);
@@ -355,15 +356,6 @@ pub unsafe extern "C" fn PMPI_Intercomm_merge(inter: c_int, high: c_int, newcomm
         let o = out(newcomm, "newintracomm")?;
         let c = rt()?.intercomm_merge(comm_id(inter)?, high != 0)?;
         *o = adopt(inter, c, false)?;
-        Ok(())
-    })
-}
-
-/// No process of a wanmpi job was spawned: there is no parent.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut c_int) -> c_int {
-    call(COMM_WORLD, || {
-        *out(parent, "parent")? = COMM_NULL;
         Ok(())
     })
 }

@@ -31,6 +31,7 @@ pub mod coll;
 pub mod comm;
 pub mod convert;
 pub mod datatype;
+pub mod dynamic;
 pub mod env;
 pub mod errhandler;
 pub mod external;

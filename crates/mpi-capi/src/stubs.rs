@@ -11,8 +11,7 @@ use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
 
 use crate::large_count;
-use crate::predef;
-use crate::unsupported::{narrow, null_out, too_large, unsupported, widen};
+use crate::unsupported::{narrow, too_large, widen};
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate_c(
@@ -435,60 +434,6 @@ pub unsafe extern "C" fn PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *m
     let rc = crate::p2p::PMPI_Buffer_detach(buffer_addr as _, if size.is_null() { std::ptr::null_mut() } else { &mut size_int });
     widen(size_int, size as *mut c_long, rc);
     rc
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Close_port(_port_name: *const c_void) -> c_int {
-    unsupported("MPI_Close_port", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_accept(_port_name: *const c_void, _info: c_int, _root: c_int, comm: c_int, newcomm: *mut c_int) -> c_int {
-    null_out(newcomm, predef::COMM_NULL);
-    unsupported("MPI_Comm_accept", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_connect(_port_name: *const c_void, _info: c_int, _root: c_int, comm: c_int, newcomm: *mut c_int) -> c_int {
-    null_out(newcomm, predef::COMM_NULL);
-    unsupported("MPI_Comm_connect", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_join(_fd: c_int, intercomm: *mut c_int) -> c_int {
-    null_out(intercomm, predef::COMM_NULL);
-    unsupported("MPI_Comm_join", predef::COMM_WORLD)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_spawn(
-    _command: *const c_void,
-    _argv: *mut c_void,
-    _maxprocs: c_int,
-    _info: c_int,
-    _root: c_int,
-    comm: c_int,
-    intercomm: *mut c_int,
-    _array_of_errcodes: *mut c_int,
-) -> c_int {
-    null_out(intercomm, predef::COMM_NULL);
-    unsupported("MPI_Comm_spawn", comm)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(
-    _count: c_int,
-    _array_of_commands: *mut c_void,
-    _array_of_argv: *mut c_void,
-    _array_of_maxprocs: *const c_int,
-    _array_of_info: *const c_int,
-    _root: c_int,
-    comm: c_int,
-    intercomm: *mut c_int,
-    _array_of_errcodes: *mut c_int,
-) -> c_int {
-    null_out(intercomm, predef::COMM_NULL);
-    unsupported("MPI_Comm_spawn_multiple", comm)
 }
 
 #[no_mangle]
@@ -1463,11 +1408,6 @@ pub unsafe extern "C" fn PMPI_Issend_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Lookup_name(_service_name: *const c_void, _info: c_int, _port_name: *mut c_void) -> c_int {
-    unsupported("MPI_Lookup_name", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Mrecv_c(buf: *mut c_void, count: c_long, datatype: c_int, message: *mut c_int, status: *mut c_void) -> c_int {
     let Some(count) = narrow(count) else { return too_large("MPI_Mrecv_c", "count") };
     crate::p2p::PMPI_Mrecv(buf as _, count, datatype as _, message as _, status as _)
@@ -1558,11 +1498,6 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Open_port(_info: c_int, _port_name: *mut c_void) -> c_int {
-    unsupported("MPI_Open_port", predef::COMM_WORLD)
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_c(
     inbuf: *const c_void,
     incount: c_long,
@@ -1619,11 +1554,6 @@ pub unsafe extern "C" fn PMPI_Pack_size_c(incount: c_long, datatype: c_int, comm
     let rc = crate::datatype::PMPI_Pack_size(incount, datatype as _, comm as _, if size.is_null() { std::ptr::null_mut() } else { &mut size_int });
     widen(size_int, size as *mut c_long, rc);
     rc
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Publish_name(_service_name: *const c_void, _info: c_int, _port_name: *const c_void) -> c_int {
-    unsupported("MPI_Publish_name", predef::COMM_WORLD)
 }
 
 #[no_mangle]
@@ -2404,9 +2334,4 @@ pub unsafe extern "C" fn PMPI_Unpack_external_c(
 ) -> c_int {
     let Some(outcount) = narrow(outcount) else { return too_large("MPI_Unpack_external_c", "outcount") };
     crate::external::PMPI_Unpack_external(datarep as _, inbuf as _, insize as _, position as _, outbuf as _, outcount, datatype as _)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpublish_name(_service_name: *const c_void, _info: c_int, _port_name: *const c_void) -> c_int {
-    unsupported("MPI_Unpublish_name", predef::COMM_WORLD)
 }

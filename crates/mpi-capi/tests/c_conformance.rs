@@ -89,6 +89,11 @@ fn one_sided_communication() {
 }
 
 #[test]
+fn dynamic_processes() {
+    suite("dynamic", &[1, 2, 3]);
+}
+
+#[test]
 fn mpi_io() {
     suite("io", &[1, 2, 4]);
 }

@@ -40,7 +40,7 @@ pub use bsend::BSEND_OVERHEAD;
 pub use collectives::{Buf, VBuf};
 pub use comm::{CommId, COMM_SELF, COMM_WORLD};
 pub use comm_create::UNDEFINED;
-pub use dynamic::{ENV_ACCEPT_TIMEOUT, ENV_PORT_HOST};
+pub use dynamic::{ENV_ACCEPT_TIMEOUT, ENV_NAME_DIR, ENV_PORT_HOST};
 pub use errhandler::ErrHandler;
 pub use grequest::Generalized;
 pub use group::{Comparison, Group};

@@ -90,8 +90,10 @@ fn accept_and_connect_make_an_inter_communicator_that_carries_messages_and_merge
             let merged = rt.intercomm_merge(inter, false).expect("merge");
             let mut sum = [0i64];
             let mine = [rt.comm_rank(merged).unwrap() as i64];
-            unsafe { rt.allreduce(Some(mine.as_ptr() as *const u8), Buf::new(sum.as_mut_ptr() as *mut u8, 1, &i64s()), &Op::Predef(PredefOp::Sum), merged) }
-                .expect("allreduce");
+            unsafe {
+                rt.allreduce(Some(mine.as_ptr() as *const u8), Buf::new(sum.as_mut_ptr() as *mut u8, 1, &i64s()), &Op::Predef(PredefOp::Sum), merged)
+            }
+            .expect("allreduce");
             if let Some(p) = port {
                 rt.close_port(&p).expect("close");
                 assert!(rt.close_port(&p).is_err(), "a closed port is gone");
@@ -110,8 +112,10 @@ fn accept_and_connect_make_an_inter_communicator_that_carries_messages_and_merge
             let merged = rt.intercomm_merge(inter, true).expect("merge");
             let mut sum = [0i64];
             let mine = [rt.comm_rank(merged).unwrap() as i64];
-            unsafe { rt.allreduce(Some(mine.as_ptr() as *const u8), Buf::new(sum.as_mut_ptr() as *mut u8, 1, &i64s()), &Op::Predef(PredefOp::Sum), merged) }
-                .expect("allreduce");
+            unsafe {
+                rt.allreduce(Some(mine.as_ptr() as *const u8), Buf::new(sum.as_mut_ptr() as *mut u8, 1, &i64s()), &Op::Predef(PredefOp::Sum), merged)
+            }
+            .expect("allreduce");
             (rt.comm_rank(merged).unwrap(), sum[0])
         },
     );

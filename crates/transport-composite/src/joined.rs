@@ -118,8 +118,12 @@ impl Transport for Joined {
                 // Frames from our own group never come this way; a process
                 // not in `ours` is ignored.
                 let mapped = match ev {
-                    Incoming::Frame { peer, channel, bytes } => ours.get(peer as usize).copied().flatten().map(|id| Incoming::Frame { peer: id, channel, bytes }),
-                    Incoming::PeerLost { peer, reason } => ours.get(peer as usize).copied().flatten().map(|id| Incoming::PeerLost { peer: id, reason }),
+                    Incoming::Frame { peer, channel, bytes } => {
+                        ours.get(peer as usize).copied().flatten().map(|id| Incoming::Frame { peer: id, channel, bytes })
+                    }
+                    Incoming::PeerLost { peer, reason } => {
+                        ours.get(peer as usize).copied().flatten().map(|id| Incoming::PeerLost { peer: id, reason })
+                    }
                 };
                 if let Some(ev) = mapped {
                     n += 1;

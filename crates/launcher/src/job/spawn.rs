@@ -21,7 +21,10 @@ pub const ENV_WDIR: &str = "WANMPI_WDIR";
 struct Child {
     from: u32,
     cancel: Arc<AtomicUsize>,
-    handle: JoinHandle<Result<JobOutcome, String>>,
+    /// The job's result, and whether its failure went to the parent as the
+    /// spawn's error (then the program has handled it; it is no failure of
+    /// the job).
+    handle: JoinHandle<(Result<JobOutcome, String>, bool)>,
 }
 
 #[derive(Default)]
@@ -47,10 +50,8 @@ impl Children {
                 };
                 // A parent still waiting learns why; one that stopped
                 // waiting has closed the port, and this fails quietly.
-                if let Some(text) = unmet {
-                    let _ = wanmpi_bootstrap::port::report_failure(&req.port, &text, Duration::from_secs(5));
-                }
-                result
+                let told = unmet.is_some_and(|text| wanmpi_bootstrap::port::report_failure(&req.port, &text, Duration::from_secs(5)).is_ok());
+                (result, told)
             })
             .map_err(|e| format!("no thread for a spawn: {e}"))?;
         self.running.push(Child { from, cancel, handle });
@@ -68,7 +69,7 @@ impl Children {
     /// any) and folds its result into the parent's outcome.
     pub fn finish(&mut self, outcome: &mut JobOutcome, say: &mut dyn FnMut(String)) {
         for c in self.running.drain(..) {
-            let result = c.handle.join().unwrap_or_else(|_| Err("the thread running it panicked".into()));
+            let (result, told) = c.handle.join().unwrap_or_else(|_| (Err("the thread running it panicked".into()), false));
             let failure = match result {
                 Ok(mut o) => {
                     outcome.output.append(&mut o.output);
@@ -78,6 +79,10 @@ impl Children {
                 Err(e) => Some((e, 1)),
             };
             if let Some((text, code)) = failure {
+                if told {
+                    say(format!("warning: the processes rank {} spawned did not start (the spawn returned MPI_ERR_SPAWN): {text}", c.from));
+                    continue;
+                }
                 let text = format!("the job spawned by rank {} failed: {text}", c.from);
                 say(text.clone());
                 if outcome.exit_code == 0 {
@@ -133,7 +138,13 @@ mod tests {
     #[test]
     fn children_run_their_commands_in_order_with_the_port_and_app_number() {
         let parent = JobSpec::local("parent", &[], 4);
-        let app = |p: &str, n, host: Option<&str>| SpawnApp { program: p.into(), args: vec!["-x".into()], count: n, wdir: None, host: host.map(Into::into) };
+        let app = |p: &str, n, host: Option<&str>| SpawnApp {
+            program: p.into(),
+            args: vec!["-x".into()],
+            count: n,
+            wdir: None,
+            host: host.map(Into::into),
+        };
         let req = SpawnRequest { port: "P".into(), apps: vec![app("a", 2, None), app("b", 1, Some("localhost"))] };
         let s = child_spec(&parent, &req, Arc::default());
         assert_eq!(s.np, Some(3));

@@ -24,11 +24,11 @@ use wanmpi_transport_composite::Joined;
 use wanmpi_transport_tcp::{TcpOptions, TcpTransport};
 
 use super::relay::Relay;
-use crate::comm::{Comm, CommId};
-use crate::p2p::comm_ref;
 use crate::coll_adapter::coll_error;
+use crate::comm::{Comm, CommId};
 use crate::group::Group;
 use crate::info::Info;
+use crate::p2p::comm_ref;
 use crate::runtime::Runtime;
 
 /// Which end of the port a group is at: the accepting group comes first

@@ -9,7 +9,10 @@
 //! (`WANMPI_PARENT_PORT`); the children connect to it in MPI_Init.
 
 mod join;
+mod names;
 mod relay;
+
+pub use names::ENV_NAME_DIR;
 
 use std::collections::HashMap;
 use std::os::fd::{FromRawFd, RawFd};
@@ -144,16 +147,18 @@ impl Runtime {
         let link = self.is_root(comm, root)?.then(|| -> RootLink {
             let name = port.ok_or_else(|| port_error("no port name at the root"))?;
             let size = self.comm_size(comm)? as u32;
-            port::connect(name, size, wanmpi_bootstrap::timeout_from_env()).map_err(|e| port_error(format!("MPI_Comm_connect to {}: {e}", name.trim())))
+            port::connect(name, size, wanmpi_bootstrap::timeout_from_env())
+                .map_err(|e| port_error(format!("MPI_Comm_connect to {}: {e}", name.trim())))
         });
         self.join_groups(comm, root, Side::Connect, link)
     }
 
     /// MPI_Comm_spawn(_multiple) (§11.8): mpirun starts `apps` (significant
-    /// at `root`) as a job of their own, which connects back.
-    pub fn comm_spawn(&self, apps: Option<Vec<SpawnApp>>, root: usize, comm: CommId) -> MpiResult<CommId> {
+    /// at `root`, where a bad argument is the error every rank returns) as
+    /// a job of their own, which connects back.
+    pub fn comm_spawn(&self, apps: Option<MpiResult<Vec<SpawnApp>>>, root: usize, comm: CommId) -> MpiResult<CommId> {
         let link = self.is_root(comm, root)?.then(|| -> RootLink {
-            let apps = apps.ok_or_else(|| MpiError::new(ErrorClass::Spawn, "no command at the root"))?;
+            let apps = apps.ok_or_else(|| MpiError::new(ErrorClass::Spawn, "no command at the root"))??;
             let spawn_err = |t: String| MpiError::new(ErrorClass::Spawn, t);
             // Children on other hosts need an address they can reach.
             let p = match std::env::var(wanmpi_bootstrap::ENV_ADDR).ok().filter(|a| !a.trim().is_empty()) {
@@ -198,6 +203,21 @@ impl Runtime {
         self.join_groups(COMM_SELF, 0, side, Some(link))
     }
 
+    /// MPI_Publish_name (see `names`).
+    pub fn publish_name(&self, service: &str, port: &str) -> MpiResult<()> {
+        names::publish(service, port)
+    }
+
+    /// MPI_Lookup_name.
+    pub fn lookup_name(&self, service: &str) -> MpiResult<String> {
+        names::lookup(service)
+    }
+
+    /// MPI_Unpublish_name.
+    pub fn unpublish_name(&self, service: &str) -> MpiResult<()> {
+        names::unpublish(service)
+    }
+
     /// MPI_Comm_get_parent: the inter-communicator to the spawning job, if
     /// this process was spawned and has not disconnected from it.
     pub fn comm_get_parent(&self) -> Option<CommId> {
@@ -235,7 +255,6 @@ impl Runtime {
     fn is_root(&self, comm: CommId, root: usize) -> MpiResult<bool> {
         Ok(self.comm_rank(comm)? == root)
     }
-
 }
 
 /// Sends `mine` over the caller's socket and reads the other end's name.

@@ -54,11 +54,7 @@ impl<'a> Relay<'a> {
 
     fn exchange(&mut self, failing: bool) -> Result<(), BootstrapError> {
         self.fences += 1;
-        let mine: String = if failing {
-            format!("{FAILED}\n")
-        } else {
-            self.pending.drain(..).map(|(k, v)| format!("{k} {v}\n")).collect()
-        };
+        let mine: String = if failing { format!("{FAILED}\n") } else { self.pending.drain(..).map(|(k, v)| format!("{k} {v}\n")).collect() };
         let group = self.gather(mine.as_bytes()).map_err(protocol)?;
         // Every member of this group takes part in the broadcast below,
         // whatever the swap did: a failed swap is a failure mark.
