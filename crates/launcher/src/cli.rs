@@ -59,6 +59,11 @@ pub struct Args {
     /// Run the engine's progress thread (WANMPI_PROGRESS_THREAD=1).
     #[arg(long)]
     pub progress_thread: bool,
+    /// What MPI_UNIVERSE_SIZE says: how many processes the job may usefully
+    /// run in all, spawned ones included (WANMPI_UNIVERSE_SIZE). Unset by
+    /// default, as MPICH's launcher leaves it: spawning is not limited.
+    #[arg(long, value_name = "N")]
+    pub universe_size: Option<u32>,
     /// Where the key/value service listens: auto, unix, tcp, unix:/PATH or tcp:HOST:PORT.
     #[arg(long, value_name = "KIND", default_value = "auto")]
     pub bootstrap: String,
@@ -127,6 +132,7 @@ const TAKES_VALUE: &[&str] = &[
     "--transport",
     "--wan-transport",
     "--eager-limit",
+    "--universe-size",
     "--bootstrap",
     "--port-range",
     "--host-addr",
@@ -227,6 +233,9 @@ impl Args {
         spec.wan_transport = self.wan_transport.clone();
         spec.eager_limit = self.eager_limit;
         spec.progress_thread = self.progress_thread;
+        if let Some(n) = self.universe_size {
+            spec.env.push(("WANMPI_UNIVERSE_SIZE".into(), n.to_string()));
+        }
         spec.tolerate_rank_failure = self.tolerate_rank_failure;
         spec.insecure_lan = self.insecure_lan;
         spec.bootstrap = match self.bootstrap.as_str() {

@@ -155,7 +155,15 @@ pub unsafe extern "C" fn PMPI_Comm_get_attr(comm: c_int, kv: c_int, value: *mut 
         if let Some(v) = predefined(kv) {
             r.comm_size(cid)?;
             if kv == predef::UNIVERSE_SIZE {
-                v.store(r.size() as i32, std::sync::atomic::Ordering::Relaxed);
+                // Set only when mpirun was told (--universe-size), as
+                // MPICH's launcher does: spawning has no fixed limit.
+                match std::env::var("WANMPI_UNIVERSE_SIZE").ok().and_then(|u| u.trim().parse::<i32>().ok()) {
+                    Some(u) => v.store(u, std::sync::atomic::Ordering::Relaxed),
+                    None => {
+                        *flag = 0;
+                        return Ok(());
+                    }
+                }
             }
             if kv == predef::APPNUM {
                 v.store(r.appnum().unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
