@@ -176,7 +176,8 @@ impl Runtime {
         }
         if !self.opts.tolerate_rank_failure && st.fatal.is_none() {
             if let Some((peer, reason)) = st.engine.failed_peers().next() {
-                st.fatal = Some(MpiError::new(ErrorClass::ProcFailed, format!("lost rank {peer}: {reason}")));
+                let who = self.dynamic.describe(*peer).unwrap_or_else(|| format!("rank {peer}"));
+                st.fatal = Some(MpiError::new(ErrorClass::ProcFailed, format!("lost {who}: {reason}")));
             }
         }
         if let Some(e) = &st.fatal {

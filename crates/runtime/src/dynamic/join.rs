@@ -48,7 +48,9 @@ const MASK_BYTES: usize = crate::context::WORDS * 8;
 impl Runtime {
     /// Collective over the intra-communicator `comm`; `link` is the root's
     /// (None elsewhere).
-    pub(crate) fn join_groups(&self, comm: CommId, root: usize, side: Side, link: Option<RootLink>) -> MpiResult<CommId> {
+    /// `what` names the other group in messages about its processes (a
+    /// lost peer).
+    pub(crate) fn join_groups(&self, comm: CommId, root: usize, side: Side, link: Option<RootLink>, what: &str) -> MpiResult<CommId> {
         let (group, rank) = {
             let st = self.lock();
             let c = comm_ref(&st, comm)?;
@@ -105,7 +107,7 @@ impl Runtime {
         }
         let mask: Vec<u64> = blob[1..].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
         let remote_ranks: Vec<u32> = (first_remote..first_remote + remote).collect();
-        self.attach(comm, group, rank, Box::new(tcp), remote_ranks, &mask)
+        self.attach(group, rank, Box::new(tcp), remote_ranks, &mask, what)
     }
 
     /// Step 1: the root's news to its group (the other group's size and the
@@ -160,7 +162,7 @@ impl Runtime {
     }
 
     /// Step 4: the other group becomes peers, and the communicator is made.
-    fn attach(&self, _comm: CommId, group: Arc<Group>, rank: usize, part: Box<dyn Transport>, ranks: Vec<u32>, mask: &[u64]) -> MpiResult<CommId> {
+    fn attach(&self, group: Arc<Group>, rank: usize, part: Box<dyn Transport>, ranks: Vec<u32>, mask: &[u64], what: &str) -> MpiResult<CommId> {
         let count = ranks.len() as u32;
         let mut st = self.lock();
         let setup = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("attaching the other group: {e}"));
@@ -173,6 +175,7 @@ impl Runtime {
         let first = st.transport.attach(part, ranks).map_err(setup)?;
         let also = st.engine.add_peers(count);
         debug_assert_eq!(first, also, "the engine and the transport number peers alike");
+        self.dynamic.joined(first, count, what);
         self.ready_fd.store(st.transport.readiness_fd().unwrap_or(-1), Ordering::Relaxed);
         let pair = Self::take_lowest(&mut st, mask)?;
         let remote = Group::new((first..first + count).collect());

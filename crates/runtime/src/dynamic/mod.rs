@@ -47,6 +47,21 @@ pub struct DynamicState {
     /// This job among jobs: equal in all its processes, different from
     /// other jobs' (orders groups that merge with equal `high`).
     pub(crate) job_uid: OnceLock<u64>,
+    /// Peers joined from other jobs: (first id, count, which group).
+    joins: Mutex<Vec<(u32, u32, String)>>,
+}
+
+impl DynamicState {
+    fn joined(&self, first: u32, count: u32, what: &str) {
+        self.joins.lock().unwrap_or_else(|e| e.into_inner()).push((first, count, what.to_string()));
+    }
+
+    /// A peer id past this job's as a person reads it.
+    pub(crate) fn describe(&self, peer: u32) -> Option<String> {
+        let joins = self.joins.lock().unwrap_or_else(|e| e.into_inner());
+        let (first, _, what) = joins.iter().find(|(f, n, _)| peer >= *f && peer < f + n)?;
+        Some(format!("process {} of {what}", peer - first))
+    }
 }
 
 /// A job's uid from its launcher's job id; a process without one (a
@@ -139,7 +154,7 @@ impl Runtime {
                 e => port_error(format!("MPI_Comm_accept: {e}")),
             })
         });
-        self.join_groups(comm, root, Side::Accept, link)
+        self.join_groups(comm, root, Side::Accept, link, "the job that connected to this one")
     }
 
     /// MPI_Comm_connect (§11.2.3).
@@ -150,7 +165,7 @@ impl Runtime {
             port::connect(name, size, wanmpi_bootstrap::timeout_from_env())
                 .map_err(|e| port_error(format!("MPI_Comm_connect to {}: {e}", name.trim())))
         });
-        self.join_groups(comm, root, Side::Connect, link)
+        self.join_groups(comm, root, Side::Connect, link, "the job this one connected to")
     }
 
     /// MPI_Comm_spawn(_multiple) (§11.8): mpirun starts `apps` (significant
@@ -182,7 +197,7 @@ impl Runtime {
                 e => spawn_err(e.to_string()),
             })
         });
-        self.join_groups(comm, root, Side::Accept, link)
+        self.join_groups(comm, root, Side::Accept, link, "the job this one spawned")
     }
 
     /// MPI_Comm_join (§11.9): the two processes at the ends of the
@@ -200,7 +215,7 @@ impl Runtime {
             Ok(theirs) => (Side::Connect, port::connect(&theirs, 1, limit).map_err(port_error)),
         };
         let _ = self.close_port(&mine);
-        self.join_groups(COMM_SELF, 0, side, Some(link))
+        self.join_groups(COMM_SELF, 0, side, Some(link), "the process joined by MPI_Comm_join")
     }
 
     /// MPI_Publish_name (see `names`).
@@ -245,8 +260,13 @@ impl Runtime {
     /// At init of a spawned process: connect to the parents.
     pub(crate) fn connect_to_parent(&self) -> MpiResult<()> {
         let Some(port) = self.dynamic.spawned.get().and_then(|s| s.parent_port.clone()) else { return Ok(()) };
+        let link = (self.rank == 0).then(|| -> RootLink {
+            let size = self.size;
+            port::connect(&port, size, wanmpi_bootstrap::timeout_from_env())
+                .map_err(|e| port_error(format!("MPI_Comm_connect to {}: {e}", port.trim())))
+        });
         let c = self
-            .comm_connect(Some(&port), 0, crate::comm::COMM_WORLD)
+            .join_groups(crate::comm::COMM_WORLD, 0, Side::Connect, link, "the parent job")
             .map_err(|e| MpiError::new(e.class, format!("connecting to the spawning job: {}", e.msg)))?;
         *self.dynamic.parent.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
         Ok(())
