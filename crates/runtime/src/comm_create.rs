@@ -11,6 +11,7 @@ use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
 use crate::coll_adapter::{coll_error, CollAdapter};
 use crate::comm::{Comm, CommId, COMM_SELF, COMM_WORLD};
 use crate::context::{ContextPool, WORDS};
+use crate::dynamic::GLOBAL_LEN;
 use crate::group::{Comparison, Group};
 use crate::info::{Info, ALLOW_OVERTAKING};
 use crate::p2p::comm_ref;
@@ -30,14 +31,6 @@ fn mask_bytes(m: &[u64; WORDS]) -> Vec<u8> {
 
 fn mask_from(b: &[u8]) -> Vec<u64> {
     b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
-}
-
-fn u32s(v: &[u32]) -> Vec<u8> {
-    v.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-fn from_u32s(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()
 }
 
 impl Runtime {
@@ -301,19 +294,21 @@ impl Runtime {
             let rsize = u64::from_le_bytes(rhdr[WORDS * 8..].try_into().expect("8 bytes")) as usize;
             let rmask = mask_from(&rhdr[..WORDS * 8]);
             final_mask = local_mask.iter().zip(&rmask).map(|(x, y)| x & y).collect();
-            let mine = u32s(a.group.members());
-            remote_bytes = vec![0u8; 4 * rsize];
+            // Peer ids are this process's own: the group travels as names
+            // among jobs (the same as world ranks inside one job).
+            let mine = self.globals_of(a.group.members());
+            remote_bytes = vec![0u8; GLOBAL_LEN * rsize];
             swap(&mut x, &mine, &mut remote_bytes, tag)?;
         }
         // The leader tells its group the agreed mask and the remote group.
         let mut hdr = mask_bytes(&final_mask.clone().try_into().expect("mask words"));
-        hdr.extend_from_slice(&((remote_bytes.len() / 4) as u64).to_le_bytes());
+        hdr.extend_from_slice(&((remote_bytes.len() / GLOBAL_LEN) as u64).to_le_bytes());
         coll::bcast(&mut a, &mut hdr, leader).map_err(coll_error)?;
         let rsize = u64::from_le_bytes(hdr[WORDS * 8..].try_into().expect("8 bytes")) as usize;
-        remote_bytes.resize(4 * rsize, 0);
+        remote_bytes.resize(GLOBAL_LEN * rsize, 0);
         coll::bcast(&mut a, &mut remote_bytes, leader).map_err(coll_error)?;
         let mask = mask_from(&hdr[..WORDS * 8]);
-        let remote = Group::new(from_u32s(&remote_bytes));
+        let remote = Group::new(self.locals_of(&remote_bytes)?);
         let mut st = self.lock();
         let pair = Self::take_lowest(&mut st, &mask)?;
         let c = Comm::new(Arc::clone(&a.group), Some(Arc::new(remote)), a.rank, pair, String::new());

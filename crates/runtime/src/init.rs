@@ -24,7 +24,7 @@ impl Runtime {
     /// Starts this process's part of the job (MPI_Init). A process started
     /// without a launcher runs as a job of one (singleton).
     pub fn init() -> MpiResult<Arc<Runtime>> {
-        let opts = RuntimeOptions::from_env()?;
+        let mut opts = RuntimeOptions::from_env()?;
         let boot = |e: wanmpi_bootstrap::BootstrapError| MpiError::new(ErrorClass::Other, format!("bootstrap: {e}"));
         // Takes the job secret from its pipe and removes the secret's
         // variables from this process's environment, so nothing the program
@@ -42,9 +42,11 @@ impl Runtime {
             }
         };
         let sites = SiteMap::from_env(transport.size())?;
+        // A singleton is a job of its own among the jobs it may join.
+        let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        opts.job = Some(job_id.unwrap_or_else(|| format!("singleton-{}-{started}", std::process::id())));
         let rt = Self::bring_up(transport, opts, kv, sites)?;
         let _ = rt.dynamic.spawned.set(spawned);
-        let _ = rt.dynamic.job_uid.set(crate::dynamic::job_uid(job_id.as_deref()));
         rt.connect_to_parent()?;
         Ok(rt)
     }
@@ -87,6 +89,7 @@ impl Runtime {
         };
         let by_default = state.transport.wants_progress_thread();
         let rt = Arc::new(Runtime::assemble(state, opts, kv));
+        let _ = rt.dynamic.job_uid.set(crate::dynamic::job_uid(rt.opts.job.as_deref()));
         if rt.opts.progress_thread.unwrap_or(by_default) {
             rt.start_progress_thread();
         }

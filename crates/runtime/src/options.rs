@@ -35,6 +35,11 @@ pub struct RuntimeOptions {
     /// measured at least `FAR_RTT` away), `all` (also near ones, and peers a
     /// transport cannot measure, e.g. sctp), `none`.
     pub wan_peers: WanPeers,
+    /// Names this job among jobs that join (dynamic processes): equal in
+    /// all its processes, different from other jobs'. `Runtime::init`
+    /// takes the launcher's job id (a singleton makes one up); runtimes
+    /// made by `Runtime::over` without one are one job together.
+    pub job: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +79,7 @@ impl Default for RuntimeOptions {
             progress_thread: None,
             progress_interval: Duration::from_micros(1000),
             spin_rounds: 2000,
+            job: None,
             tolerate_rank_failure: false,
             print_stats: false,
             wan_window: 4 << 20,
@@ -99,6 +105,7 @@ impl RuntimeOptions {
             wan_window: env_num("WANMPI_WAN_WINDOW", 4 << 20)?,
             wan_buffer: env_num("WANMPI_WAN_BUFFER", 64 << 20)?,
             wan_peers: WanPeers::from_env()?,
+            job: None,
         })
     }
 }

@@ -45,7 +45,7 @@ impl Runtime {
             return wanmpi_engine::error::err(wanmpi_engine::ErrorClass::Group, "the group is not a subset of this side's group");
         }
         // The leaders swap their sides' groups (sizes first), then tell their own side.
-        let mine: Vec<u8> = group.members().iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mine: Vec<u8> = self.globals_of(group.members());
         let mut a = CollAdapter { rt: self, group: Arc::clone(&local), ctx, rank, size: local.size() };
         let mut len = [0u8; 8];
         let mut theirs = vec![];
@@ -60,7 +60,7 @@ impl Runtime {
         theirs.resize(u64::from_le_bytes(len) as usize, 0);
         coll::bcast(&mut a, &mut theirs, 0).map_err(coll_error)?;
         let pair = self.inter_agree(comm, &local)?;
-        let others: Vec<u32> = theirs.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+        let others: Vec<u32> = self.locals_of(&theirs)?;
         let mut st = self.lock();
         let Some(new_rank) = group.rank_of(self.rank).filter(|_| !others.is_empty()) else {
             st.contexts.release(pair);

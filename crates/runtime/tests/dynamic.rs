@@ -32,7 +32,8 @@ fn two_jobs<TA: Send, TB: Send>(
             .map(|t| {
                 let tx = tx.clone();
                 s.spawn(move || {
-                    let rt = Runtime::over(Box::new(t), RuntimeOptions::default()).expect("runtime A");
+                    let opts = RuntimeOptions { job: Some("job A".into()), ..RuntimeOptions::default() };
+                    let rt = Runtime::over(Box::new(t), opts).expect("runtime A");
                     let out = a(&rt, (rt.rank() == 0).then_some(tx));
                     rt.finalize().expect("finalize A");
                     out
@@ -44,7 +45,8 @@ fn two_jobs<TA: Send, TB: Send>(
             .into_iter()
             .map(|t| {
                 s.spawn(move || {
-                    let rt = Runtime::over(Box::new(t), RuntimeOptions::default()).expect("runtime B");
+                    let opts = RuntimeOptions { job: Some("job B".into()), ..RuntimeOptions::default() };
+                    let rt = Runtime::over(Box::new(t), opts).expect("runtime B");
                     let names = (rt.rank() == 0).then(|| rx.lock().unwrap().take().unwrap());
                     let out = b(&rt, names.as_ref());
                     rt.finalize().expect("finalize B");
@@ -178,4 +180,46 @@ fn joins_repeat_and_each_inter_communicator_keeps_its_own_peers() {
     );
     assert_eq!(a, vec![vec![102, 101, 100]]);
     assert_eq!(b, vec![3]);
+}
+
+#[test]
+fn intercomm_create_across_joined_jobs_names_processes_by_job_and_refuses_strangers() {
+    let (a, b) = two_jobs(
+        2,
+        2,
+        |rt, tx| {
+            let open = || {
+                tx.as_ref().map(|tx| {
+                    let p = rt.open_port().unwrap();
+                    tx.send(p.clone()).unwrap();
+                    p
+                })
+            };
+            // Only the roots join: each job's rank 1 is a stranger to the other job.
+            let port = open();
+            let roots = port.as_ref().map(|p| rt.comm_accept(Some(p), 0, COMM_SELF).expect("accept roots"));
+            let refused = rt.intercomm_create(COMM_WORLD, 0, roots.unwrap_or(COMM_WORLD), 0, 14).map(|_| ()).map_err(|e| e.class);
+            // Whole groups join: every A process knows every B process.
+            let port = open();
+            let inter = rt.comm_accept(port.as_deref(), 0, COMM_WORLD).expect("accept");
+            let again = rt.intercomm_create(COMM_WORLD, 0, inter, 0, 11).expect("intercomm_create over joined processes");
+            let me = rt.rank() as i64;
+            send_i64(rt, me, me as i32, 12, again);
+            (recv_i64(rt, me as i32, 13, again), refused)
+        },
+        |rt, names| {
+            let next = || names.map(|n| n.recv().unwrap());
+            let roots = next().map(|p| rt.comm_connect(Some(&p), 0, COMM_SELF).expect("connect roots"));
+            let refused = rt.intercomm_create(COMM_WORLD, 0, roots.unwrap_or(COMM_WORLD), 0, 14).map(|_| ()).map_err(|e| e.class);
+            let inter = rt.comm_connect(next().as_deref(), 0, COMM_WORLD).expect("connect");
+            let again = rt.intercomm_create(COMM_WORLD, 0, inter, 0, 11).expect("intercomm_create over joined processes");
+            let me = rt.rank() as i64;
+            let got = recv_i64(rt, me as i32, 12, again);
+            send_i64(rt, got + 10, me as i32, 13, again);
+            (got, refused)
+        },
+    );
+    let group_error = Err(wanmpi_engine::ErrorClass::Group);
+    assert_eq!(a, vec![(10, group_error), (11, group_error)]);
+    assert_eq!(b, vec![(0, group_error), (1, group_error)]);
 }

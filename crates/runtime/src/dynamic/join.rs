@@ -24,6 +24,7 @@ use wanmpi_transport_composite::Joined;
 use wanmpi_transport_tcp::{TcpOptions, TcpTransport};
 
 use super::relay::Relay;
+use super::{Global, GLOBAL_LEN};
 use crate::coll_adapter::coll_error;
 use crate::comm::{Comm, CommId};
 use crate::group::Group;
@@ -106,8 +107,28 @@ impl Runtime {
             return Err(MpiError::new(ErrorClass::Other, "a process of the other group failed to join"));
         }
         let mask: Vec<u64> = blob[1..].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+        let globals = self.swap_names(comm, root, side, stream.as_ref(), &group, remote)?;
         let remote_ranks: Vec<u32> = (first_remote..first_remote + remote).collect();
-        self.attach(group, rank, Box::new(tcp), remote_ranks, &mask, what)
+        self.attach(group, rank, Box::new(tcp), remote_ranks, &mask, what, globals)
+    }
+
+    /// Step 3b: the other group's names among jobs (`globals_of`), for
+    /// describing groups across the jobs later.
+    fn swap_names(&self, comm: CommId, root: usize, side: Side, stream: Option<&TcpStream>, group: &Group, remote: u32) -> MpiResult<Vec<Global>> {
+        let mut theirs = vec![0u8; remote as usize * GLOBAL_LEN];
+        if let Some(s) = stream {
+            let got = swap(s, side, &self.globals_of(group.members()))
+                .map_err(|e| MpiError::new(ErrorClass::Other, format!("the connection to the other group's root failed: {e}")))?;
+            if got.len() != theirs.len() {
+                return Err(MpiError::new(ErrorClass::Other, "the other group's root described a group of another size"));
+            }
+            theirs = got;
+        }
+        coll::bcast(&mut self.adapter(comm)?, &mut theirs, root).map_err(coll_error)?;
+        Ok(theirs
+            .chunks_exact(GLOBAL_LEN)
+            .map(|c| (u64::from_le_bytes(c[..8].try_into().expect("8 bytes")), u32::from_le_bytes(c[8..].try_into().expect("4 bytes"))))
+            .collect())
     }
 
     /// Step 1: the root's news to its group (the other group's size and the
@@ -162,7 +183,17 @@ impl Runtime {
     }
 
     /// Step 4: the other group becomes peers, and the communicator is made.
-    fn attach(&self, group: Arc<Group>, rank: usize, part: Box<dyn Transport>, ranks: Vec<u32>, mask: &[u64], what: &str) -> MpiResult<CommId> {
+    #[allow(clippy::too_many_arguments)]
+    fn attach(
+        &self,
+        group: Arc<Group>,
+        rank: usize,
+        part: Box<dyn Transport>,
+        ranks: Vec<u32>,
+        mask: &[u64],
+        what: &str,
+        globals: Vec<Global>,
+    ) -> MpiResult<CommId> {
         let count = ranks.len() as u32;
         let mut st = self.lock();
         let setup = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("attaching the other group: {e}"));
@@ -175,7 +206,7 @@ impl Runtime {
         let first = st.transport.attach(part, ranks).map_err(setup)?;
         let also = st.engine.add_peers(count);
         debug_assert_eq!(first, also, "the engine and the transport number peers alike");
-        self.dynamic.joined(first, count, what);
+        self.dynamic.joined(first, what, globals);
         self.ready_fd.store(st.transport.readiness_fd().unwrap_or(-1), Ordering::Relaxed);
         let pair = Self::take_lowest(&mut st, mask)?;
         let remote = Group::new((first..first + count).collect());

@@ -45,35 +45,98 @@ pub struct DynamicState {
     /// From mpirun, taken out of the environment at init.
     pub(crate) spawned: OnceLock<Spawned>,
     /// This job among jobs: equal in all its processes, different from
-    /// other jobs' (orders groups that merge with equal `high`).
+    /// other jobs' (names processes across jobs; orders groups that merge
+    /// with equal `high`).
     pub(crate) job_uid: OnceLock<u64>,
-    /// Peers joined from other jobs: (first id, count, which group).
-    joins: Mutex<Vec<(u32, u32, String)>>,
+    /// Peers joined from other jobs, in the order they were.
+    joins: Mutex<Vec<Joined>>,
 }
 
+/// One join's new peers: ids `first..first + globals.len()`.
+struct Joined {
+    first: u32,
+    /// Which group they are, for messages.
+    what: String,
+    /// Each one's (job uid, world rank in its job).
+    globals: Vec<(u64, u32)>,
+}
+
+/// A process's name among jobs: its job's uid and its world rank there.
+pub(crate) type Global = (u64, u32);
+/// Bytes of a `Global` on the wire.
+pub(crate) const GLOBAL_LEN: usize = 12;
+
 impl DynamicState {
-    fn joined(&self, first: u32, count: u32, what: &str) {
-        self.joins.lock().unwrap_or_else(|e| e.into_inner()).push((first, count, what.to_string()));
+    fn joined(&self, first: u32, what: &str, globals: Vec<Global>) {
+        self.joins.lock().unwrap_or_else(|e| e.into_inner()).push(Joined { first, what: what.to_string(), globals });
     }
 
     /// A peer id past this job's as a person reads it.
     pub(crate) fn describe(&self, peer: u32) -> Option<String> {
         let joins = self.joins.lock().unwrap_or_else(|e| e.into_inner());
-        let (first, _, what) = joins.iter().find(|(f, n, _)| peer >= *f && peer < f + n)?;
-        Some(format!("process {} of {what}", peer - first))
+        let j = joins.iter().find(|j| peer >= j.first && ((peer - j.first) as usize) < j.globals.len())?;
+        let (_, rank) = j.globals[(peer - j.first) as usize];
+        Some(format!("rank {rank} of {}", j.what))
     }
 }
 
-/// A job's uid from its launcher's job id; a process without one (a
-/// singleton) draws one.
-pub(crate) fn job_uid(job_id: Option<&str>) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    match job_id {
-        Some(id) => id.hash(&mut h),
-        // RandomState is seeded from the system's randomness.
-        None => return std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
+impl Runtime {
+    /// The names among jobs of `members` (this process's peer ids), as
+    /// bytes: what travels when groups are described to another process
+    /// (inter-communicator creation), since peer ids are local.
+    pub(crate) fn globals_of(&self, members: &[u32]) -> Vec<u8> {
+        let me = self.job_uid();
+        let joins = self.dynamic.joins.lock().unwrap_or_else(|e| e.into_inner());
+        let global = |id: u32| -> Global {
+            if id < self.size {
+                return (me, id);
+            }
+            joins.iter().find_map(|j| j.globals.get(id.checked_sub(j.first)? as usize).copied()).unwrap_or((u64::MAX, id))
+        };
+        members
+            .iter()
+            .flat_map(|&id| {
+                let (job, rank) = global(id);
+                job.to_le_bytes().into_iter().chain(rank.to_le_bytes())
+            })
+            .collect()
     }
+
+    /// This process's peer ids of the processes named in `bytes`: a
+    /// process of a job this one never joined with is an error, not a
+    /// guess.
+    pub(crate) fn locals_of(&self, bytes: &[u8]) -> MpiResult<Vec<u32>> {
+        let me = self.job_uid();
+        let joins = self.dynamic.joins.lock().unwrap_or_else(|e| e.into_inner());
+        bytes
+            .chunks_exact(GLOBAL_LEN)
+            .map(|c| {
+                let job = u64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
+                let rank = u32::from_le_bytes(c[8..].try_into().expect("4 bytes"));
+                if job == me && rank < self.size {
+                    return Ok(rank);
+                }
+                joins
+                    .iter()
+                    .find_map(|j| j.globals.iter().position(|g| *g == (job, rank)).map(|i| j.first + i as u32))
+                    .ok_or_else(|| {
+                        MpiError::new(
+                            ErrorClass::Group,
+                            format!("rank {rank} of another job is not connected to this process (processes of two jobs talk only after a spawn, accept/connect or join that included both)"),
+                        )
+                    })
+            })
+            .collect()
+    }
+}
+
+/// A job's uid from its name (`RuntimeOptions::job`); runtimes made
+/// without one (`Runtime::over`) are one job together.
+pub(crate) fn job_uid(job: Option<&str>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let Some(job) = job else { return 0 };
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    job.hash(&mut h);
     h.finish()
 }
 
@@ -173,7 +236,10 @@ impl Runtime {
     /// a job of their own, which connects back.
     pub fn comm_spawn(&self, apps: Option<MpiResult<Vec<SpawnApp>>>, root: usize, comm: CommId) -> MpiResult<CommId> {
         let link = self.is_root(comm, root)?.then(|| -> RootLink {
-            let apps = apps.ok_or_else(|| MpiError::new(ErrorClass::Spawn, "no command at the root"))??;
+            let mut apps = apps.ok_or_else(|| MpiError::new(ErrorClass::Spawn, "no command at the root"))??;
+            for a in &mut apps {
+                a.program = resolve_program(&a.program, a.wdir.as_deref());
+            }
             let spawn_err = |t: String| MpiError::new(ErrorClass::Spawn, t);
             // Children on other hosts need an address they can reach.
             let p = match std::env::var(wanmpi_bootstrap::ENV_ADDR).ok().filter(|a| !a.trim().is_empty()) {
@@ -247,7 +313,7 @@ impl Runtime {
         }
     }
 
-    /// See `DynamicState::job_uid` (0 for runtimes made by `over`: one job).
+    /// See `DynamicState::job_uid`.
     pub(crate) fn job_uid(&self) -> u64 {
         self.dynamic.job_uid.get().copied().unwrap_or(0)
     }
@@ -268,6 +334,8 @@ impl Runtime {
         let c = self
             .join_groups(crate::comm::COMM_WORLD, 0, Side::Connect, link, "the parent job")
             .map_err(|e| MpiError::new(e.class, format!("connecting to the spawning job: {}", e.msg)))?;
+        // MPI-4.0 §11.8.2: the parent communicator's default name.
+        self.comm_set_name(c, "MPI_COMM_PARENT")?;
         *self.dynamic.parent.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
         Ok(())
     }
@@ -275,6 +343,29 @@ impl Runtime {
     fn is_root(&self, comm: CommId, root: usize) -> MpiResult<bool> {
         Ok(self.comm_rank(comm)? == root)
     }
+}
+
+/// The command as the spawning process means it: a relative path (and a
+/// bare name of a file there, as MPICH's launcher finds `spawn1`) against
+/// the `wdir` info key or this process's working directory; other bare
+/// names are left for the PATH where the children start.
+fn resolve_program(program: &str, wdir: Option<&str>) -> String {
+    let p = std::path::Path::new(program);
+    if p.is_absolute() {
+        return program.to_string();
+    }
+    let base = match wdir {
+        Some(w) => std::path::PathBuf::from(w),
+        None => match std::env::current_dir() {
+            Ok(d) => d,
+            Err(_) => return program.to_string(),
+        },
+    };
+    let here = base.join(p);
+    if program.contains('/') || here.is_file() {
+        return here.to_string_lossy().into_owned();
+    }
+    program.to_string()
 }
 
 /// Sends `mine` over the caller's socket and reads the other end's name.
@@ -298,4 +389,22 @@ fn swap_names(fd: RawFd, mine: &str, limit: Duration) -> MpiResult<String> {
     })();
     let _ = s.set_read_timeout(old);
     r.map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_program;
+
+    #[test]
+    fn commands_resolve_against_the_spawning_directory() {
+        let d = std::env::temp_dir().join(format!("wanmpi-resolve-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("prog"), b"").unwrap();
+        let w = d.to_str().unwrap();
+        assert_eq!(resolve_program("prog", Some(w)), format!("{w}/prog"));
+        assert_eq!(resolve_program("./sub/x", Some(w)), format!("{w}/./sub/x"));
+        assert_eq!(resolve_program("python3", Some(w)), "python3", "a bare name not there is for the PATH");
+        assert_eq!(resolve_program("/bin/true", Some(w)), "/bin/true");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }
