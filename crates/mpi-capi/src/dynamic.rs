@@ -50,7 +50,9 @@ unsafe fn argv(p: *mut *mut c_char) -> R<Vec<String>> {
     Ok(v)
 }
 
-/// One command of a spawn, from its C arguments (the root's).
+/// One command of a spawn, from its C arguments (the root's). Info keys
+/// read: `wdir`, `host`, `path` (others, such as `soft` or `arch`, are
+/// ignored).
 unsafe fn app(command: *const c_char, args: *mut *mut c_char, maxprocs: c_int, info: c_int) -> R<SpawnApp> {
     let program = cstr(command, "command")?.to_string();
     if program.is_empty() {
@@ -64,6 +66,13 @@ unsafe fn app(command: *const c_char, args: *mut *mut c_char, maxprocs: c_int, i
     let word = |k: &str| info.get(k).map(str::to_string).filter(|v| !v.is_empty());
     // SAFETY: forwarded from the caller.
     let args = unsafe { argv(args)? };
+    // The `path` info key: directories to look for a bare command in first.
+    let program = match word("path") {
+        Some(dirs) if !program.contains('/') => {
+            dirs.split(':').map(|d| std::path::Path::new(d).join(&program)).find(|p| p.is_file()).map_or(program, |p| p.to_string_lossy().into_owned())
+        }
+        _ => program,
+    };
     Ok(SpawnApp { program, args, count, wdir: word("wdir"), host: word("host") })
 }
 
