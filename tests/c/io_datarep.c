@@ -184,6 +184,45 @@ static void write_and_read(const char *rep, struct calls *calls)
     OK(MPI_File_close(&fh));
 }
 
+/* A subarray filetype is portable: its ints move to the file extents (rank
+ * r's 2 ints of every 2 size at file bytes 16 r, tiles of 16 size bytes). */
+static void subarray_view(void)
+{
+    char name[512];
+    path(name, "subarray");
+    MPI_File fh;
+    MPI_Status st;
+    OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+    int sizes = 2 * size, subsizes = 2, starts = 2 * rank;
+    MPI_Datatype sub;
+    OK(MPI_Type_create_subarray(1, &sizes, &subsizes, &starts, MPI_ORDER_C, MPI_INT, &sub));
+    OK(MPI_Type_commit(&sub));
+    OK(MPI_File_set_view(fh, 0, MPI_INT, sub, "be64", MPI_INFO_NULL));
+    MPI_Aint ext;
+    OK(MPI_File_get_type_extent(fh, sub, &ext));
+    CHECK(ext == 16 * size, "a subarray's extent in the file");
+    int mine[4];
+    for (int i = 0; i < 4; i++)
+        mine[i] = value(rank, i);
+    OK(MPI_File_write_all(fh, mine, 4, MPI_INT, &st));
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    unsigned char *raw = malloc(32 * size);
+    OK(MPI_File_read_at(fh, 0, raw, 32 * size, MPI_BYTE, &st));
+    CHECK(count_of(&st, MPI_BYTE) == 32 * size, "raw read of the subarray file");
+    for (int k = 0; k < 4 * size; k++) {
+        int tile = k / (2 * size), j = k % (2 * size);
+        CHECK(get_be64(raw + 8 * k) == value(j / 2, 2 * tile + j % 2), "a subarray view places file ints");
+    }
+    free(raw);
+    OK(MPI_File_set_view(fh, 0, MPI_INT, sub, "be64", MPI_INFO_NULL));
+    int back[4] = {0, 0, 0, 0};
+    OK(MPI_File_read_at_all(fh, 0, back, 4, MPI_INT, &st));
+    for (int i = 0; i < 4; i++)
+        CHECK(back[i] == value(rank, i), "read back through a subarray view");
+    OK(MPI_Type_free(&sub));
+    OK(MPI_File_close(&fh));
+}
+
 /* A write larger than one conversion piece (8 MiB of file) is converted
  * in several calls, each from its own position. */
 static void many_pieces(void)
@@ -307,6 +346,7 @@ int main(int argc, char **argv)
     write_and_read("be64", &be64_calls);
     write_and_read("be64c", &be64c_calls);
     CHECK(be64_calls.extent > 0 && be64c_calls.extent > 0, "the extent functions got their extra_state");
+    subarray_view();
     many_pieces();
     null_and_failing();
 

@@ -12,6 +12,9 @@
 //! the datatype handle the program passed to the access, `count` data
 //! items (predefined elements of its type signature, the datatype tiled)
 //! and `position`, the index of the first of them from the buffer start.
+//! The functions may call MPI (MPI_Type_size and the like: no lock of the
+//! C API is held while they run), but not the file's pointer calls during
+//! an access at the individual pointer, which holds that pointer.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
