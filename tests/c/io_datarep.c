@@ -2,7 +2,8 @@
  * int as 8 big-endian bytes; its conversion functions widen and swap (and
  * back), for MPI_INT and for a strided memory type of ints. A view in it
  * writes, the raw bytes are checked through a "native" view, and the data
- * read back through the view. Also: the _c registration, conversions in
+ * read back through the view, also with a subarray filetype (portable:
+ * scaled to the file extents). Also: the _c registration, conversions in
  * more than one piece, MPI_CONVERSION_FN_NULL, a conversion that fails
  * (MPI_ERR_CONVERSION), registering a name twice (MPI_ERR_DUP_DATAREP) and
  * an unregistered name (MPI_ERR_UNSUPPORTED_DATAREP). MPICH 4.0.2 cannot
