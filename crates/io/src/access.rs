@@ -21,6 +21,7 @@ use wanmpi_runtime::Status;
 
 use crate::agree;
 use crate::amode;
+use crate::datarep::{Datarep, Items};
 use crate::file::File;
 use crate::lock::RangeLock;
 use crate::oserr::os_error;
@@ -90,16 +91,15 @@ impl File {
     /// Writes the packed bytes of `count` x `dt` at `buf` to the view's
     /// stream from etype `at`, a chunk at a time; returns the bytes written.
     unsafe fn put(&self, view: &View, at: i64, buf: *const u8, count: usize, dt: &Datatype) -> MpiResult<usize> {
+        if let Some(rep) = &view.user {
+            return self.put_converted(view, at, buf, count, dt, &**rep);
+        }
         let (pos, total) = (view.data_pos(at)?, dt.packed_size(count));
         let _lock = self.atomic_lock(view, pos, total, true)?;
         if view.external32() {
             let mut data = Vec::with_capacity(total);
             dt.pack_external32(buf, count, &mut data);
-            let mut from = 0;
-            for (off, n) in view.runs(pos, data.len())? {
-                self.data.write_all_at(&data[from..from + n], off).map_err(|e| os_error(&e, "cannot write", &self.name))?;
-                from += n;
-            }
+            self.write_stream(view, pos, &data)?;
             return Ok(total);
         }
         let mut chunk = Vec::with_capacity(CHUNK.min(total));
@@ -107,20 +107,89 @@ impl File {
         while done < total {
             chunk.clear();
             dt.pack_range(buf, count, done, CHUNK, &mut chunk);
-            let mut from = 0;
-            for (off, n) in view.runs(pos + done as u64, chunk.len())? {
-                self.data.write_all_at(&chunk[from..from + n], off).map_err(|e| os_error(&e, "cannot write", &self.name))?;
-                from += n;
-            }
+            self.write_stream(view, pos + done as u64, &chunk)?;
             done += chunk.len();
         }
         Ok(total)
     }
 
+    /// Writes `data` to the view's stream from byte `pos`.
+    fn write_stream(&self, view: &View, pos: u64, data: &[u8]) -> MpiResult<()> {
+        let mut from = 0;
+        for (off, n) in view.runs(pos, data.len())? {
+            self.data.write_all_at(&data[from..from + n], off).map_err(|e| os_error(&e, "cannot write", &self.name))?;
+            from += n;
+        }
+        Ok(())
+    }
+
+    /// [`File::put`] in a registered representation: each piece of items
+    /// goes through the write conversion into a staging buffer (or is
+    /// packed as it is, for MPI_CONVERSION_FN_NULL), then to the file.
+    /// Returns the memory bytes written.
+    unsafe fn put_converted(&self, view: &View, at: i64, buf: *const u8, count: usize, dt: &Datatype, rep: &dyn Datarep) -> MpiResult<usize> {
+        let items = Items::of(dt, rep)?;
+        let convert = rep.converts_writes();
+        if !convert {
+            same_sizes(&items, rep, dt, "write")?;
+        }
+        let pos = view.data_pos(at)?;
+        let _lock = self.atomic_lock(view, pos, items.file_len(count)?, true)?;
+        let mut staging = Vec::new();
+        for (start, piece) in items.pieces(count) {
+            staging.clear();
+            if convert {
+                staging.resize(piece.file, 0);
+                rep.write(buf, dt, piece.items as usize, &mut staging, start.items)?;
+            } else {
+                dt.pack_range(buf, count, start.mem, piece.mem, &mut staging);
+            }
+            self.write_stream(view, pos + start.file as u64, &staging)?;
+        }
+        Ok(items.per.mem * count)
+    }
+
+    /// [`File::get`] in a registered representation: each piece is read
+    /// into a staging buffer, then its whole items go through the read
+    /// conversion (or are unpacked as they are). Stops at the end of the
+    /// file; returns (memory bytes, stream bytes) of the items read.
+    unsafe fn get_converted(&self, view: &View, at: i64, buf: *mut u8, count: usize, dt: &Datatype, rep: &dyn Datarep) -> MpiResult<(usize, usize)> {
+        let items = Items::of(dt, rep)?;
+        let convert = rep.converts_reads();
+        if !convert {
+            same_sizes(&items, rep, dt, "read")?;
+        }
+        let pos = view.data_pos(at)?;
+        let _lock = self.atomic_lock(view, pos, items.file_len(count)?, false)?;
+        let (mut mem, mut stream) = (0, 0);
+        let mut staging = Vec::new();
+        for (start, piece) in items.pieces(count) {
+            staging.resize(piece.file, 0);
+            let got = self.read_runs(&view.runs(pos + start.file as u64, piece.file)?, &mut staging)?;
+            let whole = if got == piece.file { piece } else { items.whole_in(start.items, got) };
+            if whole.items > 0 {
+                if convert {
+                    rep.read(buf, dt, whole.items as usize, &staging[..whole.file], start.items)?;
+                } else {
+                    dt.unpack_range(&staging[..whole.file], buf, count, start.mem);
+                }
+            }
+            mem += whole.mem;
+            stream += whole.file;
+            if got < piece.file {
+                break;
+            }
+        }
+        Ok((mem, stream))
+    }
+
     /// Reads into `count` x `dt` at `buf` from the view's stream at etype
     /// `at`, a chunk at a time, up to the end of the file; returns the
-    /// bytes read.
-    unsafe fn get(&self, view: &View, at: i64, buf: *mut u8, count: usize, dt: &Datatype) -> MpiResult<usize> {
+    /// bytes read (of memory, of the view's stream).
+    unsafe fn get(&self, view: &View, at: i64, buf: *mut u8, count: usize, dt: &Datatype) -> MpiResult<(usize, usize)> {
+        if let Some(rep) = &view.user {
+            return self.get_converted(view, at, buf, count, dt, &**rep);
+        }
         let (pos, total) = (view.data_pos(at)?, dt.packed_size(count));
         let _lock = self.atomic_lock(view, pos, total, false)?;
         if view.external32() {
@@ -130,7 +199,7 @@ impl File {
             let whole = if dt.size() == 0 { 0 } else { got / dt.size() };
             dt.unpack_external32(&data[..whole * dt.size()], buf, whole)
                 .map_err(|e| MpiError::new(ErrorClass::Conversion, format!("external32 data of {}: {e}", self.name)))?;
-            return Ok(whole * dt.size());
+            return Ok((whole * dt.size(), whole * dt.size()));
         }
         let mut chunk = vec![0u8; CHUNK.min(total)];
         let mut done = 0;
@@ -143,7 +212,7 @@ impl File {
                 break;
             }
         }
-        Ok(done)
+        Ok((done, done))
     }
 
     /// Fills `out` from the file `runs`; fewer bytes at the end of the file.
@@ -172,7 +241,7 @@ impl File {
     pub unsafe fn write(&self, at: At, buf: *const u8, count: usize, dt: &Datatype) -> MpiResult<Status> {
         self.check_access(true, at, dt)?;
         let view = self.view();
-        let n = Self::etypes(&view, dt.packed_size(count))?;
+        let n = Self::etypes(&view, view.stream_len(dt, count)?)?;
         let bytes = match at {
             At::Offset(o) => self.put(&view, o, buf, count, dt)?,
             At::Individual => {
@@ -197,18 +266,18 @@ impl File {
     pub unsafe fn read(&self, at: At, buf: *mut u8, count: usize, dt: &Datatype) -> MpiResult<Status> {
         self.check_access(false, at, dt)?;
         let view = self.view();
-        let n = Self::etypes(&view, dt.packed_size(count))?;
+        let n = Self::etypes(&view, view.stream_len(dt, count)?)?;
         let bytes = match at {
-            At::Offset(o) => self.get(&view, o, buf, count, dt)?,
+            At::Offset(o) => self.get(&view, o, buf, count, dt)?.0,
             At::Individual => {
                 let mut p = self.pointer.lock().unwrap_or_else(|p| p.into_inner());
-                let bytes = self.get(&view, *p, buf, count, dt)?;
-                *p += (bytes / view.esize()) as i64;
+                let (bytes, stream) = self.get(&view, *p, buf, count, dt)?;
+                *p += (stream / view.esize()) as i64;
                 bytes
             }
             At::Shared => {
                 let start = self.shared.fetch_add(n)?;
-                self.get(&view, start, buf, count, dt)?
+                self.get(&view, start, buf, count, dt)?.0
             }
         };
         Ok(status(bytes))
@@ -260,7 +329,7 @@ impl File {
     /// As for [`File::write`].
     pub unsafe fn write_ordered(&self, buf: *const u8, count: usize, dt: &Datatype) -> MpiResult<Status> {
         let view = self.view();
-        let n = self.check_access(true, At::Shared, dt).and_then(|_| Self::etypes(&view, dt.packed_size(count)));
+        let n = self.check_access(true, At::Shared, dt).and_then(|_| view.stream_len(dt, count).and_then(|len| Self::etypes(&view, len)));
         let start = self.ordered_start(*n.as_ref().unwrap_or(&0))?;
         let r = n.and_then(|_| self.put(&view, start, buf, count, dt)).map(status);
         self.rt.barrier(self.comm)?;
@@ -273,9 +342,25 @@ impl File {
     /// As for [`File::read`].
     pub unsafe fn read_ordered(&self, buf: *mut u8, count: usize, dt: &Datatype) -> MpiResult<Status> {
         let view = self.view();
-        let n = self.check_access(false, At::Shared, dt).and_then(|_| Self::etypes(&view, dt.packed_size(count)));
+        let n = self.check_access(false, At::Shared, dt).and_then(|_| view.stream_len(dt, count).and_then(|len| Self::etypes(&view, len)));
         let start = self.ordered_start(*n.as_ref().unwrap_or(&0))?;
         n?;
-        Ok(status(self.get(&view, start, buf, count, dt)?))
+        Ok(status(self.get(&view, start, buf, count, dt)?.0))
     }
+}
+
+/// MPI_CONVERSION_FN_NULL copies bytes as they are: only for items that
+/// take as many bytes in the file as in memory.
+fn same_sizes(items: &Items, rep: &dyn Datarep, dt: &Datatype, what: &str) -> MpiResult<()> {
+    if items.same_sizes() {
+        return Ok(());
+    }
+    err(
+        ErrorClass::Conversion,
+        format!(
+            "data representation \"{}\" has no {what} conversion function, and {} has elements whose file extent is not their size in memory",
+            rep.name(),
+            dt.name()
+        ),
+    )
 }

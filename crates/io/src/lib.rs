@@ -6,15 +6,18 @@
 //! locks; collective agreement runs over a private duplicate of the
 //! file's communicator through the runtime's collectives.
 //!
-//! Not here: data representations other than the native one (external32
-//! and user-registered ones fail with MPI_ERR_UNSUPPORTED_DATAREP), and
-//! two-phase collective buffering — each rank accesses its own bytes, a
+//! Data representations: "native" ("internal" is the same), "external32"
+//! for types whose elements keep their size in it, and the ones the
+//! program registers, through the [`Datarep`] trait (`datarep.rs`).
+//!
+//! Not here: two-phase collective buffering — each rank accesses its own bytes, a
 //! collective write then ends with a barrier. Nonblocking calls are the
 //! C API's: they complete at once. The C handles live in `wanmpi-capi`.
 
 mod access;
 mod agree;
 pub mod amode;
+mod datarep;
 mod file;
 mod lock;
 mod manage;
@@ -25,6 +28,7 @@ mod split;
 mod view;
 
 pub use access::{status, At};
+pub use datarep::{Datarep, PIECE};
 pub use file::{File, SplitKind};
 pub use manage::DISPLACEMENT_CURRENT;
 pub use pointer::{SEEK_CUR, SEEK_END, SEEK_SET};

@@ -6,6 +6,7 @@
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use wanmpi_engine::datatype::Datatype;
 use wanmpi_engine::{error::err, ErrorClass, MpiResult};
@@ -13,6 +14,7 @@ use wanmpi_runtime::{Group, Info};
 
 use crate::agree;
 use crate::amode;
+use crate::datarep::Datarep;
 use crate::file::File;
 use crate::oserr::{last, os_error};
 use crate::view::View;
@@ -119,7 +121,16 @@ impl File {
 
     /// MPI_File_set_view (collective): the pointers go back to 0. The etype's
     /// size must agree across ranks; disp, filetype and info may differ.
-    pub fn set_view(&self, disp: i64, etype: Datatype, filetype: Datatype, datarep: &str, info: &Info) -> MpiResult<()> {
+    /// `user` is the registered representation named `datarep`, if any.
+    pub fn set_view(
+        &self,
+        disp: i64,
+        etype: Datatype,
+        filetype: Datatype,
+        datarep: &str,
+        user: Option<Arc<dyn Datarep>>,
+        info: &Info,
+    ) -> MpiResult<()> {
         let disp = if disp == DISPLACEMENT_CURRENT {
             if self.amode & amode::SEQUENTIAL == 0 {
                 Err(wanmpi_engine::MpiError::new(ErrorClass::Arg, "MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL"))
@@ -129,7 +140,7 @@ impl File {
         } else {
             Ok(disp)
         };
-        let view = agree::all_ok(&self.rt, self.comm, disp.and_then(|d| View::new(d, etype, filetype, datarep, !amode::writable(self.amode))))?;
+        let view = agree::all_ok(&self.rt, self.comm, disp.and_then(|d| View::new(d, etype, filetype, datarep, user, !amode::writable(self.amode))))?;
         agree::same(&self.rt, self.comm, view.esize() as i64, "the etype's size in MPI_File_set_view")?;
         *self.view.write().unwrap_or_else(|p| p.into_inner()) = view;
         *self.pointer.lock().unwrap_or_else(|p| p.into_inner()) = 0;
@@ -141,6 +152,12 @@ impl File {
     /// The current view (MPI_File_get_view).
     pub fn view(&self) -> View {
         self.view.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// MPI_File_get_type_extent: the extent of `dt` in the file's data
+    /// representation.
+    pub fn type_extent(&self, dt: &Datatype) -> MpiResult<isize> {
+        self.view().type_extent(dt)
     }
 
     /// MPI_File_get_byte_offset.

@@ -43,12 +43,12 @@ fn interleaved_view_ordered_and_shared_writes() {
         // Each rank owns ints me, me+n, me+2n, ... through a resized view.
         let ft = Datatype::resized(&int(), 0, 4 * n as isize).unwrap();
         ft.commit();
-        f.set_view(4 * me as i64, int(), ft, "native", &Info::default()).unwrap();
+        f.set_view(4 * me as i64, int(), ft, "native", None, &Info::default()).unwrap();
         let mine: Vec<i32> = (0..4).map(|i| 100 * me + i).collect();
         // SAFETY: 4 ints.
         unsafe { f.write_all(At::Individual, mine.as_ptr() as *const u8, 4, &int()).unwrap() };
         assert_eq!(f.position(), 4);
-        f.set_view(0, int(), int(), "native", &Info::default()).unwrap();
+        f.set_view(0, int(), int(), "native", None, &Info::default()).unwrap();
         let mut all = vec![0i32; 4 * n as usize];
         // SAFETY: room for 4n ints.
         let st = unsafe { f.read_at(&mut all, 0) };
@@ -131,6 +131,99 @@ fn split_collectives_atomic_mode_and_sizes() {
         // SAFETY: room for 8 ints; the file holds 5.
         let st = unsafe { f.read(At::Offset(0), back.as_mut_ptr() as *mut u8, 8, &int()).unwrap() };
         assert_eq!((st.bytes, back[0], back[4]), (20, 10, 11));
+        f.close().unwrap();
+    });
+}
+
+/// A representation in which an int is 8 big-endian bytes, for memory
+/// types made of ints only (the tests' own).
+struct Be64 {
+    fail_writes: bool,
+}
+
+impl wanmpi_io::Datarep for Be64 {
+    fn name(&self) -> &str {
+        "be64"
+    }
+    fn file_extent(&self, b: BasicType) -> wanmpi_engine::MpiResult<usize> {
+        match b {
+            BasicType::Int => Ok(8),
+            _ => Err(wanmpi_engine::MpiError::new(ErrorClass::Conversion, "be64 has ints only")),
+        }
+    }
+    fn converts_reads(&self) -> bool {
+        true
+    }
+    fn converts_writes(&self) -> bool {
+        true
+    }
+    unsafe fn read(&self, userbuf: *mut u8, _: &Datatype, count: usize, filebuf: &[u8], position: u64) -> wanmpi_engine::MpiResult<()> {
+        assert_eq!(filebuf.len(), 8 * count);
+        let out = (userbuf as *mut i32).add(position as usize);
+        for (i, b) in filebuf.chunks(8).enumerate() {
+            *out.add(i) = i64::from_be_bytes(b.try_into().unwrap()) as i32;
+        }
+        Ok(())
+    }
+    unsafe fn write(&self, userbuf: *const u8, _: &Datatype, count: usize, filebuf: &mut [u8], position: u64) -> wanmpi_engine::MpiResult<()> {
+        if self.fail_writes {
+            return Err(wanmpi_engine::MpiError::new(ErrorClass::Conversion, "refused"));
+        }
+        let from = (userbuf as *const i32).add(position as usize);
+        for i in 0..count {
+            filebuf[8 * i..8 * i + 8].copy_from_slice(&i64::from(*from.add(i)).to_be_bytes());
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn registered_representation_converts_and_sizes_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = dir.path().join("be64").to_string_lossy().into_owned();
+    world(2, |rt| {
+        let me = rt.comm_rank(COMM_WORLD).unwrap() as i32;
+        let f = File::open(rt, COMM_WORLD, &name, amode::RDWR | amode::CREATE, Info::default()).unwrap();
+        let be64: Arc<dyn wanmpi_io::Datarep> = Arc::new(Be64 { fail_writes: false });
+        // Interleaved by rank; byte displacements and extents are file
+        // bytes, as given (two 8-byte ints per tile).
+        let ft = Datatype::resized(&int(), 0, 16).unwrap();
+        ft.commit();
+        f.set_view(8 * me as i64, int(), ft.clone(), "be64", Some(be64.clone()), &Info::default()).unwrap();
+        assert_eq!(f.type_extent(&int()).unwrap(), 8);
+        let mine: Vec<i32> = (0..3).map(|i| -(100 * me + i)).collect();
+        // SAFETY: 3 ints.
+        unsafe { f.write_all(At::Individual, mine.as_ptr() as *const u8, 3, &int()).unwrap() };
+        assert_eq!(f.position(), 3);
+        // The raw file: rank r's int i at byte 16 i + 8 r, big-endian, 8 bytes.
+        f.set_view(0, Datatype::basic(BasicType::Byte), Datatype::basic(BasicType::Byte), "native", None, &Info::default()).unwrap();
+        let mut raw = vec![0u8; 64];
+        // SAFETY: room for 64 bytes.
+        let got = unsafe { f.read(At::Offset(0), raw.as_mut_ptr(), 64, &Datatype::basic(BasicType::Byte)).unwrap() };
+        assert_eq!(got.bytes, 48);
+        for k in 0..6 {
+            let (i, r) = (k / 2, k % 2);
+            assert_eq!(raw[8 * k..8 * k + 8], (-(100 * r as i64 + i as i64)).to_be_bytes(), "file int {k}");
+        }
+        // Back through the view; a read past the end stops at the last int.
+        f.set_view(8 * me as i64, int(), ft, "be64", Some(be64), &Info::default()).unwrap();
+        let mut back = vec![7i32; 4];
+        // SAFETY: room for 4 ints.
+        let st = unsafe { f.read(At::Individual, back.as_mut_ptr() as *mut u8, 4, &int()).unwrap() };
+        assert_eq!(st.bytes, 12);
+        assert_eq!(back[..3], mine[..]);
+        assert_eq!(back[3], 7);
+        assert_eq!(f.position(), 3);
+        // A conversion that fails fails the write with its class.
+        f.set_view(0, int(), int(), "be64", Some(Arc::new(Be64 { fail_writes: true })), &Info::default()).unwrap();
+        // SAFETY: 3 ints.
+        let e = unsafe { f.write(At::Offset(0), mine.as_ptr() as *const u8, 3, &int()) }.unwrap_err();
+        assert_eq!(e.class, ErrorClass::Conversion);
+        // Memory types of other elements have no size in be64.
+        let d = [0f64; 1];
+        // SAFETY: one double.
+        let e = unsafe { f.write(At::Offset(0), d.as_ptr() as *const u8, 1, &Datatype::basic(BasicType::Double)) }.unwrap_err();
+        assert_eq!(e.class, ErrorClass::Conversion);
         f.close().unwrap();
     });
 }

@@ -99,6 +99,11 @@ fn mpi_io() {
 }
 
 #[test]
+fn mpi_io_user_datareps() {
+    suite("io_datarep", &[1, 3]);
+}
+
+#[test]
 fn examples_run() {
     let cc = prefix().join("bin/mpicc");
     let dir = out_dir("examples");

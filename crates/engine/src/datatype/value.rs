@@ -204,6 +204,13 @@ impl Datatype {
         whole.checked_add(part)
     }
 
+    /// Calls `f(type, n)` for each run of `n` basic elements of one
+    /// element of this type, in typemap order (repetitions expanded): what
+    /// MPI-IO's user-defined data representations size and convert.
+    pub fn for_each_basic_run(&self, f: &mut dyn FnMut(BasicType, usize)) {
+        self.0.sig.for_each_run(f);
+    }
+
     /// MPI_Get_count: whole elements in `bytes`, or `None` (MPI_UNDEFINED)
     /// when `bytes` is not a multiple of the size. Zero-size types count 0.
     pub fn count_in(&self, bytes: usize) -> Option<usize> {

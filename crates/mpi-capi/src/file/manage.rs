@@ -88,13 +88,14 @@ pub unsafe extern "C" fn PMPI_File_get_byte_offset(fh: FileHandle, offset: c_lon
     })
 }
 
-/// MPI_File_get_type_extent: in the native representation, the extent.
+/// MPI_File_get_type_extent: the extent in the file's representation (in
+/// a registered one, from its extent function; else the native extent).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_type_extent(fh: FileHandle, dt: c_int, extent: *mut c_long) -> c_int {
     call_file(fh, || {
         let o = out(extent, "extent")?;
-        file(fh)?;
-        *o = datatype(dt)?.extent() as c_long;
+        let f = file(fh)?;
+        *o = f.type_extent(&datatype(dt)?)? as c_long;
         Ok(())
     })
 }

@@ -22,7 +22,7 @@ pub unsafe extern "C" fn PMPI_File_set_view(
         let f = file(fh)?;
         // A missing datarep is "native", as in ROMIO.
         let rep = if datarep.is_null() { "native" } else { cstr(datarep, "datarep")? };
-        f.set_view(disp, datatype(etype)?, datatype(filetype)?, rep, &crate::info::get(info)?)
+        f.set_view(disp, datatype(etype)?, datatype(filetype)?, rep, super::datarep::lookup(rep), &crate::info::get(info)?)
     })
 }
 
