@@ -248,7 +248,6 @@ pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut c_int) -> c_int {
         }
         rt()?.barrier(id)?;
         rt()?.comm_free(id)?;
-        rt()?.forget_parent(id);
         let mut o = objs();
         o.carts.remove(c);
         o.graphs.remove(c);

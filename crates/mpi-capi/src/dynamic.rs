@@ -68,9 +68,11 @@ unsafe fn app(command: *const c_char, args: *mut *mut c_char, maxprocs: c_int, i
     let args = unsafe { argv(args)? };
     // The `path` info key: directories to look for a bare command in first.
     let program = match word("path") {
-        Some(dirs) if !program.contains('/') => {
-            dirs.split(':').map(|d| std::path::Path::new(d).join(&program)).find(|p| p.is_file()).map_or(program, |p| p.to_string_lossy().into_owned())
-        }
+        Some(dirs) if !program.contains('/') => dirs
+            .split(':')
+            .map(|d| std::path::Path::new(d).join(&program))
+            .find(|p| p.is_file())
+            .map_or(program, |p| p.to_string_lossy().into_owned()),
         _ => program,
     };
     Ok(SpawnApp { program, args, count, wdir: word("wdir"), host: word("host") })

@@ -93,6 +93,26 @@ fn dynamic_processes() {
     suite("dynamic", &[1, 2, 3]);
 }
 
+/// Two jobs started apart, coupled by a port published under a name: the
+/// server job accepts, the client job looks the name up and connects.
+#[test]
+fn two_jobs_started_apart_couple_through_a_published_port() {
+    let exe = compile(&prefix().join("bin/mpicc"), "couple", "mpicc");
+    let names = out_dir("couple-names");
+    for transport in ["tcp", "sctp", "wamp"] {
+        let service = format!("couple-{transport}-{}", std::process::id());
+        let env = [("WANMPI_TRANSPORT", transport.to_string()), ("WANMPI_NAME_DIR", names.display().to_string())];
+        let server = std::thread::scope(|s| {
+            let server = s.spawn(|| run(2, &exe, &["server", &service], &env));
+            let client = run(3, &exe, &["client", &service], &env);
+            assert_pass(&client, "couple", 3);
+            server.join().expect("server thread")
+        });
+        assert_pass(&server, "couple", 2);
+        eprintln!("couple: a job of 2 and a job of 3 over {transport}: passed");
+    }
+}
+
 #[test]
 fn mpi_io() {
     suite("io", &[1, 2, 4]);

@@ -218,6 +218,8 @@ impl Runtime {
         let mut st = self.lock();
         let c = st.comms.remove(comm).ok_or_else(|| MpiError::new(ErrorClass::Comm, "communicator is not valid"))?;
         st.contexts.release(c.pair);
+        drop(st);
+        self.forget_parent(comm);
         Ok(())
     }
 

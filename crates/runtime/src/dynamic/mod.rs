@@ -306,7 +306,7 @@ impl Runtime {
     }
 
     /// Forgets the parent communicator when it is freed or disconnected.
-    pub fn forget_parent(&self, comm: CommId) {
+    pub(crate) fn forget_parent(&self, comm: CommId) {
         let mut p = self.dynamic.parent.lock().unwrap_or_else(|e| e.into_inner());
         if *p == Some(comm) {
             *p = None;
