@@ -29,6 +29,22 @@ pub struct SpawnRequest {
 /// Most processes one request may ask for.
 pub const MAX_SPAWN: u32 = 4096;
 
+/// The key under which the launcher notes why the spawn waiting on `port`
+/// failed (the value: the reason, hex), for a parent that mpirun cannot
+/// reach directly (another network namespace, a firewall).
+pub fn failure_key(port: &str) -> String {
+    format!("spawn-failed/{port}")
+}
+
+pub fn failure_note(text: &str) -> String {
+    hex(text.as_bytes())
+}
+
+/// The reason in a failure note.
+pub fn read_failure_note(note: &str) -> String {
+    crate::auth::unhex(note).map_or_else(|| note.to_string(), |b| String::from_utf8_lossy(&b).into_owned())
+}
+
 impl SpawnRequest {
     pub fn total(&self) -> u32 {
         self.apps.iter().map(|a| a.count).sum()

@@ -91,6 +91,20 @@ enum Listener {
     Tcp(TcpListener),
 }
 
+/// Puts entries in a running service's table (see `Server::notes`); ranks
+/// read them with `get` at once, without a fence.
+#[derive(Clone)]
+pub struct Notes(Arc<Shared>);
+
+impl Notes {
+    pub fn put(&self, key: &str, value: &str) -> Result<(), BootstrapError> {
+        crate::proto::check_item("key", key)?;
+        crate::proto::check_item("value", value)?;
+        self.0.put(key.to_string(), value.to_string());
+        Ok(())
+    }
+}
+
 /// A running service. Dropping it stops it and removes its socket file.
 pub struct Server {
     address: String,
@@ -135,6 +149,12 @@ impl Server {
     /// The address ranks connect to, in the `WANMPI_BOOTSTRAP` form.
     pub fn address(&self) -> &str {
         &self.address
+    }
+
+    /// A handle that puts entries in the job's table from outside (the
+    /// launcher's notes to its ranks, such as why a spawn failed).
+    pub fn notes(&self) -> Notes {
+        Notes(self.shared.clone())
     }
 
     /// Ranks that have called finalize so far.

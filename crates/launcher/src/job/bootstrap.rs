@@ -19,6 +19,9 @@ impl Service {
     pub fn address(&self) -> &str {
         self.server.address()
     }
+    pub fn notes(&self) -> wanmpi_bootstrap::Notes {
+        self.server.notes()
+    }
 }
 
 impl Drop for Service {

@@ -122,6 +122,7 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let ranks: Vec<Rank> = started.into_iter().flatten().collect();
     drop(tx);
     let mut watch = Watch::new(spec, ranks, rx, sink.lost.clone());
+    watch.children.notes = Some(service.notes());
     let mut outcome = watch.run();
     // Stopping the service reports what it had only counted.
     drop(service);

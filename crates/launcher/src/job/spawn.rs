@@ -30,6 +30,9 @@ struct Child {
 #[derive(Default)]
 pub(crate) struct Children {
     running: Vec<Child>,
+    /// The parent job's key/value table: why a spawn failed goes there too,
+    /// for a parent this process cannot reach on its port.
+    pub notes: Option<wanmpi_bootstrap::Notes>,
 }
 
 impl Children {
@@ -37,6 +40,7 @@ impl Children {
     pub fn start(&mut self, parent: &JobSpec, from: u32, req: SpawnRequest) -> Result<(), String> {
         let cancel = Arc::new(AtomicUsize::new(0));
         let spec = child_spec(parent, &req, cancel.clone());
+        let notes = self.notes.clone();
         let handle = std::thread::Builder::new()
             .name(format!("spawn-from-{from}"))
             .spawn(move || {
@@ -48,9 +52,14 @@ impl Children {
                     }
                     Ok(_) => None,
                 };
-                // A parent still waiting learns why; one that stopped
-                // waiting has closed the port, and this fails quietly.
-                let told = unmet.is_some_and(|text| wanmpi_bootstrap::port::report_failure(&req.port, &text, Duration::from_secs(5)).is_ok());
+                // A parent still waiting learns why, on its port or, where
+                // that is out of reach, from the job's table; one that
+                // stopped waiting has closed the port and reads no more.
+                let told = unmet.is_some_and(|text| {
+                    let noted =
+                        notes.is_some_and(|n| n.put(&wanmpi_bootstrap::failure_key(&req.port), &wanmpi_bootstrap::failure_note(&text)).is_ok());
+                    wanmpi_bootstrap::port::report_failure(&req.port, &text, Duration::from_secs(5)).is_ok() || noted
+                });
                 (result, told)
             })
             .map_err(|e| format!("no thread for a spawn: {e}"))?;

@@ -262,6 +262,9 @@ impl<'a> Watch<'a> {
                 let started = if judge { self.children.start(self.spec, rank, request) } else { Err("the job is ending".into()) };
                 if let Err(why) = started {
                     self.say(format!("could not spawn for rank {rank}: {why}"));
+                    if let Some(n) = &self.children.notes {
+                        let _ = n.put(&wanmpi_bootstrap::failure_key(&port), &wanmpi_bootstrap::failure_note(&why));
+                    }
                     let _ = wanmpi_bootstrap::port::report_failure(&port, &why, Duration::from_secs(5));
                 }
             }

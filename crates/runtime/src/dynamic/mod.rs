@@ -30,6 +30,8 @@ use join::{RootLink, Side};
 /// How long MPI_Comm_accept waits for a connector (seconds).
 pub const ENV_ACCEPT_TIMEOUT: &str = "WANMPI_ACCEPT_TIMEOUT";
 const DEFAULT_ACCEPT_TIMEOUT: Duration = Duration::from_secs(600);
+/// How often a spawning root looks for mpirun's note of a failed spawn.
+const SPAWN_SLICE: Duration = Duration::from_millis(250);
 /// The address a port is named after (default `WANMPI_ADDR`, else loopback).
 pub const ENV_PORT_HOST: &str = "WANMPI_PORT_HOST";
 /// Set by mpirun in spawned processes: their parents' port.
@@ -258,12 +260,32 @@ impl Runtime {
             }
             let size = self.comm_size(comm)? as u32;
             let limit = wanmpi_bootstrap::timeout_from_env();
-            p.accept(size, limit, &format!("rank {}", self.rank)).map_err(|e| match e {
-                AcceptError::TimedOut(_) => spawn_err(format!("the spawned processes did not connect within {} s", limit.as_secs_f64())),
-                e => spawn_err(e.to_string()),
-            })
+            let deadline = std::time::Instant::now() + limit;
+            // Wait on the port in slices: between them, mpirun's note (for
+            // when it cannot reach this port) may say the spawn failed.
+            loop {
+                let slice = deadline.saturating_duration_since(std::time::Instant::now()).min(SPAWN_SLICE);
+                match p.accept(size, slice, &format!("rank {}", self.rank)) {
+                    Ok(peer) => return Ok(peer),
+                    Err(AcceptError::TimedOut(_)) => {}
+                    Err(e) => return Err(spawn_err(e.to_string())),
+                }
+                if let Some(why) = self.spawn_failure_note(&request.port) {
+                    return Err(spawn_err(why));
+                }
+                if std::time::Instant::now() >= deadline {
+                    return Err(spawn_err(format!("the spawned processes did not connect within {} s", limit.as_secs_f64())));
+                }
+            }
         });
         self.join_groups(comm, root, Side::Accept, link, "the job this one spawned")
+    }
+
+    /// Why mpirun says the spawn waiting on `port` failed, if it does.
+    fn spawn_failure_note(&self, port: &str) -> Option<String> {
+        use wanmpi_bootstrap::KeyValue;
+        let mut kv = self.kv.lock().unwrap_or_else(|e| e.into_inner());
+        kv.as_mut()?.get(&wanmpi_bootstrap::failure_key(port)).ok().map(|n| wanmpi_bootstrap::read_failure_note(&n))
     }
 
     /// MPI_Comm_join (§11.9): the two processes at the ends of the
