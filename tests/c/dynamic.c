@@ -10,6 +10,7 @@
  * - MPI_Comm_join over a TCP connection between ranks 0 and 1.
  * Run on 1 or more ranks; passes on MPICH 4.0.2 too (but for the port
  * and name parts, whose names there need MPICH's name server). */
+#define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -165,6 +166,14 @@ static void ports(void)
     }
 }
 
+/* Rank 0's address as rank 1 reaches it: the one mpirun gives it
+ * (WANMPI_ADDR, set on emulated hosts), else loopback. */
+static const char *own_address(void)
+{
+    const char *a = getenv("WANMPI_ADDR");
+    return a && *a ? a : "127.0.0.1";
+}
+
 static void join(void)
 {
     int rank, size;
@@ -172,26 +181,31 @@ static void join(void)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2)
         return;
-    int port = 0, fd = -1;
+    struct {
+        char addr[64];
+        int port;
+    } where = {"", 0};
+    int fd = -1;
     if (rank == 0) {
         int l = socket(AF_INET, SOCK_STREAM, 0);
         struct sockaddr_in a = {0};
         a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
         CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 1) == 0, "a listening socket");
         socklen_t len = sizeof a;
         getsockname(l, (struct sockaddr *)&a, &len);
-        port = ntohs(a.sin_port);
-        OK(MPI_Send(&port, 1, MPI_INT, 1, 3, MPI_COMM_WORLD));
+        where.port = ntohs(a.sin_port);
+        snprintf(where.addr, sizeof where.addr, "%s", own_address());
+        OK(MPI_Send(&where, sizeof where, MPI_BYTE, 1, 3, MPI_COMM_WORLD));
         fd = accept(l, NULL, NULL);
         close(l);
     } else if (rank == 1) {
-        OK(MPI_Recv(&port, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Recv(&where, sizeof where, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         fd = socket(AF_INET, SOCK_STREAM, 0);
         struct sockaddr_in a = {0};
         a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a.sin_port = htons((unsigned short)port);
+        CHECK(inet_pton(AF_INET, where.addr, &a.sin_addr) == 1, "rank 0's address");
+        a.sin_port = htons((unsigned short)where.port);
         CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connected");
     }
     if (rank <= 1) {

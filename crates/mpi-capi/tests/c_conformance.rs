@@ -93,6 +93,32 @@ fn dynamic_processes() {
     suite("dynamic", &[1, 2, 3]);
 }
 
+/// Spawn, ports and join across emulated hosts (each rank in its own
+/// network namespace behind the WAN emulator): children on other hosts,
+/// ports named after the hosts' addresses, and a failed spawn reported
+/// through the job's table (mpirun cannot reach the namespaces). Root only.
+#[test]
+fn dynamic_processes_across_emulated_hosts() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !std::path::Path::new("/dev/net/tun").exists() {
+        eprintln!("SKIPPED dynamic_processes_across_emulated_hosts: needs root and /dev/net/tun (network namespaces for the WAN emulator)");
+        return;
+    }
+    let exe = compile(&prefix().join("bin/mpicc"), "dynamic", "mpicc");
+    for transport in ["tcp", "wamp"] {
+        let t0 = std::time::Instant::now();
+        let out = std::process::Command::new(mpirun())
+            .args(["-n", "2", "--timeout", "120", "--emulate", "delay=5ms", "--transport", transport])
+            .arg(&exe)
+            .output()
+            .expect("run mpirun");
+        assert_pass(&out, "dynamic", 2);
+        // The failed spawn inside must not wait out the bootstrap timeout.
+        assert!(t0.elapsed() < std::time::Duration::from_secs(60), "took {:?}", t0.elapsed());
+        eprintln!("dynamic: 2 emulated hosts over {transport}: passed in {:?}", t0.elapsed());
+    }
+}
+
 /// Two jobs started apart, coupled by a port published under a name: the
 /// server job accepts, the client job looks the name up and connects.
 #[test]
