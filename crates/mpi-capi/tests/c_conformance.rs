@@ -69,6 +69,11 @@ fn inter_communicator_collectives() {
 }
 
 #[test]
+fn nonblocking_communicator_duplication() {
+    suite("idup", &[1, 2, 3, 4]);
+}
+
+#[test]
 fn mpi4_calls() {
     suite("mpi4", &[1, 2, 3]);
 }

@@ -75,6 +75,7 @@ impl Runtime {
             fatal: None,
             wan: crate::wan::WanPlan::new(rank, size, grant, opts.wan_peers),
             colls: Default::default(),
+            reservations: Default::default(),
             wins: Default::default(),
         };
         let by_default = state.transport.wants_progress_thread();

@@ -115,7 +115,7 @@ pub(crate) fn launch(st: &mut State, comm: CommId, plan: &Plan, seq: Option<u32>
 }
 
 /// Takes `comm`'s next collective number.
-fn next_seq(st: &mut State, comm: CommId) -> MpiResult<u32> {
+pub(crate) fn next_seq(st: &mut State, comm: CommId) -> MpiResult<u32> {
     let c = st.comms.get_mut(comm).ok_or_else(|| wanmpi_engine::MpiError::new(ErrorClass::Comm, "communicator is not valid"))?;
     let seq = c.coll_seq;
     c.coll_seq = c.coll_seq.wrapping_add(1);
