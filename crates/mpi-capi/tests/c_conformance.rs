@@ -74,6 +74,11 @@ fn nonblocking_communicator_duplication() {
 }
 
 #[test]
+fn user_reductions_on_derived_datatypes() {
+    suite("userop", &[1, 2, 3, 4, 7]);
+}
+
+#[test]
 fn mpi4_calls() {
     suite("mpi4", &[1, 2, 3]);
 }
