@@ -75,6 +75,13 @@ pub(super) fn reduction_bytes(count: usize, ty: BasicType, op: &Op) -> Result<us
     count.checked_mul(ty.extent()).ok_or(CollError::Op(OpError::TooLarge { ty, count }))
 }
 
+/// Whether two non-empty ranges share a byte.
+pub(super) fn overlapping(ranges: &[Range<usize>]) -> bool {
+    let mut r: Vec<&Range<usize>> = ranges.iter().filter(|r| !r.is_empty()).collect();
+    r.sort_by_key(|r| r.start);
+    r.windows(2).any(|w| w[1].start < w[0].end)
+}
+
 /// Splits `buf` into the given ranges, returned in the order given. Receive
 /// blocks may not overlap (MPI-3.1 §5.5: no location is written twice).
 pub(super) fn split_disjoint<'b>(what: &str, buf: &'b mut [u8], ranges: &[Range<usize>]) -> Result<Vec<&'b mut [u8]>, CollError> {
@@ -122,6 +129,8 @@ mod tests {
         assert!(split_disjoint("t", &mut buf, &[0..5, 4..6]).is_err());
         assert!(split_disjoint("t", &mut buf, &[8..11, 0..1]).is_err());
         assert!(split_disjoint("t", &mut buf, &[5..5, 5..5, 0..10]).is_ok());
+        assert!(overlapping(&[0..5, 4..6]) && overlapping(&[3..4, 0..2, 0..1]));
+        assert!(!overlapping(&[5..5, 0..10, 10..12, 3..3]));
     }
 
     #[test]
