@@ -78,3 +78,36 @@ fn idups_posted_at_different_times_beside_blocking_creations_get_contexts_of_the
         }
     }
 }
+
+/// One rank creates a communicator (blocking) while its idup is pending;
+/// the other waits for the idup before it joins that creation. The
+/// blocking agreement holds nothing while it waits for the late rank, so
+/// the idup completes meanwhile instead of both waiting on each other.
+#[test]
+fn an_idup_completes_while_a_member_blocks_in_another_creation() {
+    let out = world(2, |rt| {
+        let other = rt.comm_dup(COMM_WORLD).expect("dup");
+        let (dup, r) = rt.comm_idup(COMM_WORLD, None).expect("idup");
+        let made = if rt.rank() == 0 {
+            let made = rt.comm_dup(other).expect("dup while the idup runs");
+            assert_eq!(rt.wait(r).expect("wait").status.error, None);
+            made
+        } else {
+            assert_eq!(rt.wait(r).expect("wait").status.error, None);
+            rt.comm_dup(other).expect("dup after the idup")
+        };
+        // Both new communicators work and are told apart.
+        let me = rt.rank() as usize;
+        let peer = 1 - me;
+        let v = Box::new(10 + me as i32);
+        // SAFETY: `v` outlives the wait below.
+        let s = unsafe { rt.isend(&*v as *const i32 as *const u8, 1, &int(), peer as i32, 0, dup, SendMode::Standard) }.expect("isend");
+        send(rt, 20 + me as i32, peer, made, SendMode::Standard);
+        let (a, b) = (recv(rt, peer, made), recv(rt, peer, dup));
+        rt.wait(s).expect("wait send");
+        (a, b, peer as i32)
+    });
+    for (a, b, peer) in out {
+        assert_eq!((a, b), (20 + peer, 10 + peer));
+    }
+}
