@@ -1,6 +1,6 @@
 //! MPI_Allgather and MPI_Allgatherv (MPI-3.1 §5.7): Bruck's algorithm.
 
-use super::args::{check_len, mul, overlapping, split_disjoint, Blocks};
+use super::args::{check_len, mul, split_disjoint, Blocks, Overlap};
 use super::comm::{CollComm, CollError};
 use super::hier;
 use super::sites::Layout;
@@ -36,8 +36,12 @@ pub fn allgatherv(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8],
     let (rank, size) = (comm.rank(), comm.size());
     recv_blocks.check("allgatherv receive blocks", size, recv.len())?;
     let ranges: Vec<_> = (0..size).map(|i| recv_blocks.range(i)).collect();
-    if overlapping(&ranges) {
-        return allgatherv_overlapping(comm, send, recv, &ranges);
+    if let Some(mut o) = Overlap::of(&ranges) {
+        let own = send.unwrap_or(&recv[ranges[rank].clone()]).to_vec();
+        let (counts, displs) = (o.counts.clone(), o.displs.clone());
+        allgatherv(comm, Some(&own), &mut o.side, Blocks::new(&counts, &displs))?;
+        o.place(recv, &ranges);
+        return Ok(());
     }
     // The pieces are filled at the end.
     let mut pieces = split_disjoint("allgatherv receive blocks", recv, &ranges)?;
@@ -83,23 +87,6 @@ pub fn allgatherv(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8],
 
     for j in 0..size {
         pieces[(rank + j) % size].copy_from_slice(&tmp[offsets[j]..offsets[j + 1]]);
-    }
-    Ok(())
-}
-
-/// Receive blocks that overlap: MPI calls them erroneous (MPI-4.0 §6.5: no
-/// location may be written twice) but other MPIs accept them, and
-/// programs rely on that (MPICH's allgatherv4 places several blocks at 0).
-/// The blocks are gathered side by side, then copied in rank order, so
-/// where they overlap the highest rank's bytes stay.
-fn allgatherv_overlapping(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], ranges: &[std::ops::Range<usize>]) -> Result<(), CollError> {
-    let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
-    let displs: Vec<usize> = counts.iter().scan(0, |at, c| Some(std::mem::replace(at, *at + c))).collect();
-    let mut side = vec![0u8; counts.iter().sum()];
-    let own = send.unwrap_or(&recv[ranges[comm.rank()].clone()]).to_vec();
-    allgatherv(comm, Some(&own), &mut side, Blocks::new(&counts, &displs))?;
-    for (r, d) in ranges.iter().zip(&displs) {
-        recv[r.clone()].copy_from_slice(&side[*d..*d + r.len()]);
     }
     Ok(())
 }

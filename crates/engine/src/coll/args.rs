@@ -82,6 +82,34 @@ pub(super) fn overlapping(ranges: &[Range<usize>]) -> bool {
     r.windows(2).any(|w| w[1].start < w[0].end)
 }
 
+/// Receive blocks that overlap (erroneous in MPI, accepted by MPICH) are
+/// received side by side into `Overlap::side`, then copied to their places
+/// in rank order, so where they meet the highest rank's bytes stay.
+pub(super) struct Overlap {
+    pub counts: Vec<usize>,
+    pub displs: Vec<usize>,
+    pub side: Vec<u8>,
+}
+
+impl Overlap {
+    /// `None` unless two of `ranges` overlap.
+    pub fn of(ranges: &[Range<usize>]) -> Option<Overlap> {
+        if !overlapping(ranges) {
+            return None;
+        }
+        let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+        let displs: Vec<usize> = counts.iter().scan(0, |at, c| Some(std::mem::replace(at, *at + c))).collect();
+        Some(Overlap { side: vec![0u8; counts.iter().sum()], counts, displs })
+    }
+
+    /// Copies every block to its range of `recv`, in rank order.
+    pub fn place(&self, recv: &mut [u8], ranges: &[Range<usize>]) {
+        for (r, d) in ranges.iter().zip(&self.displs) {
+            recv[r.clone()].copy_from_slice(&self.side[*d..*d + r.len()]);
+        }
+    }
+}
+
 /// Splits `buf` into the given ranges, returned in the order given. Receive
 /// blocks may not overlap (MPI-3.1 §5.5: no location is written twice).
 pub(super) fn split_disjoint<'b>(what: &str, buf: &'b mut [u8], ranges: &[Range<usize>]) -> Result<Vec<&'b mut [u8]>, CollError> {
