@@ -33,7 +33,8 @@ const PENDING: u32 = PAIRS as u32;
 /// One MPI_Comm_idup's agreement: which phase, and how its schedules run.
 struct Idup {
     new: CommId,
-    /// The same at every participant: the parent's pair.
+    /// The same at every participant, different for each idup pending on
+    /// the parent (so two that collided pick apart): its pair and number.
     key: u64,
     /// This process's rank and the size of its (local) group.
     rank: usize,
@@ -147,6 +148,7 @@ impl Runtime {
             Err(e) => Some(e),
         };
         let new = st.comms.insert(dup);
+        let key = (key << 32) | u64::from(seq);
         let job = Idup { new, key, rank, lsize: group.size(), inter, seq, attempt: 0, vote: None, failed };
         let mut req = CollReq::new(Run::new(job.offer(&st)?), ctx, peers, vec![]);
         req.then = Some(Box::new(job));
