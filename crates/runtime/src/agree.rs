@@ -14,7 +14,8 @@
 //! only during a vote, which needs no further call from any participant
 //! (progress finishes it), so no agreement waits on another.
 //!
-//! The blocking calls run the attempts here (`Runtime::agree`); the
+//! The blocking calls run the attempts here (`Runtime::agree`), skipping
+//! the vote when no participant has an idup running (the usual case); the
 //! nonblocking MPI_Comm_idup runs them as schedules (`idup.rs`).
 
 use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
@@ -56,6 +57,24 @@ impl Reservations {
             self.held[w] |= bit;
         }
         ok
+    }
+
+    /// Nothing reserved (no vote running here).
+    pub fn is_empty(&self) -> bool {
+        self.held.iter().all(|w| *w == 0)
+    }
+
+    /// Holds (`on`) or lets go of every pair of `offer`: the offer of a
+    /// blocking agreement that may skip its vote. An offer never includes
+    /// pairs held by another, so letting go frees only its own.
+    pub fn hold(&mut self, offer: &[u64; WORDS], on: bool) {
+        for (h, o) in self.held.iter_mut().zip(offer) {
+            if on {
+                *h |= o;
+            } else {
+                *h &= !o;
+            }
+        }
     }
 
     pub fn release(&mut self, pair: u32) {
@@ -116,13 +135,44 @@ pub type AndAll<'a> = dyn FnMut(&[u64]) -> MpiResult<Vec<u64>> + 'a;
 impl Runtime {
     /// Agrees a context pair with the other participants (blocking) and
     /// takes it. `key` must be the same at every participant.
+    ///
+    /// The vote is skipped when every participant was *quiet* as it made
+    /// its offer: no idup running, nothing reserved. A quiet process is
+    /// inside this blocking call, so it joins no other agreement until the
+    /// call returns, and the lowest pair of the offers stays free at every
+    /// participant: one reduction, as before idups could overlap. Its offer
+    /// is held meanwhile, for another thread's idup.
     pub(crate) fn agree(&self, key: u64, and_all: &mut AndAll<'_>) -> MpiResult<u32> {
         for attempt in 0..MAX_ATTEMPTS {
-            let offer = {
-                let st = self.lock();
-                st.reservations.offer(&st.contexts)
+            let (offer, quiet) = {
+                let mut st = self.lock();
+                let quiet = st.reservations.is_empty() && !crate::icoll::agreement_running(&st);
+                let st = &mut *st;
+                let offer = st.reservations.offer(&st.contexts);
+                if quiet {
+                    st.reservations.hold(&offer, true);
+                }
+                (offer, quiet)
             };
-            let Some(cand) = pick(&and_all(&offer)?, key, attempt) else { continue };
+            let mut words = offer.to_vec();
+            words.push(if quiet { u64::MAX } else { 0 });
+            let all = and_all(&words);
+            let cand = {
+                let mut st = self.lock();
+                if quiet {
+                    st.reservations.hold(&offer, false);
+                }
+                let all = all?;
+                let (mask, everyone_quiet) = (&all[..WORDS], all[WORDS] == u64::MAX);
+                if everyone_quiet {
+                    // Held by this call and free everywhere: take it at once.
+                    let Some(pair) = ContextPool::lowest(mask) else { continue };
+                    st.contexts.take(pair);
+                    return Ok(pair);
+                }
+                let Some(cand) = pick(mask, key, attempt) else { continue };
+                cand
+            };
             let yes = {
                 let mut st = self.lock();
                 let st = &mut *st;
@@ -171,5 +221,21 @@ mod tests {
         pool.take(2);
         assert!(!r.try_reserve(&pool, 2), "a taken pair is not free");
         assert!(!r.try_reserve(&pool, PAIRS as u32));
+    }
+
+    #[test]
+    fn a_held_offer_blocks_votes_and_letting_go_frees_only_it() {
+        let pool = ContextPool::default();
+        let mut r = Reservations::default();
+        assert!(r.is_empty());
+        assert!(r.try_reserve(&pool, 5), "another agreement's vote");
+        let offer = r.offer(&pool);
+        r.hold(&offer, true);
+        assert!(!r.try_reserve(&pool, 2), "a held offer votes no");
+        assert_eq!(ContextPool::lowest(&r.offer(&pool)), None, "nothing left to offer");
+        r.hold(&offer, false);
+        assert!(!r.is_empty(), "the other vote's pair stays reserved");
+        assert!(!r.try_reserve(&pool, 5));
+        assert!(r.try_reserve(&pool, 2));
     }
 }

@@ -93,6 +93,10 @@ impl Idup {
 }
 
 impl Then for Idup {
+    fn agrees_context(&self) -> bool {
+        true
+    }
+
     fn next(&mut self, st: &mut State, result: &[u8]) -> MpiResult<Option<Schedule>> {
         let words = bytes_to_words(result);
         match self.vote.take() {
