@@ -1,29 +1,33 @@
-//! Agreeing a new communicator's context pair in two phases, so that
-//! agreements may overlap (MPI_Comm_idup, and blocking creations while
-//! idups are pending) without two of them taking the same pair.
+//! Agreeing a new communicator's context pair so that agreements may
+//! overlap (MPI_Comm_idup, and blocking creations while idups are pending,
+//! in any order at different members) without two of them taking the same
+//! pair, and without one waiting on another.
 //!
-//! One attempt: (1) every participant offers its free pairs less the ones
-//! it has *reserved* for another agreement's vote; the AND of the offers
-//! over all participants names a candidate (the lowest at the first
-//! attempt, then one picked by the agreement's key, so two agreements that
-//! collided do not collide again). (2) Every participant votes yes only if
-//! the candidate is still free and not reserved here, and reserves it
-//! while the vote runs; the AND of the votes commits the pair everywhere or
-//! sends everyone to the next attempt. Every participant sees the same
-//! results, so they all commit or retry together. A reservation is held
-//! only during a vote, which needs no further call from any participant
-//! (progress finishes it), so no agreement waits on another.
+//! First, a *proposal*: every participant proposes the lowest pair it has
+//! free and not reserved, and reserves it; if the AND over all participants
+//! keeps it (everyone proposed the same pair, the usual case when ranks
+//! create their communicators in the same order), it is taken: one
+//! reduction. Otherwise, attempts in two phases: (1) every participant
+//! offers its free pairs less the reserved ones; the AND of the offers
+//! names a candidate, picked by the agreement's key and the attempt, so two
+//! agreements that collided do not collide again; (2) every participant
+//! votes yes only if the candidate is still free and not reserved here, and
+//! reserves it while the vote runs; the AND of the votes commits the pair
+//! everywhere or sends everyone to the next attempt. Every participant sees
+//! the same results, so all commit or retry together. A reservation is one
+//! pair, held for one reduction: another agreement meanwhile just avoids
+//! that pair, so none waits on another.
 //!
-//! The blocking calls run the attempts here (`Runtime::agree`), skipping
-//! the vote when no participant has an idup running (the usual case); the
-//! nonblocking MPI_Comm_idup runs them as schedules (`idup.rs`).
+//! The blocking calls run this here (`Runtime::agree`); the nonblocking
+//! MPI_Comm_idup runs it as schedules (`idup.rs`).
 
 use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 
 use crate::context::{ContextPool, PAIRS, WORDS};
 use crate::runtime::Runtime;
 
-/// Attempts before an agreement gives up (each is two reductions).
+/// Attempts after the proposal before an agreement gives up (each is two
+/// reductions).
 pub const MAX_ATTEMPTS: u32 = 1000;
 
 /// The pairs this process has reserved for running votes.
@@ -59,29 +63,21 @@ impl Reservations {
         ok
     }
 
-    /// Nothing reserved (no vote running here).
-    pub fn is_empty(&self) -> bool {
-        self.held.iter().all(|w| *w == 0)
-    }
-
-    /// Holds (`on`) or lets go of every pair of `offer`: the offer of a
-    /// blocking agreement that may skip its vote. An offer never includes
-    /// pairs held by another, so letting go frees only its own.
-    pub fn hold(&mut self, offer: &[u64; WORDS], on: bool) {
-        for (h, o) in self.held.iter_mut().zip(offer) {
-            if on {
-                *h |= o;
-            } else {
-                *h &= !o;
-            }
-        }
-    }
-
     pub fn release(&mut self, pair: u32) {
         if (pair as usize) < PAIRS {
             self.held[pair as usize / 64] &= !(1u64 << (pair % 64));
         }
     }
+}
+
+/// This process's proposal: its lowest pair free and not reserved, reserved
+/// now (`None`: nothing free), and as a mask of that one pair.
+pub fn propose(r: &mut Reservations, pool: &ContextPool) -> (Option<u32>, [u64; WORDS]) {
+    let mut mask = [0u64; WORDS];
+    let Some(p) = ContextPool::lowest(&r.offer(pool)) else { return (None, mask) };
+    r.try_reserve(pool, p);
+    mask[p as usize / 64] = 1 << (p % 64);
+    (Some(p), mask)
 }
 
 /// The candidate of an agreed mask: the lowest pair at attempt 0, later a
@@ -135,44 +131,30 @@ pub type AndAll<'a> = dyn FnMut(&[u64]) -> MpiResult<Vec<u64>> + 'a;
 impl Runtime {
     /// Agrees a context pair with the other participants (blocking) and
     /// takes it. `key` must be the same at every participant.
-    ///
-    /// The vote is skipped when every participant was *quiet* as it made
-    /// its offer: no idup running, nothing reserved. A quiet process is
-    /// inside this blocking call, so it joins no other agreement until the
-    /// call returns, and the lowest pair of the offers stays free at every
-    /// participant: one reduction, as before idups could overlap. Its offer
-    /// is held meanwhile, for another thread's idup.
     pub(crate) fn agree(&self, key: u64, and_all: &mut AndAll<'_>) -> MpiResult<u32> {
+        let (mine, proposal) = {
+            let mut st = self.lock();
+            let st = &mut *st;
+            propose(&mut st.reservations, &st.contexts)
+        };
+        let agreed = and_all(&proposal);
+        {
+            let mut st = self.lock();
+            if let Some(p) = mine {
+                st.reservations.release(p);
+            }
+            // Kept only if every participant proposed it, and reserved it meanwhile.
+            if let Some(pair) = ContextPool::lowest(&agreed?) {
+                st.contexts.take(pair);
+                return Ok(pair);
+            }
+        }
         for attempt in 0..MAX_ATTEMPTS {
-            let (offer, quiet) = {
-                let mut st = self.lock();
-                let quiet = st.reservations.is_empty() && !crate::icoll::agreement_running(&st);
-                let st = &mut *st;
-                let offer = st.reservations.offer(&st.contexts);
-                if quiet {
-                    st.reservations.hold(&offer, true);
-                }
-                (offer, quiet)
+            let offer = {
+                let st = self.lock();
+                st.reservations.offer(&st.contexts)
             };
-            let mut words = offer.to_vec();
-            words.push(if quiet { u64::MAX } else { 0 });
-            let all = and_all(&words);
-            let cand = {
-                let mut st = self.lock();
-                if quiet {
-                    st.reservations.hold(&offer, false);
-                }
-                let all = all?;
-                let (mask, everyone_quiet) = (&all[..WORDS], all[WORDS] == u64::MAX);
-                if everyone_quiet {
-                    // Held by this call and free everywhere: take it at once.
-                    let Some(pair) = ContextPool::lowest(mask) else { continue };
-                    st.contexts.take(pair);
-                    return Ok(pair);
-                }
-                let Some(cand) = pick(mask, key, attempt) else { continue };
-                cand
-            };
+            let Some(cand) = pick(&and_all(&offer)?, key, attempt) else { continue };
             let yes = {
                 let mut st = self.lock();
                 let st = &mut *st;
@@ -224,18 +206,17 @@ mod tests {
     }
 
     #[test]
-    fn a_held_offer_blocks_votes_and_letting_go_frees_only_it() {
-        let pool = ContextPool::default();
+    fn a_proposal_is_the_lowest_unreserved_pair_and_reserves_it() {
+        let mut pool = ContextPool::default();
+        pool.take(2);
         let mut r = Reservations::default();
-        assert!(r.is_empty());
-        assert!(r.try_reserve(&pool, 5), "another agreement's vote");
-        let offer = r.offer(&pool);
-        r.hold(&offer, true);
-        assert!(!r.try_reserve(&pool, 2), "a held offer votes no");
-        assert_eq!(ContextPool::lowest(&r.offer(&pool)), None, "nothing left to offer");
-        r.hold(&offer, false);
-        assert!(!r.is_empty(), "the other vote's pair stays reserved");
-        assert!(!r.try_reserve(&pool, 5));
-        assert!(r.try_reserve(&pool, 2));
+        assert!(r.try_reserve(&pool, 3), "another agreement's vote");
+        let (p, mask) = propose(&mut r, &pool);
+        assert_eq!(p, Some(4));
+        assert_eq!(ContextPool::lowest(&mask), Some(4));
+        assert_eq!(mask.iter().map(|w| w.count_ones()).sum::<u32>(), 1);
+        assert!(!r.try_reserve(&pool, 4), "held while the proposal runs");
+        // A second agreement meanwhile proposes the next pair.
+        assert_eq!(propose(&mut r, &pool).0, Some(5));
     }
 }

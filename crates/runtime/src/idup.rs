@@ -1,6 +1,6 @@
 //! MPI_Comm_idup and MPI_Comm_idup_with_info (MPI-4.0 §7.4.2): the
-//! duplicate's context is agreed by `agree.rs`'s two phases run as
-//! schedules of the parent communicator, so the call returns at once and
+//! duplicate's context is agreed as `agree.rs` describes (a proposal, then
+//! attempts of two phases if needed), run as schedules of the parent, so the call returns at once and
 //! every progress step moves the agreement on; ranks may post the idup at
 //! different times, with other operations outstanding, and overlapping
 //! idups on different communicators complete in any order.
@@ -16,9 +16,9 @@ use wanmpi_engine::datatype::BasicType;
 use wanmpi_engine::op::{Op, PredefOp};
 use wanmpi_engine::{MpiError, MpiResult};
 
-use crate::agree::{bytes_to_words, exhausted, pick, words_to_bytes, MAX_ATTEMPTS};
+use crate::agree::{bytes_to_words, exhausted, pick, propose, words_to_bytes, MAX_ATTEMPTS};
 use crate::comm::{Comm, CommId};
-use crate::context::PAIRS;
+use crate::context::{ContextPool, PAIRS};
 use crate::group::Group;
 use crate::icoll::{advance, next_seq, start_error, CollReq, Then};
 use crate::info::{Info, ALLOW_OVERTAKING};
@@ -29,6 +29,15 @@ use crate::runtime::{Runtime, State};
 /// The pair of a duplicate whose agreement is running: no communicator
 /// has it, and freeing it gives nothing back.
 const PENDING: u32 = PAIRS as u32;
+
+/// Which reduction of the agreement is running.
+enum Phase {
+    /// Everyone's lowest free pair (this process's, reserved meanwhile).
+    Proposal(Option<u32>),
+    Offer,
+    /// The candidate, and whether this process reserved it for the vote.
+    Vote(u32, bool),
+}
 
 /// One MPI_Comm_idup's agreement: which phase, and how its schedules run.
 struct Idup {
@@ -43,8 +52,7 @@ struct Idup {
     inter: Option<Option<usize>>,
     seq: u32,
     attempt: u32,
-    /// The candidate being voted on, and whether this process reserved it.
-    vote: Option<(u32, bool)>,
+    phase: Phase,
     /// The attributes could not be copied: the agreement still runs (the
     /// other ranks need it), then the request fails with this.
     failed: Option<MpiError>,
@@ -65,11 +73,15 @@ impl Idup {
         self.and_all(&st.reservations.offer(&st.contexts))
     }
 
-    fn retry(&mut self, st: &State) -> MpiResult<Option<Schedule>> {
-        self.attempt += 1;
+    /// The next attempt's offer (`first`: the one after the proposal).
+    fn retry(&mut self, st: &State, first: bool) -> MpiResult<Option<Schedule>> {
+        if !first {
+            self.attempt += 1;
+        }
         if self.attempt >= MAX_ATTEMPTS {
             return Err(exhausted());
         }
+        self.phase = Phase::Offer;
         self.offer(st).map(Some)
     }
 
@@ -93,33 +105,45 @@ impl Idup {
 }
 
 impl Then for Idup {
-    fn agrees_context(&self) -> bool {
-        true
-    }
-
     fn next(&mut self, st: &mut State, result: &[u8]) -> MpiResult<Option<Schedule>> {
         let words = bytes_to_words(result);
-        match self.vote.take() {
-            None => match pick(&words, self.key, self.attempt) {
+        match std::mem::replace(&mut self.phase, Phase::Offer) {
+            Phase::Proposal(mine) => {
+                if let Some(p) = mine {
+                    st.reservations.release(p);
+                }
+                // Kept only if every participant proposed it, and reserved it meanwhile.
+                match ContextPool::lowest(&words) {
+                    Some(pair) => self.take(st, pair),
+                    None => self.retry(st, true),
+                }
+            }
+            Phase::Offer => match pick(&words, self.key, self.attempt) {
                 Some(cand) => {
                     let yes = st.reservations.try_reserve(&st.contexts, cand);
-                    self.vote = Some((cand, yes));
+                    self.phase = Phase::Vote(cand, yes);
                     self.and_all(&[if yes { u64::MAX } else { 0 }]).map(Some)
                 }
-                None => self.retry(st),
+                None => self.retry(st, false),
             },
-            Some((cand, yes)) => {
+            Phase::Vote(cand, yes) => {
                 if yes {
                     st.reservations.release(cand);
                 }
                 if words.first() != Some(&u64::MAX) {
-                    return self.retry(st);
+                    return self.retry(st, false);
                 }
-                st.contexts.take(cand);
-                self.commit(st, cand)?;
-                Ok(None)
+                self.take(st, cand)
             }
         }
+    }
+}
+
+impl Idup {
+    fn take(&mut self, st: &mut State, pair: u32) -> MpiResult<Option<Schedule>> {
+        st.contexts.take(pair);
+        self.commit(st, pair)?;
+        Ok(None)
     }
 }
 
@@ -153,8 +177,17 @@ impl Runtime {
         };
         let new = st.comms.insert(dup);
         let key = (key << 32) | u64::from(seq);
-        let job = Idup { new, key, rank, lsize: group.size(), inter, seq, attempt: 0, vote: None, failed };
-        let mut req = CollReq::new(Run::new(job.offer(&st)?), ctx, peers, vec![]);
+        let (mine, proposal) = {
+            let st = &mut *st;
+            propose(&mut st.reservations, &st.contexts)
+        };
+        let job = Idup { new, key, rank, lsize: group.size(), inter, seq, attempt: 0, phase: Phase::Proposal(mine), failed };
+        let first = job.and_all(&proposal).inspect_err(|_| {
+            if let Some(p) = mine {
+                st.reservations.release(p);
+            }
+        })?;
+        let mut req = CollReq::new(Run::new(first), ctx, peers, vec![]);
         req.then = Some(Box::new(job));
         let r = st.reqs.insert(Entry::Coll(Box::new(req)));
         st.colls.track(r);

@@ -54,20 +54,6 @@ pub trait Then: Send {
     /// The current schedule finished with `result` (its buffer 0): the
     /// next schedule, or `None` when the operation is complete.
     fn next(&mut self, st: &mut State, result: &[u8]) -> wanmpi_engine::MpiResult<Option<wanmpi_engine::coll::sched::Schedule>>;
-
-    /// An agreement on a communicator context (which blocking agreements
-    /// must know of: `agree.rs`).
-    fn agrees_context(&self) -> bool {
-        false
-    }
-}
-
-/// Whether an idup's context agreement is running on this process.
-pub fn agreement_running(st: &State) -> bool {
-    st.colls.active.iter().any(|&r| match st.reqs.get(r) {
-        Some(Entry::Coll(c)) => c.then.as_ref().is_some_and(|t| t.agrees_context()),
-        _ => false,
-    })
 }
 
 /// The requests whose schedules progress advances.
