@@ -156,6 +156,57 @@ static void creation(void)
     free(e), free(o);
 }
 
+/* Reduce-scatter (MPI-4.0 §6.11.1): each group gets the blocks of the
+ * reduction of the other group's vectors. Both groups' vectors have the
+ * same length (7 elements, or 2 * rsize per rank for the block form);
+ * element j at world rank w is 100 * w + j. */
+static void reduce_scatter(void)
+{
+    enum { TOTAL = 7 };
+    int counts[8], send[64], got[64], off = 0, sum_w = 0;
+    CHECK(size <= 8, "at most 8 ranks per group");
+    for (int k = 0; k < size; k++)
+        counts[k] = TOTAL / size + (k < TOTAL % size);
+    for (int k = 0; k < rank; k++)
+        off += counts[k];
+    for (int r = 0; r < rsize; r++)
+        sum_w += 100 * remote_world(r);
+    for (int j = 0; j < TOTAL; j++)
+        send[j] = 100 * wrank + j;
+    for (int nb = 0; nb < 2; nb++) {
+        for (int i = 0; i < 64; i++)
+            got[i] = -1;
+        if (nb) {
+            MPI_Request r;
+            OK(MPI_Ireduce_scatter(send, got, counts, MPI_INT, MPI_SUM, inter, &r));
+            OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        } else {
+            OK(MPI_Reduce_scatter(send, got, counts, MPI_INT, MPI_SUM, inter));
+        }
+        for (int i = 0; i < counts[rank]; i++)
+            CHECK(got[i] == sum_w + rsize * (off + i), "inter Reduce_scatter block");
+        CHECK(got[counts[rank]] == -1, "inter Reduce_scatter writes only its block");
+    }
+    int per = 2 * rsize, n = per * size;
+    CHECK(n <= 64, "block vectors fit");
+    for (int j = 0; j < n; j++)
+        send[j] = 100 * wrank + j;
+    for (int nb = 0; nb < 2; nb++) {
+        for (int i = 0; i < 64; i++)
+            got[i] = -1;
+        if (nb) {
+            MPI_Request r;
+            OK(MPI_Ireduce_scatter_block(send, got, per, MPI_INT, MPI_SUM, inter, &r));
+            OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        } else {
+            OK(MPI_Reduce_scatter_block(send, got, per, MPI_INT, MPI_SUM, inter));
+        }
+        for (int i = 0; i < per; i++)
+            CHECK(got[i] == sum_w + rsize * (rank * per + i), "inter Reduce_scatter_block");
+        CHECK(got[per] == -1, "inter Reduce_scatter_block writes only its block");
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -171,6 +222,7 @@ int main(int argc, char **argv)
     OK(MPI_Comm_remote_size(inter, &rsize));
     rooted();
     all_of_them();
+    reduce_scatter();
     creation();
     OK(MPI_Comm_free(&inter));
     OK(MPI_Comm_free(&local));

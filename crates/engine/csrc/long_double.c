@@ -13,7 +13,7 @@
 _Static_assert(sizeof(long double) == 16, "wanmpi expects a 16-byte long double (x86_64 or aarch64 Linux)");
 
 /* Keep in step with LdOp in src/op/long_double.rs. */
-enum { LD_SUM = 0, LD_PROD = 1, LD_MAX = 2, LD_MIN = 3 };
+enum { LD_SUM = 0, LD_PROD = 1, LD_MAX = 2, LD_MIN = 3, LD_LAND = 4, LD_LOR = 5, LD_LXOR = 6 };
 
 int wanmpi_ld_reduce(int op, const unsigned char *in, unsigned char *inout, size_t count)
 {
@@ -26,6 +26,10 @@ int wanmpi_ld_reduce(int op, const unsigned char *in, unsigned char *inout, size
         case LD_PROD: r = a * b; break;
         case LD_MAX: r = a > b ? a : b; break;
         case LD_MIN: r = a < b ? a : b; break;
+        /* Logical ops on a real type, as MPICH allows: non-zero is true. */
+        case LD_LAND: r = (a != 0 && b != 0) ? 1.0L : 0.0L; break;
+        case LD_LOR: r = (a != 0 || b != 0) ? 1.0L : 0.0L; break;
+        case LD_LXOR: r = ((a != 0) != (b != 0)) ? 1.0L : 0.0L; break;
         default: return -1;
         }
         memcpy(inout + i * sizeof r, &r, sizeof r);

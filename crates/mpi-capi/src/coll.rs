@@ -114,7 +114,8 @@ pub unsafe extern "C" fn PMPI_Exscan(s: *const c_void, r: *mut c_void, c: c_int,
 pub unsafe extern "C" fn PMPI_Reduce_scatter(s: *const c_void, r: *mut c_void, rcounts: *const c_int, dt: c_int, op: c_int, comm: c_int) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
-        let size = rt()?.comm_peer_size(cid)?;
+        // One count per rank of this group (on an inter-communicator too).
+        let size = rt()?.comm_size(cid)?;
         let rc = counts(rcounts, size, "recvcounts")?;
         let d = datatype(dt)?;
         let o = op_for(op, dt, &d)?;
@@ -126,7 +127,7 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter(s: *const c_void, r: *mut c_void, r
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block(s: *const c_void, r: *mut c_void, rcount: c_int, dt: c_int, op: c_int, comm: c_int) -> c_int {
     call(comm, || {
         let cid = comm_id(comm)?;
-        let size = rt()?.comm_peer_size(cid)?;
+        let size = rt()?.comm_size(cid)?;
         let rc = vec![count(rcount)?; size];
         let d = datatype(dt)?;
         let o = op_for(op, dt, &d)?;

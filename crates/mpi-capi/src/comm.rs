@@ -91,7 +91,8 @@ unsafe fn idup(comm: c_int, info: Option<c_int>, newcomm: *mut c_int, req: *mut 
     })
 }
 
-/// MPI_Comm_idup: see the runtime's `comm_idup` for when it completes.
+/// MPI_Comm_idup: returns at once; the request completes once the members
+/// agreed the new context (the runtime's `idup.rs`).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup(comm: c_int, newcomm: *mut c_int, req: *mut c_int) -> c_int {
     idup(comm, None, newcomm, req)

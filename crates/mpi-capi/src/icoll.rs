@@ -188,7 +188,8 @@ enum Counts {
 unsafe fn reduce_scatter(s: *const c_void, r: *mut c_void, rc: Counts, dt: c_int, op: c_int, comm: c_int, req: *mut c_int, p: bool) -> c_int {
     hand_out(req, comm, p, || {
         let cid = comm_id(comm)?;
-        let size = size_of(cid)?;
+        // One count per rank of this group (on an inter-communicator too).
+        let size = rt()?.comm_size(cid)?;
         let rcv = match rc {
             Counts::Each(ptr) => counts(ptr, size, "recvcounts")?,
             Counts::Block(n) => vec![count(n)?; size],

@@ -10,7 +10,7 @@ use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
 use std::sync::Arc;
 
-use wanmpi_engine::datatype::Combiner;
+use wanmpi_engine::datatype::{Combiner, LaidOut};
 use wanmpi_runtime::{Datatype, ErrorClass, MpiError, Op};
 
 use crate::args::{count, datatype, out};
@@ -55,21 +55,35 @@ pub fn op_for(h: c_int, dth: c_int, dt: &Datatype) -> R<Op> {
     let u = user_op(h)?;
     let unit = unit(dt).max(1);
     let func = u.func;
+    // A derived type with gaps arrives packed: the function gets the
+    // elements laid out as the type describes them.
+    let spread = (dt.combiner() != Combiner::Named && !dt.is_contiguous()).then(|| dt.clone());
     Ok(Op::User {
         func: Arc::new(move |input: &[u8], inout: &mut [u8], _n: usize| {
             let n = inout.len() / unit;
-            let mut t = dth;
-            let (i, io) = (input.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void);
-            // SAFETY: the C function reads `len` elements of `t` from each
-            // buffer; both hold exactly that many. It must not write `input`
-            // (MPI's contract), so casting away const is sound.
-            match func {
-                UserFn::Int(f) => unsafe { f(i, io, &mut c_int::try_from(n).unwrap_or(c_int::MAX), &mut t) },
-                UserFn::Large(f) => unsafe { f(i, io, &mut (n as c_long), &mut t) },
+            match &spread {
+                None => apply(func, input.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void, n, dth),
+                Some(dt) => {
+                    let (mut i, mut io) = (LaidOut::from_packed(dt, input, n), LaidOut::from_packed(dt, inout, n));
+                    apply(func, i.base() as *mut c_void, io.base() as *mut c_void, n, dth);
+                    inout.copy_from_slice(&io.packed(dt, n));
+                }
             }
         }),
         commute: u.commute,
     })
+}
+
+/// Calls the C function on `n` elements of datatype handle `dth`.
+fn apply(func: UserFn, i: *mut c_void, io: *mut c_void, n: usize, dth: c_int) {
+    let mut t = dth;
+    // SAFETY: the C function reads `len` elements of `t` from each buffer;
+    // both hold exactly that many. It must not write `input` (MPI's
+    // contract), so casting away const is sound.
+    match func {
+        UserFn::Int(f) => unsafe { f(i, io, &mut c_int::try_from(n).unwrap_or(c_int::MAX), &mut t) },
+        UserFn::Large(f) => unsafe { f(i, io, &mut (n as c_long), &mut t) },
+    }
 }
 
 pub fn user_op(h: c_int) -> R<UserOp> {
@@ -126,6 +140,13 @@ pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut 
     call(COMM_WORLD, || {
         let n = count(c)?;
         let d = datatype(dt)?;
+        if predef::op(op).is_none() {
+            // A user function works on the buffers as they are, whatever the type's layout.
+            if n > 0 {
+                apply(user_op(op)?.func, inbuf as *mut c_void, inoutbuf, n, dt);
+            }
+            return Ok(());
+        }
         let o = op_for(op, dt, &d)?;
         if let Some(p) = predef::op(op).filter(|_| d.combiner() != Combiner::Named || d.basic_kind().is_none()) {
             return fail(ErrorClass::Op, format!("MPI_Reduce_local with {} needs a predefined datatype", p.mpi_name()));

@@ -69,6 +69,16 @@ fn inter_communicator_collectives() {
 }
 
 #[test]
+fn nonblocking_communicator_duplication() {
+    suite("idup", &[1, 2, 3, 4]);
+}
+
+#[test]
+fn user_reductions_on_derived_datatypes() {
+    suite("userop", &[1, 2, 3, 4, 7]);
+}
+
+#[test]
 fn mpi4_calls() {
     suite("mpi4", &[1, 2, 3]);
 }

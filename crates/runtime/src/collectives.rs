@@ -75,10 +75,7 @@ impl Runtime {
         let st = self.lock();
         let c = comm_ref(&st, comm)?;
         if c.is_inter() {
-            return err(
-                ErrorClass::Comm,
-                "not available on inter-communicators (scan and exscan are not defined there; reduce-scatter is not supported)",
-            );
+            return err(ErrorClass::Comm, "not available on inter-communicators (scan and exscan are not defined there)");
         }
         Ok(CollAdapter { rt: self, group: c.group.clone(), ctx: c.coll_ctx(), rank: c.rank, size: c.size() })
     }
@@ -184,6 +181,9 @@ impl Runtime {
         op: &Op,
         comm: CommId,
     ) -> MpiResult<()> {
+        if self.inter_peers(comm)?.is_some() {
+            return self.wait_coll(self.ireduce_scatter(send, recv, recvcounts, dt, op, comm, false)?);
+        }
         check_datatype(dt)?;
         let mut a = self.adapter(comm)?;
         if recvcounts.len() != a.size {

@@ -10,7 +10,6 @@ use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
 
 use crate::coll_adapter::{coll_error, CollAdapter};
 use crate::comm::{Comm, CommId, COMM_SELF, COMM_WORLD};
-use crate::context::{ContextPool, WORDS};
 use crate::dynamic::GLOBAL_LEN;
 use crate::group::{Comparison, Group};
 use crate::info::{Info, ALLOW_OVERTAKING};
@@ -25,7 +24,7 @@ pub const UNDEFINED: i32 = -32766;
 /// collective context (user tags cannot reach it).
 pub(crate) const TAG_INTER_SETUP: i32 = -100;
 
-fn mask_bytes(m: &[u64; WORDS]) -> Vec<u8> {
+fn mask_bytes(m: &[u64]) -> Vec<u8> {
     m.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
@@ -34,19 +33,9 @@ fn mask_from(b: &[u8]) -> Vec<u64> {
 }
 
 impl Runtime {
-    /// AND-reduces the free-context bitmaps over `a`'s group.
-    pub(crate) fn agreed_mask(&self, a: &mut dyn CollComm) -> MpiResult<Vec<u64>> {
-        let mine = mask_bytes(&self.lock().contexts.mask());
-        let mut out = vec![0u8; mine.len()];
-        coll::allreduce(a, Some(&mine), &mut out, WORDS, BasicType::Uint64, &Op::Predef(PredefOp::Band)).map_err(coll_error)?;
-        Ok(mask_from(&out))
-    }
-
-    pub(crate) fn take_lowest(st: &mut State, mask: &[u64]) -> MpiResult<u32> {
-        let pair = ContextPool::lowest(mask)
-            .ok_or_else(|| MpiError::new(ErrorClass::Intern, "no communicator context left (too many communicators alive; free some)"))?;
-        st.contexts.take(pair);
-        Ok(pair)
+    /// Agrees a context pair over `a`'s group (see `agree.rs`) and takes it.
+    pub(crate) fn agree_over(&self, a: &mut dyn CollComm, key: u64) -> MpiResult<u32> {
+        self.agree(key, &mut |w: &[u64]| and_over(a, None, None, w))
     }
 
     pub(crate) fn install(&self, st: &mut State, mut c: Comm, info: Info) -> CommId {
@@ -90,17 +79,13 @@ impl Runtime {
 
     /// MPI_Comm_dup_with_info.
     pub fn comm_dup_with_info(&self, comm: CommId, info: Info) -> MpiResult<CommId> {
-        let (group, remote, rank, errh) = {
+        let (group, remote, rank, errh, key) = {
             let st = self.lock();
             let c = comm_ref(&st, comm)?;
-            (c.group.clone(), c.remote.clone(), c.rank, c.errhandler.clone())
+            (c.group.clone(), c.remote.clone(), c.rank, c.errhandler.clone(), u64::from(c.pair))
         };
         let pair = match &remote {
-            None => {
-                let mut a = self.adapter(comm)?;
-                let mask = self.agreed_mask(&mut a)?;
-                Self::take_lowest(&mut self.lock(), &mask)?
-            }
+            None => self.agree_over(&mut self.adapter(comm)?, key)?,
             Some(_) => self.inter_agree(comm, &group)?,
         };
         let attrs = match self.copy_attrs(comm) {
@@ -118,21 +103,6 @@ impl Runtime {
         Ok(self.install(&mut st, c, info))
     }
 
-    /// MPI_Comm_idup / MPI_Comm_idup_with_info (`None`: the parent's info).
-    /// The duplicate is agreed at once, as MPI_Comm_dup does, and the
-    /// request is complete from the start: a program that posts the idup on
-    /// every rank before waiting on anything else (the usual pattern) sees
-    /// no difference; one whose ranks wait on each other between idup and
-    /// its completion would block here.
-    pub fn comm_idup(&self, comm: CommId, info: Option<Info>) -> MpiResult<(CommId, crate::reqtable::Req)> {
-        let c = match info {
-            Some(i) => self.comm_dup_with_info(comm, i)?,
-            None => self.comm_dup(comm)?,
-        };
-        let r = self.lock().reqs.insert(crate::reqtable::Entry::Done(crate::reqtable::Status::empty()));
-        Ok((c, r))
-    }
-
     /// MPI_Comm_split: `None` for MPI_UNDEFINED colors.
     pub fn comm_split(&self, comm: CommId, color: i32, key: i32) -> MpiResult<Option<CommId>> {
         if color < 0 && color != UNDEFINED {
@@ -145,8 +115,11 @@ impl Runtime {
         let mine: Vec<u8> = [color, key].iter().flat_map(|v| v.to_le_bytes()).collect();
         let mut all = vec![0u8; 8 * a.size];
         coll::allgather(&mut a, Some(&mine), &mut all, 8).map_err(coll_error)?;
-        let mask = self.agreed_mask(&mut a)?;
+        let key = u64::from(comm_ref(&self.lock(), comm)?.pair);
+        // Every process takes part in the agreement; those left out give the pair back.
+        let pair = self.agree_over(&mut a, key)?;
         if color == UNDEFINED {
+            self.lock().contexts.release(pair);
             return Ok(None);
         }
         let parent = Arc::clone(&a.group);
@@ -161,7 +134,6 @@ impl Runtime {
         let group = Group::new(members.iter().filter_map(|&(_, r)| parent.world(r)).collect());
         let rank = members.iter().position(|&(_, r)| r == a.rank).expect("own rank is in its color");
         let mut st = self.lock();
-        let pair = Self::take_lowest(&mut st, &mask)?;
         Ok(Some(self.install(&mut st, Comm::new(Arc::new(group), None, rank, pair, String::new()), Info::default())))
     }
 
@@ -174,11 +146,13 @@ impl Runtime {
         if group.members().iter().any(|w| a.group.rank_of(*w).is_none()) {
             return err(ErrorClass::Group, "the group is not a subset of the communicator's group");
         }
-        let mask = self.agreed_mask(&mut a)?;
-        let me = self.rank;
-        let Some(rank) = group.rank_of(me) else { return Ok(None) };
+        let key = u64::from(comm_ref(&self.lock(), comm)?.pair);
+        let pair = self.agree_over(&mut a, key)?;
         let mut st = self.lock();
-        let pair = Self::take_lowest(&mut st, &mask)?;
+        let Some(rank) = group.rank_of(self.rank) else {
+            st.contexts.release(pair);
+            return Ok(None);
+        };
         Ok(Some(self.install(&mut st, Comm::new(Arc::new(group.clone()), None, rank, pair, String::new()), Info::default())))
     }
 
@@ -189,13 +163,13 @@ impl Runtime {
         if !(0..=crate::reqtable::TAG_UB).contains(&tag) {
             return err(ErrorClass::Tag, format!("tag {tag} is negative"));
         }
-        let (parent, ctx) = {
+        let (parent, ctx, key) = {
             let st = self.lock();
             let c = comm_ref(&st, comm)?;
             if c.is_inter() {
                 return err(ErrorClass::Comm, "MPI_Comm_create_group needs an intra-communicator");
             }
-            (Arc::clone(&c.group), c.coll_ctx())
+            (Arc::clone(&c.group), c.coll_ctx(), (u64::from(c.pair) << 32) | tag as u64)
         };
         if group.members().iter().any(|w| parent.rank_of(*w).is_none()) {
             return err(ErrorClass::Group, "the group is not a subset of the communicator's group");
@@ -203,9 +177,8 @@ impl Runtime {
         let Some(rank) = group.rank_of(self.rank) else { return Ok(None) };
         let members = Arc::new(group.clone());
         let inner = CollAdapter { rt: self, group: Arc::clone(&members), ctx, rank, size: members.size() };
-        let mask = self.agreed_mask(&mut Tagged { inner, tag })?;
+        let pair = self.agree_over(&mut Tagged { inner, tag }, key)?;
         let mut st = self.lock();
-        let pair = Self::take_lowest(&mut st, &mask)?;
         Ok(Some(self.install(&mut st, Comm::new(members, None, rank, pair, String::new()), Info::default())))
     }
 
@@ -266,17 +239,16 @@ impl Runtime {
         Ok(comm_ref(&self.lock(), comm)?.name.clone())
     }
 
-    /// MPI_Intercomm_create.
+    /// MPI_Intercomm_create: the leaders swap their groups over the peer
+    /// communicator, then both groups agree a context (bridged by them).
     pub fn intercomm_create(&self, local: CommId, local_leader: i32, peer: CommId, remote_leader: i32, tag: i32) -> MpiResult<CommId> {
         let mut a = self.adapter(local)?;
         let leader = usize::try_from(local_leader)
             .ok()
             .filter(|l| *l < a.size)
             .ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("local leader {local_leader} is not a rank of the local communicator")))?;
-        let local_mask = self.agreed_mask(&mut a)?;
-        // The leaders swap masks and groups over the peer communicator.
+        let mut link = None;
         let mut remote_bytes = vec![];
-        let mut final_mask = local_mask.clone();
         if a.rank == leader {
             let (peer_group, peer_ctx) = {
                 let st = self.lock();
@@ -289,54 +261,54 @@ impl Runtime {
                 .ok_or_else(|| MpiError::new(ErrorClass::Rank, format!("remote leader {remote_leader} is not a rank of the peer communicator")))?;
             let pair_group = Arc::new(Group::new(vec![self.rank, rl]));
             let mut x = CollAdapter { rt: self, group: pair_group, ctx: peer_ctx, rank: 0, size: 2 };
-            let mut hdr = mask_bytes(&local_mask.clone().try_into().expect("mask words"));
-            hdr.extend_from_slice(&(a.size as u64).to_le_bytes());
-            let mut rhdr = vec![0u8; hdr.len()];
-            swap(&mut x, &hdr, &mut rhdr, tag)?;
-            let rsize = u64::from_le_bytes(rhdr[WORDS * 8..].try_into().expect("8 bytes")) as usize;
-            let rmask = mask_from(&rhdr[..WORDS * 8]);
-            final_mask = local_mask.iter().zip(&rmask).map(|(x, y)| x & y).collect();
+            let mut rsize = [0u8; 8];
+            swap(&mut x, &(a.size as u64).to_le_bytes(), &mut rsize, tag)?;
             // Peer ids are this process's own: the group travels as names
             // among jobs (the same as world ranks inside one job).
-            let mine = self.globals_of(a.group.members());
-            remote_bytes = vec![0u8; GLOBAL_LEN * rsize];
-            swap(&mut x, &mine, &mut remote_bytes, tag)?;
+            remote_bytes = vec![0u8; GLOBAL_LEN * u64::from_le_bytes(rsize) as usize];
+            swap(&mut x, &self.globals_of(a.group.members()), &mut remote_bytes, tag)?;
+            link = Some(x);
         }
-        // The leader tells its group the agreed mask and the remote group.
-        let mut hdr = mask_bytes(&final_mask.clone().try_into().expect("mask words"));
-        hdr.extend_from_slice(&((remote_bytes.len() / GLOBAL_LEN) as u64).to_le_bytes());
-        coll::bcast(&mut a, &mut hdr, leader).map_err(coll_error)?;
-        let rsize = u64::from_le_bytes(hdr[WORDS * 8..].try_into().expect("8 bytes")) as usize;
-        remote_bytes.resize(GLOBAL_LEN * rsize, 0);
+        // The leader tells its group the remote group.
+        let mut rsize = ((remote_bytes.len() / GLOBAL_LEN) as u64).to_le_bytes();
+        coll::bcast(&mut a, &mut rsize, leader).map_err(coll_error)?;
+        remote_bytes.resize(GLOBAL_LEN * u64::from_le_bytes(rsize) as usize, 0);
         coll::bcast(&mut a, &mut remote_bytes, leader).map_err(coll_error)?;
-        let mask = mask_from(&hdr[..WORDS * 8]);
         let remote = Group::new(self.locals_of(&remote_bytes)?);
+        // Both sides know both groups now: the key is the lower group's
+        // first member (by name among jobs: ids differ between processes)
+        // and the tag.
+        let mine = self.globals_of(&a.group.members()[..1]);
+        let first = mine.min(remote_bytes[..GLOBAL_LEN].to_vec());
+        let key = crate::dynamic::name_key(&first) ^ u64::from(tag as u32);
+        let pair = self.agree(key, &mut |w: &[u64]| {
+            let mut swap_words = |mine: &[u8], theirs: &mut [u8]| match link.as_mut() {
+                Some(x) => swap(x, mine, theirs, tag),
+                None => Ok(()),
+            };
+            let link: Option<&mut Link<'_>> = if a.rank == leader { Some(&mut swap_words) } else { None };
+            and_over(&mut a, Some(leader), link, w)
+        })?;
         let mut st = self.lock();
-        let pair = Self::take_lowest(&mut st, &mask)?;
         let c = Comm::new(Arc::clone(&a.group), Some(Arc::new(remote)), a.rank, pair, String::new());
         Ok(self.install(&mut st, c, Info::default()))
     }
 
     /// Agrees a context pair over both groups of an inter-communicator.
     pub(crate) fn inter_agree(&self, inter: CommId, local: &Arc<Group>) -> MpiResult<u32> {
-        let (remote, ctx, rank) = {
+        let (remote, ctx, rank, key) = {
             let st = self.lock();
             let c = comm_ref(&st, inter)?;
-            (c.remote.clone().expect("inter-communicator"), c.coll_ctx(), c.rank)
+            (c.remote.clone().expect("inter-communicator"), c.coll_ctx(), c.rank, u64::from(c.pair))
         };
         let mut a = CollAdapter { rt: self, group: Arc::clone(local), ctx, rank, size: local.size() };
-        let local_mask = self.agreed_mask(&mut a)?;
-        let mut bytes = mask_bytes(&local_mask.clone().try_into().expect("mask words"));
-        if rank == 0 {
-            let pair_group = Arc::new(Group::new(vec![self.rank, remote.world(0).expect("remote group is not empty")]));
-            let mut x = CollAdapter { rt: self, group: pair_group, ctx, rank: 0, size: 2 };
-            let mut theirs = vec![0u8; bytes.len()];
-            swap(&mut x, &bytes, &mut theirs, TAG_INTER_SETUP)?;
-            let both: Vec<u64> = local_mask.iter().zip(mask_from(&theirs)).map(|(x, y)| x & y).collect();
-            bytes = mask_bytes(&both.try_into().expect("mask words"));
-        }
-        coll::bcast(&mut a, &mut bytes, 0).map_err(coll_error)?;
-        Self::take_lowest(&mut self.lock(), &mask_from(&bytes))
+        let pair_group = Arc::new(Group::new(vec![self.rank, remote.world(0).expect("remote group is not empty")]));
+        let mut x = CollAdapter { rt: self, group: pair_group, ctx, rank: 0, size: 2 };
+        self.agree(key, &mut |w: &[u64]| {
+            let mut swap_words = |mine: &[u8], theirs: &mut [u8]| swap(&mut x, mine, theirs, TAG_INTER_SETUP);
+            let link: Option<&mut Link<'_>> = if rank == 0 { Some(&mut swap_words) } else { None };
+            and_over(&mut a, Some(0), link, w)
+        })
     }
 
     /// MPI_Intercomm_merge: the group with `high == false` comes first (ties
@@ -377,6 +349,29 @@ impl Runtime {
         let mut st = self.lock();
         Ok(self.install(&mut st, Comm::new(Arc::new(group), None, new_rank, pair, String::new()), Info::default()))
     }
+}
+
+/// Swaps bytes with the other side's leader.
+pub(crate) type Link<'a> = dyn FnMut(&[u8], &mut [u8]) -> MpiResult<()> + 'a;
+
+/// The AND of `words` over `a`'s group, and on an inter-communicator
+/// (`leader`: the group's leader) over the other group's too: the leader
+/// swaps its group's AND with the other leader through `link` (given at
+/// the leader only) and broadcasts the total.
+pub(crate) fn and_over(a: &mut dyn CollComm, leader: Option<usize>, link: Option<&mut Link<'_>>, words: &[u64]) -> MpiResult<Vec<u64>> {
+    let mine = mask_bytes(words);
+    let mut out = vec![0u8; mine.len()];
+    coll::allreduce(a, Some(&mine), &mut out, words.len(), BasicType::Uint64, &Op::Predef(PredefOp::Band)).map_err(coll_error)?;
+    let Some(leader) = leader else { return Ok(mask_from(&out)) };
+    if let Some(link) = link {
+        let mut theirs = vec![0u8; out.len()];
+        link(&out, &mut theirs)?;
+        for (o, t) in out.iter_mut().zip(theirs) {
+            *o &= t;
+        }
+    }
+    coll::bcast(a, &mut out, leader).map_err(coll_error)?;
+    Ok(mask_from(&out))
 }
 
 /// Sends `mine` to the other member of a two-process adapter and receives

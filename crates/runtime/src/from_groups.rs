@@ -7,11 +7,12 @@
 
 use std::sync::Arc;
 
-use wanmpi_engine::coll::{self, CollComm};
+use wanmpi_engine::coll::CollComm;
 use wanmpi_engine::{error::err, ErrorClass, MpiResult};
 
 use crate::coll_adapter::{coll_error, CollAdapter};
 use crate::comm::{Comm, CommId, COMM_WORLD};
+use crate::comm_create::{and_over, Link};
 use crate::group::Group;
 use crate::info::Info;
 use crate::p2p::comm_ref;
@@ -39,9 +40,9 @@ impl Runtime {
         let rank = self.member(group, "MPI_Comm_create_from_group")?;
         let members = Arc::new(group.clone());
         let inner = CollAdapter { rt: self, group: Arc::clone(&members), ctx: self.world_ctx()?, rank, size: members.size() };
-        let mask = self.agreed_mask(&mut Tagged { inner, tag: tag_of(stringtag) })?;
+        let tag = tag_of(stringtag);
+        let pair = self.agree_over(&mut Tagged { inner, tag }, u64::from(tag as u32))?;
         let mut st = self.lock();
-        let pair = Self::take_lowest(&mut st, &mask)?;
         Ok(self.install(&mut st, Comm::new(members, None, rank, pair, String::new()), Info::default()))
     }
 
@@ -68,23 +69,22 @@ impl Runtime {
         let members = Arc::new(local.clone());
         let inner = CollAdapter { rt: self, group: Arc::clone(&members), ctx, rank, size: members.size() };
         let mut a = Tagged { inner, tag };
-        let mut mask = self.agreed_mask(&mut a)?;
-        let mut bytes: Vec<u8> = mask.iter().flat_map(|w| w.to_le_bytes()).collect();
-        if rank == ll {
+        let mut x = (rank == ll).then(|| {
             let pair = Arc::new(Group::new(vec![self.rank, remote.world(rl).expect("checked above")]));
-            let x = CollAdapter { rt: self, group: pair, ctx, rank: 0, size: 2 };
-            let mut theirs = vec![0u8; bytes.len()];
+            Tagged { inner: CollAdapter { rt: self, group: pair, ctx, rank: 0, size: 2 }, tag }
+        });
+        // Both sides know both groups: the key is the lower group's first member and the tag.
+        let first = local.world(0).unwrap_or(0).min(remote.world(0).unwrap_or(0));
+        let pair = self.agree((u64::from(first) << 32) | u64::from(tag as u32), &mut |w: &[u64]| {
             // The leaders' exchange, on a tag no algorithm uses (3002).
-            Tagged { inner: x, tag }.sendrecv(&bytes, &mut theirs, 1, 3002).map_err(coll_error)?;
-            for (w, t) in mask.iter_mut().zip(theirs.chunks_exact(8)) {
-                *w &= u64::from_le_bytes(t.try_into().expect("8 bytes"));
-            }
-            bytes = mask.iter().flat_map(|w| w.to_le_bytes()).collect();
-        }
-        coll::bcast(&mut a, &mut bytes, ll).map_err(coll_error)?;
-        let mask: Vec<u64> = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+            let mut swap_words = |mine: &[u8], theirs: &mut [u8]| match x.as_mut() {
+                Some(x) => x.sendrecv(mine, theirs, 1, 3002).map_err(coll_error),
+                None => Ok(()),
+            };
+            let link: Option<&mut Link<'_>> = if rank == ll { Some(&mut swap_words) } else { None };
+            and_over(&mut a, Some(ll), link, w)
+        })?;
         let mut st = self.lock();
-        let pair = Self::take_lowest(&mut st, &mask)?;
         let c = Comm::new(members, Some(Arc::new(remote.clone())), rank, pair, String::new());
         Ok(self.install(&mut st, c, Info::default()))
     }

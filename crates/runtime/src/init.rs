@@ -84,6 +84,7 @@ impl Runtime {
             fatal: None,
             wan: crate::wan::WanPlan::new(rank, size, grant, opts.wan_peers),
             colls: Default::default(),
+            reservations: Default::default(),
             wins: Default::default(),
             joined: false,
         };

@@ -5,6 +5,7 @@
 //! C API (`libmpi`). It holds no process-wide state itself: the APIs keep
 //! the one `Arc<Runtime>` of the process.
 
+mod agree;
 mod attr;
 mod bsend;
 mod coll_adapter;
@@ -18,6 +19,7 @@ mod from_groups;
 mod grequest;
 mod group;
 mod icoll;
+mod idup;
 mod info;
 mod init;
 mod mprobe;

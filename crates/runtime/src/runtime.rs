@@ -54,6 +54,8 @@ pub struct State {
     pub wan: crate::wan::WanPlan,
     /// Collectives whose schedules progress advances.
     pub colls: crate::icoll::Colls,
+    /// Context pairs held by running votes of communicator agreements (`agree.rs`).
+    pub reservations: crate::agree::Reservations,
     /// One-sided windows, served by every progress step.
     pub wins: crate::rma::Windows,
     /// `transport` is a `Joined`: processes of other jobs can be attached.

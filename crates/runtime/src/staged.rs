@@ -166,10 +166,8 @@ pub fn reduction_view(count: usize, dt: &Datatype, user_op: bool) -> MpiResult<(
         return Ok((b, count));
     }
     if user_op {
-        if !dt.is_contiguous() {
-            return err(ErrorClass::Type, "user-defined operations on non-contiguous derived datatypes are not supported");
-        }
-        // The closure sees bytes; the C layer turns them back into elements.
+        // The closure sees packed bytes; the C layer turns them back into
+        // elements (laid out again when the type has gaps).
         return Ok((BasicType::Byte, count * dt.size()));
     }
     match dt.basic_kind() {

@@ -467,8 +467,8 @@ impl Transport for ShmTransport {
     }
 
     /// Waits (at most `timeout`) until every live reader has taken all we
-    /// wrote, then marks our side closed. Frames from peers are not read
-    /// here: the caller drains them before shutting down.
+    /// wrote, then marks our side closed. Frames from peers that arrive
+    /// meanwhile are read and dropped.
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
         if self.closed {
             return Ok(());
@@ -478,6 +478,12 @@ impl Transport for ShmTransport {
             self.drain_doorbell();
             let mut pending = false;
             for l in &mut self.links {
+                // Frames still coming to us (a peer's goodbye) are dropped:
+                // the caller needs nothing more, and a peer shutting down
+                // at the same time waits for its ring to us to drain, as we
+                // wait for ours; if neither read, both would wait out the
+                // deadline.
+                while l.receive(64, &mut |_| {}).1 {}
                 l.check_alive();
                 if !matches!(l.state, State::Up) {
                     continue;
@@ -544,5 +550,25 @@ mod tests {
         a.poll_recv(&mut |_| more += 1).unwrap();
         assert_eq!(more, 0);
         assert!(matches!(a.try_send(1, 0, &[b"x"]), Err(TransportError::PeerLost { peer: 1, .. })));
+    }
+
+    /// Both ranks left a frame for the other unread (their goodbyes) and
+    /// shut down at the same time: each reads the other's ring dry, so
+    /// neither waits out its deadline for the other.
+    #[test]
+    fn two_ranks_shutting_down_together_do_not_wait_for_each_other() {
+        let opts = ShmOptions { ring_bytes: 64 << 10, ..ShmOptions::default() };
+        let key = format!("u{}-bye", std::process::id());
+        let (k, o) = (key.clone(), opts.clone());
+        let h = std::thread::spawn(move || crate::setup(&k, 1, 2, &[0, 1], &o, Duration::from_secs(10)).unwrap());
+        let mut a = crate::setup(&key, 0, 2, &[0, 1], &opts, Duration::from_secs(10)).unwrap();
+        let mut b = h.join().unwrap();
+        assert_eq!(a.try_send(1, 0, &[b"bye from 0"]).unwrap(), SendStatus::Sent);
+        assert_eq!(b.try_send(0, 0, &[b"bye from 1"]).unwrap(), SendStatus::Sent);
+        let start = Instant::now();
+        let hb = std::thread::spawn(move || b.shutdown(Duration::from_secs(10)));
+        a.shutdown(Duration::from_secs(10)).unwrap();
+        hb.join().unwrap().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(5), "shutdown took {:?}", start.elapsed());
     }
 }

@@ -1,6 +1,6 @@
 //! MPI_Allgather and MPI_Allgatherv (MPI-3.1 §5.7): Bruck's algorithm.
 
-use super::args::{check_len, mul, split_disjoint, Blocks};
+use super::args::{check_len, mul, split_disjoint, Blocks, Overlap};
 use super::comm::{CollComm, CollError};
 use super::hier;
 use super::sites::Layout;
@@ -36,7 +36,14 @@ pub fn allgatherv(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8],
     let (rank, size) = (comm.rank(), comm.size());
     recv_blocks.check("allgatherv receive blocks", size, recv.len())?;
     let ranges: Vec<_> = (0..size).map(|i| recv_blocks.range(i)).collect();
-    // Checks for overlap before any message; the pieces are filled at the end.
+    if let Some(mut o) = Overlap::of(&ranges) {
+        let own = send.unwrap_or(&recv[ranges[rank].clone()]).to_vec();
+        let (counts, displs) = (o.counts.clone(), o.displs.clone());
+        allgatherv(comm, Some(&own), &mut o.side, Blocks::new(&counts, &displs))?;
+        o.place(recv, &ranges);
+        return Ok(());
+    }
+    // The pieces are filled at the end.
     let mut pieces = split_disjoint("allgatherv receive blocks", recv, &ranges)?;
     if let Some(l) = Layout::of(comm) {
         let own = match send {

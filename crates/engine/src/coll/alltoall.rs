@@ -1,6 +1,6 @@
 //! MPI_Alltoall and MPI_Alltoallv (MPI-3.1 §5.8).
 
-use super::args::{check_len, mul, split_disjoint, Blocks};
+use super::args::{check_len, mul, split_disjoint, Blocks, Overlap};
 use super::comm::{post, CollComm, CollError, RecvItem, SendItem};
 use super::TAG_ALLTOALL;
 
@@ -42,6 +42,12 @@ pub fn alltoallv(comm: &mut dyn CollComm, send: Option<(&[u8], Blocks<'_>)>, rec
         }
     };
     let ranges: Vec<_> = (0..size).map(|i| recv_blocks.range(i)).collect();
+    if let Some(mut o) = Overlap::of(&ranges) {
+        let (counts, displs) = (o.counts.clone(), o.displs.clone());
+        alltoallv(comm, Some((sbuf, send_blocks)), &mut o.side, Blocks::new(&counts, &displs))?;
+        o.place(recv, &ranges);
+        return Ok(());
+    }
     let mut pieces = split_disjoint("alltoallv receive blocks", recv, &ranges)?;
     let own = &sbuf[send_blocks.range(rank)];
     if own.len() != pieces[rank].len() {

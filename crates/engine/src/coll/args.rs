@@ -75,6 +75,41 @@ pub(super) fn reduction_bytes(count: usize, ty: BasicType, op: &Op) -> Result<us
     count.checked_mul(ty.extent()).ok_or(CollError::Op(OpError::TooLarge { ty, count }))
 }
 
+/// Whether two non-empty ranges share a byte.
+pub(super) fn overlapping(ranges: &[Range<usize>]) -> bool {
+    let mut r: Vec<&Range<usize>> = ranges.iter().filter(|r| !r.is_empty()).collect();
+    r.sort_by_key(|r| r.start);
+    r.windows(2).any(|w| w[1].start < w[0].end)
+}
+
+/// Receive blocks that overlap (erroneous in MPI, accepted by MPICH) are
+/// received side by side into `Overlap::side`, then copied to their places
+/// in rank order, so where they meet the highest rank's bytes stay.
+pub(super) struct Overlap {
+    pub counts: Vec<usize>,
+    pub displs: Vec<usize>,
+    pub side: Vec<u8>,
+}
+
+impl Overlap {
+    /// `None` unless two of `ranges` overlap.
+    pub fn of(ranges: &[Range<usize>]) -> Option<Overlap> {
+        if !overlapping(ranges) {
+            return None;
+        }
+        let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+        let displs: Vec<usize> = counts.iter().scan(0, |at, c| Some(std::mem::replace(at, *at + c))).collect();
+        Some(Overlap { side: vec![0u8; counts.iter().sum()], counts, displs })
+    }
+
+    /// Copies every block to its range of `recv`, in rank order.
+    pub fn place(&self, recv: &mut [u8], ranges: &[Range<usize>]) {
+        for (r, d) in ranges.iter().zip(&self.displs) {
+            recv[r.clone()].copy_from_slice(&self.side[*d..*d + r.len()]);
+        }
+    }
+}
+
 /// Splits `buf` into the given ranges, returned in the order given. Receive
 /// blocks may not overlap (MPI-3.1 §5.5: no location is written twice).
 pub(super) fn split_disjoint<'b>(what: &str, buf: &'b mut [u8], ranges: &[Range<usize>]) -> Result<Vec<&'b mut [u8]>, CollError> {
@@ -122,6 +157,8 @@ mod tests {
         assert!(split_disjoint("t", &mut buf, &[0..5, 4..6]).is_err());
         assert!(split_disjoint("t", &mut buf, &[8..11, 0..1]).is_err());
         assert!(split_disjoint("t", &mut buf, &[5..5, 5..5, 0..10]).is_ok());
+        assert!(overlapping(&[0..5, 4..6]) && overlapping(&[3..4, 0..2, 0..1]));
+        assert!(!overlapping(&[5..5, 0..10, 10..12, 3..3]));
     }
 
     #[test]

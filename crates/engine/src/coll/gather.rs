@@ -1,6 +1,6 @@
 //! MPI_Gather and MPI_Gatherv (MPI-3.1 §5.5).
 
-use super::args::{bad, check_len, check_root, mul, split_disjoint, Blocks};
+use super::args::{bad, check_len, check_root, mul, split_disjoint, Blocks, Overlap};
 use super::comm::{post, CollComm, CollError, RecvItem};
 use super::hier;
 use super::sites::Layout;
@@ -79,9 +79,15 @@ pub fn gatherv(comm: &mut dyn CollComm, send: Option<&[u8]>, recv: &mut [u8], re
     }
     recv_blocks.check("gatherv receive blocks", size, recv.len())?;
     let ranges: Vec<_> = (0..size).map(|i| recv_blocks.range(i)).collect();
-    split_disjoint("gatherv receive blocks", recv, &ranges)?;
     if let Some(s) = send {
         check_len("gatherv send buffer", s.len(), recv_blocks.counts[rank])?;
+    }
+    if let Some(mut o) = Overlap::of(&ranges) {
+        let own = send.unwrap_or(&recv[ranges[rank].clone()]).to_vec();
+        let (counts, displs) = (o.counts.clone(), o.displs.clone());
+        gatherv(comm, Some(&own), &mut o.side, Blocks::new(&counts, &displs), root)?;
+        o.place(recv, &ranges);
+        return Ok(());
     }
     if let Some(l) = sites {
         return hier::gatherv(comm, &l, send, recv, recv_blocks, root);

@@ -27,6 +27,7 @@ mod basic;
 mod build;
 mod contents;
 mod external32;
+mod laid_out;
 mod layout;
 mod pack;
 mod part;
@@ -39,6 +40,7 @@ mod tests;
 
 pub use basic::{BasicType, OpClass};
 pub use contents::F90Kind;
+pub use laid_out::LaidOut;
 pub use value::Datatype;
 
 /// Errors of the datatype constructors (MPI error class noted per variant).

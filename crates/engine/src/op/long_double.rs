@@ -15,6 +15,9 @@ pub(super) enum LdOp {
     Prod = 1,
     Max = 2,
     Min = 3,
+    Land = 4,
+    Lor = 5,
+    Lxor = 6,
 }
 
 extern "C" {

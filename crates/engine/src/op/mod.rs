@@ -97,7 +97,8 @@ impl PredefOp {
             Replace | NoOp => true,
             Max | Min => matches!(class, OpClass::Integer | OpClass::Floating),
             Sum | Prod => matches!(class, OpClass::Integer | OpClass::Floating | OpClass::Complex),
-            Land | Lor | Lxor => matches!(class, OpClass::Integer | OpClass::Logical),
+            // On real floating types too, as MPICH allows (programs and its tests use it).
+            Land | Lor | Lxor => matches!(class, OpClass::Integer | OpClass::Logical | OpClass::Floating),
             Band | Bor | Bxor => matches!(class, OpClass::Integer | OpClass::Byte),
             Minloc | Maxloc => matches!(class, OpClass::Pair),
         }

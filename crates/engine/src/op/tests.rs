@@ -42,8 +42,9 @@ fn is_int(ty: BasicType) -> bool {
     INTEGERS.iter().any(|(t, _, _)| *t == ty)
 }
 
-/// MPI-3.1 §5.9.2 as a plain table (plus MPI_CHAR/MPI_WCHAR arithmetic and
-/// logical/bitwise on MPI_AINT/OFFSET/COUNT, as MPICH allows).
+/// MPI-3.1 §5.9.2 as a plain table (plus MPI_CHAR/MPI_WCHAR arithmetic,
+/// logical/bitwise on MPI_AINT/OFFSET/COUNT and logical on real floating
+/// types, as MPICH allows).
 fn expected_defined(op: PredefOp, ty: BasicType) -> bool {
     use PredefOp::*;
     let int = is_int(ty);
@@ -52,7 +53,7 @@ fn expected_defined(op: PredefOp, ty: BasicType) -> bool {
         Replace | NoOp => true,
         Max | Min => int || float,
         Sum | Prod => int || float || COMPLEXES.contains(&ty),
-        Land | Lor | Lxor => int || ty == CBool,
+        Land | Lor | Lxor => int || float || ty == CBool,
         Band | Bor | Bxor => int || ty == Byte,
         Minloc | Maxloc => PAIRS.contains(&ty),
     }
@@ -79,8 +80,8 @@ fn undefined_combinations_are_refused_and_leave_inout_alone() {
         }
     }
     // 38 types x 12 ops, less the defined ones: 23 integers x 10, 3 floats
-    // x 4, 3 complexes x 2, C bool x 3, byte x 3, 6 pairs x 2.
-    assert_eq!(refused, 38 * 12 - (230 + 12 + 6 + 3 + 3 + 12));
+    // x 7, 3 complexes x 2, C bool x 3, byte x 3, 6 pairs x 2.
+    assert_eq!(refused, 38 * 12 - (230 + 21 + 6 + 3 + 3 + 12));
     let err = apply(PredefOp::Sum, CBool, 1, &[1], &mut [1]).unwrap_err();
     assert_eq!(err.to_string(), "MPI_SUM is not defined for MPI_C_BOOL (MPI-3.1 §5.9.2)");
 }
@@ -199,6 +200,22 @@ fn floating_ops_match_reference() {
             apply(op, ty, xs.len(), &floats_of(ty, &xs), &mut inout).unwrap();
             let want: Vec<f64> = xs.iter().zip(ys).map(|(a, b)| f(*a, b)).collect();
             let want = read_floats(ty, &floats_of(ty, &want));
+            assert_eq!(read_floats(ty, &inout), want, "{op:?} on {ty:?}");
+        }
+    }
+}
+
+#[test]
+fn logical_ops_on_floating_types_give_one_or_zero() {
+    // Non-zero (including -0.5 and 1e10) is true; -0.0 is zero.
+    let xs = [0.0, 0.0, -0.5, 1e10, -0.0];
+    let ys = [0.0, 2.0, 0.0, 3.0, 1.0];
+    for ty in FLOATS {
+        for (op, want) in
+            [(PredefOp::Land, [0.0, 0.0, 0.0, 1.0, 0.0]), (PredefOp::Lor, [0.0, 1.0, 1.0, 1.0, 1.0]), (PredefOp::Lxor, [0.0, 1.0, 1.0, 0.0, 1.0])]
+        {
+            let mut inout = floats_of(ty, &ys);
+            apply(op, ty, xs.len(), &floats_of(ty, &xs), &mut inout).unwrap();
             assert_eq!(read_floats(ty, &inout), want, "{op:?} on {ty:?}");
         }
     }

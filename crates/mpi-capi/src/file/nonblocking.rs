@@ -1,9 +1,9 @@
 //! Nonblocking data access (MPI-4.0 §14.4.2-14.4.4, §14.4.5's MPI_File_i*
 //! collectives): the access is done at once and the request returned
 //! complete (a generalized request whose status is the access's), which
-//! MPI allows. A nonblocking collective thus completes inside the call,
-//! as MPI_Comm_idup does: fine for programs that start it on every rank
-//! before waiting on anything else.
+//! MPI allows. A nonblocking collective thus completes inside the call
+//! (unlike MPI_Comm_idup, which completes in the background): fine for
+//! programs that start it on every rank before waiting on anything else.
 
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};

@@ -94,3 +94,12 @@ pub(crate) fn job_uid(job: Option<&str>) -> u64 {
     job.hash(&mut h);
     h.finish()
 }
+
+/// A key for a context agreement from a process's name (`globals_of`
+/// bytes): the same at every participant, whichever job it is in.
+pub(crate) fn name_key(name: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    name.hash(&mut h);
+    h.finish()
+}

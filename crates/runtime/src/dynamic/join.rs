@@ -27,6 +27,7 @@ use super::relay::Relay;
 use super::{Global, GLOBAL_LEN};
 use crate::coll_adapter::coll_error;
 use crate::comm::{Comm, CommId};
+use crate::comm_create::{and_over, Link};
 use crate::group::Group;
 use crate::info::Info;
 use crate::p2p::comm_ref;
@@ -42,9 +43,6 @@ pub(crate) enum Side {
 
 /// What the root brings: the other root's connection, or why there is none.
 pub(crate) type RootLink = MpiResult<Peer>;
-
-/// Words of the context mask, as `comm_create` agrees them.
-const MASK_BYTES: usize = crate::context::WORDS * 8;
 
 impl Runtime {
     /// Collective over the intra-communicator `comm`; `link` is the root's
@@ -71,45 +69,35 @@ impl Runtime {
         };
         let mut relay = Relay::new(self, comm, root, stream.as_ref(), side == Side::Accept, me, local + remote);
         let tcp = self.joint_tcp(&mut relay, key);
-        // Everybody reaches this point: agree on success and on a context.
-        let mine_ok = tcp.is_ok();
-        let mut mask = self.agreed_mask(&mut self.adapter(comm)?)?;
-        let mut blob = vec![u8::from(mine_ok)];
-        blob.extend(mask.iter().flat_map(|w| w.to_le_bytes()));
-        let mut all_ok = vec![0u8; blob.len()];
-        coll::allreduce(
-            &mut self.adapter(comm)?,
-            Some(&blob[..1]),
-            &mut all_ok[..1],
-            1,
-            wanmpi_engine::datatype::BasicType::Uint8,
-            &wanmpi_engine::op::Op::Predef(wanmpi_engine::op::PredefOp::Min),
-        )
-        .map_err(coll_error)?;
-        blob[0] = all_ok[0];
-        if let Some(s) = stream.as_ref() {
-            let theirs = swap(s, side, &blob).unwrap_or_else(|_| vec![0u8; blob.len()]);
-            if theirs.len() != blob.len() {
-                blob[0] = 0;
-            } else {
-                blob[0] &= theirs[0];
-                for (w, t) in mask.iter_mut().zip(theirs[1..].chunks_exact(8)) {
-                    *w &= u64::from_le_bytes(t.try_into().expect("8 bytes"));
-                }
-                blob.truncate(1);
-                blob.extend(mask.iter().flat_map(|w| w.to_le_bytes()));
-            }
-        }
-        blob.resize(1 + MASK_BYTES, 0);
-        coll::bcast(&mut self.adapter(comm)?, &mut blob, root).map_err(coll_error)?;
+        // Everybody reaches this point: agree that everyone succeeded,
+        let all_ok = self.and_both(comm, root, side, stream.as_ref(), &[if tcp.is_ok() { u64::MAX } else { 0 }])?[0] == u64::MAX;
         let tcp = tcp?;
-        if blob[0] == 0 {
+        if !all_ok {
             return Err(MpiError::new(ErrorClass::Other, "a process of the other group failed to join"));
         }
-        let mask: Vec<u64> = blob[1..].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
         let globals = self.swap_names(comm, root, side, stream.as_ref(), &group, remote)?;
+        // and on a context pair free at every process of both (`agree.rs`),
+        // keyed alike on both sides by the joint key.
+        let agreement = u64::from_le_bytes(key[..8].try_into().expect("8 bytes"));
+        let pair = self.agree(agreement, &mut |w: &[u64]| self.and_both(comm, root, side, stream.as_ref(), w))?;
         let remote_ranks: Vec<u32> = (first_remote..first_remote + remote).collect();
-        self.attach(group, rank, Box::new(tcp), remote_ranks, &mask, what, globals)
+        self.attach(group, rank, Box::new(tcp), remote_ranks, pair, what, globals)
+    }
+
+    /// The AND of `words` over both groups: each group's, swapped by the
+    /// roots on their connection (a failed swap counts as all zero: a "no"
+    /// everybody sees), broadcast by each root.
+    fn and_both(&self, comm: CommId, root: usize, side: Side, stream: Option<&TcpStream>, words: &[u64]) -> MpiResult<Vec<u64>> {
+        let mut over_port = |mine: &[u8], theirs: &mut [u8]| -> MpiResult<()> {
+            let s = stream.expect("the root has the connection");
+            match swap(s, side, mine) {
+                Ok(t) if t.len() == theirs.len() => theirs.copy_from_slice(&t),
+                _ => theirs.fill(0),
+            }
+            Ok(())
+        };
+        let link: Option<&mut Link<'_>> = if stream.is_some() { Some(&mut over_port) } else { None };
+        and_over(&mut self.adapter(comm)?, Some(root), link, words)
     }
 
     /// Step 3b: the other group's names among jobs (`globals_of`), for
@@ -190,7 +178,7 @@ impl Runtime {
         rank: usize,
         part: Box<dyn Transport>,
         ranks: Vec<u32>,
-        mask: &[u64],
+        pair: u32,
         what: &str,
         globals: Vec<Global>,
     ) -> MpiResult<CommId> {
@@ -208,7 +196,6 @@ impl Runtime {
         debug_assert_eq!(first, also, "the engine and the transport number peers alike");
         self.dynamic.joined(first, what, globals);
         self.ready_fd.store(st.transport.readiness_fd().unwrap_or(-1), Ordering::Relaxed);
-        let pair = Self::take_lowest(&mut st, mask)?;
         let remote = Group::new((first..first + count).collect());
         let c = Comm::new(group, Some(Arc::new(remote)), rank, pair, String::new());
         Ok(self.install(&mut st, c, Info::default()))

@@ -20,7 +20,7 @@ mod relay;
 mod spawn;
 
 use globals::Joined;
-pub(crate) use globals::{job_uid, Global, GLOBAL_LEN};
+pub(crate) use globals::{job_uid, name_key, Global, GLOBAL_LEN};
 pub(crate) use spawn::Spawned;
 
 pub use names::ENV_NAME_DIR;

@@ -32,8 +32,8 @@ pub use blocks::{equal_blocks, WBuf};
 pub use neighbor::Neighbors;
 pub use port::{EnginePort, Handle};
 pub use sink::Sink;
-pub(crate) use start::launch;
 pub use start::Plan;
+pub(crate) use start::{launch, next_seq};
 
 /// A collective in flight.
 pub struct CollReq {
@@ -42,8 +42,18 @@ pub struct CollReq {
     group: Arc<Group>,
     /// Where bytes of the result (buffer 0) go once the schedule is done.
     sinks: Vec<(std::ops::Range<usize>, Sink)>,
+    /// What follows the schedule, for operations of several schedules
+    /// whose later ones depend on earlier results (`idup.rs`).
+    pub then: Option<Box<dyn Then>>,
     /// MPI_Request_free was called: drop the request once done.
     pub freed: bool,
+}
+
+/// The continuation of a collective made of schedules run one after another.
+pub trait Then: Send {
+    /// The current schedule finished with `result` (its buffer 0): the
+    /// next schedule, or `None` when the operation is complete.
+    fn next(&mut self, st: &mut State, result: &[u8]) -> wanmpi_engine::MpiResult<Option<wanmpi_engine::coll::sched::Schedule>>;
 }
 
 /// The requests whose schedules progress advances.
@@ -73,27 +83,47 @@ fn running(e: &mut Entry) -> Option<&mut Box<CollReq>> {
 /// Advances one collective; once its schedule finished (or failed) the
 /// result is in user memory and the entry is `Done`.
 fn step(st: &mut State, r: Req) -> bool {
-    let State { reqs, engine, .. } = st;
-    let Some(e) = reqs.get_mut(r) else { return true };
-    let Some(c) = running(e) else { return true };
-    let outcome = {
-        let mut port = EnginePort { engine, group: &c.group, ctx: c.ctx };
-        c.run.progress(&mut port)
-    };
-    let status = match outcome {
-        Ok(false) => return false,
-        Ok(true) => {
-            c.deliver();
-            Status::empty()
+    loop {
+        let State { reqs, engine, .. } = &mut *st;
+        let Some(e) = reqs.get_mut(r) else { return true };
+        let Some(c) = running(e) else { return true };
+        let outcome = {
+            let mut port = EnginePort { engine, group: &c.group, ctx: c.ctx };
+            c.run.progress(&mut port)
+        };
+        let status = match outcome {
+            Ok(false) => return false,
+            Ok(true) => match c.then.take() {
+                None => {
+                    c.deliver();
+                    Status::empty()
+                }
+                Some(mut then) => {
+                    let result = c.run.result().unwrap_or_default().to_vec();
+                    match then.next(st, &result) {
+                        Ok(Some(s)) => {
+                            // The next schedule: post its first round now.
+                            if let Some(c) = st.reqs.get_mut(r).and_then(running) {
+                                c.run = Run::new(s);
+                                c.then = Some(then);
+                            }
+                            continue;
+                        }
+                        Ok(None) => Status::empty(),
+                        Err(e) => Status { error: Some(e), ..Status::empty() },
+                    }
+                }
+            },
+            Err(e) => Status { error: Some(coll_error(e)), ..Status::empty() },
+        };
+        let Some(e) = st.reqs.get_mut(r) else { return true };
+        let freed = running(e).is_some_and(|c| c.freed);
+        finish(e, status);
+        if freed {
+            st.reqs.remove(r);
         }
-        Err(e) => Status { error: Some(coll_error(e)), ..Status::empty() },
-    };
-    let freed = c.freed;
-    finish(e, status);
-    if freed {
-        reqs.remove(r);
+        return true;
     }
-    true
 }
 
 /// Replaces the running collective inside `e` by its completion.
@@ -124,7 +154,7 @@ pub fn advance(st: &mut State) {
 
 impl CollReq {
     pub fn new(run: Run<Handle>, ctx: u32, group: Arc<Group>, sinks: Vec<(std::ops::Range<usize>, Sink)>) -> CollReq {
-        CollReq { run, ctx, group, sinks, freed: false }
+        CollReq { run, ctx, group, sinks, then: None, freed: false }
     }
 
     /// Writes the result into user memory.

@@ -6,10 +6,10 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use wanmpi_engine::coll::sched::{self, Block, Run, Schedule};
-use wanmpi_engine::coll::{TAG_ALLREDUCE, TAG_BARRIER, TAG_BCAST, TAG_REDUCE};
+use wanmpi_engine::coll::{TAG_ALLREDUCE, TAG_BARRIER, TAG_BCAST, TAG_REDUCE, TAG_REDUCE_SCATTER};
 use wanmpi_engine::datatype::Datatype;
 use wanmpi_engine::op::Op;
-use wanmpi_engine::{error::err, ErrorClass, MpiResult};
+use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
 
 use super::{advance, start_error, CollReq, Sink};
 use crate::collectives::{reduction_buf, root_index, Buf};
@@ -115,7 +115,7 @@ pub(crate) fn launch(st: &mut State, comm: CommId, plan: &Plan, seq: Option<u32>
 }
 
 /// Takes `comm`'s next collective number.
-fn next_seq(st: &mut State, comm: CommId) -> MpiResult<u32> {
+pub(crate) fn next_seq(st: &mut State, comm: CommId) -> MpiResult<u32> {
     let c = st.comms.get_mut(comm).ok_or_else(|| wanmpi_engine::MpiError::new(ErrorClass::Comm, "communicator is not valid"))?;
     let seq = c.coll_seq;
     c.coll_seq = c.coll_seq.wrapping_add(1);
@@ -330,10 +330,11 @@ impl Runtime {
             comm,
             Arc::new(move |sh: Shape, seq| {
                 let Shape { rank, size, inter } = sh;
-                if inter {
-                    return intra_only("a reduce-scatter");
-                }
                 let total: usize = counts.iter().sum();
+                if inter {
+                    let send = send.ok_or_else(|| MpiError::new(ErrorClass::Buffer, "MPI_IN_PLACE is not allowed on inter-communicators"))?;
+                    return inter_reduce_scatter(send, recv, &counts, rank, size, &dt, &op, seq);
+                }
                 let all = UBuf { addr: recv, count: total, dt: dt.clone() };
                 let (ty, n, input, _) = reduction_args(send, &all, &op)?;
                 // Bytes per element in the reduction's view of the buffer.
@@ -348,6 +349,36 @@ impl Runtime {
             persistent,
         )
     }
+}
+
+/// Reduce-scatter on an inter-communicator (MPI-4.0 §6.11): this group's
+/// ranks get the blocks (this group's `counts`) of the reduction of the
+/// other group's vectors. Every rank sends its whole vector to every
+/// remote rank, which folds them in rank order and keeps its own block:
+/// one round, at the price of every vector crossing once per remote rank.
+// The call's buffers and counts, this rank's place, and the sequence number.
+#[allow(clippy::too_many_arguments)]
+fn inter_reduce_scatter(
+    send: usize,
+    recv: usize,
+    counts: &[usize],
+    rank: usize,
+    remote: usize,
+    dt: &Datatype,
+    op: &Op,
+    seq: u32,
+) -> MpiResult<Built> {
+    let total: usize = counts.iter().sum();
+    let (ty, n) = reduction_view(total, dt, matches!(op, Op::User { .. }))?;
+    // SAFETY: the starting call's contract keeps both buffers valid.
+    let input = unsafe { reduction_buf(Buf::new(send as *mut u8, total, dt))? }.bytes().to_vec();
+    let mine = unsafe { reduction_buf(Buf::new(recv as *mut u8, counts[rank], dt))? };
+    // Bytes per element in the reduction's view of the buffer.
+    let unit = input.len().checked_div(total).unwrap_or(0);
+    let at = counts[..rank].iter().sum::<usize>() * unit;
+    let peers: Vec<usize> = (0..remote).collect();
+    let s = sched::fold(vec![0; input.len()], input, &peers, &peers, n, ty, op, TAG_REDUCE_SCATTER, seq).map_err(start_error)?;
+    Ok((s, vec![(at..at + counts[rank] * unit, Sink::Whole(mine))]))
 }
 
 /// A reduction's view of its buffers: basic type, element count, the

@@ -24,6 +24,7 @@
 //! collectives). The runtime owns a `Run` per nonblocking or persistent
 //! collective request (`crates/runtime/src/icoll/`).
 
+mod bridge;
 mod build;
 mod direct;
 mod fold;
@@ -33,6 +34,7 @@ mod tests;
 #[cfg(test)]
 mod tests_more;
 
+pub use bridge::bridged_allreduce;
 pub use build::{allreduce, barrier, bcast};
 pub use direct::{direct, Block, LocalCopy};
 pub use fold::fold;

@@ -153,3 +153,56 @@ fn fold_combines_what_came_in_peer_order() {
     let kept = run(1, |_, p| one(p, fold(vec![5; 4], vec![], &[], &[], 1, BasicType::Int, &sum(), 30, 0).unwrap()));
     assert_eq!(kept[0], vec![5; 4]);
 }
+
+/// A port whose peer indices are translated to the channel ranks (`map`).
+struct Mapped<'a> {
+    inner: &'a mut super::tests::ChanPort,
+    map: Vec<usize>,
+}
+
+impl super::Port for Mapped<'_> {
+    type Handle = super::tests::Handle;
+    fn isend(&mut self, data: Vec<u8>, peer: usize, tag: i32) -> Result<Self::Handle, crate::coll::CollError> {
+        self.inner.isend(data, self.map[peer], tag)
+    }
+    fn irecv(&mut self, len: usize, peer: usize, tag: i32) -> Result<Self::Handle, crate::coll::CollError> {
+        self.inner.irecv(len, self.map[peer], tag)
+    }
+    fn test(&mut self, h: &mut Self::Handle) -> Result<Option<Vec<u8>>, crate::coll::CollError> {
+        self.inner.test(h)
+    }
+}
+
+#[test]
+fn bridged_allreduce_gives_both_sides_the_total_of_both() {
+    use super::bridged_allreduce;
+    for (a, b) in [(1, 1), (1, 3), (2, 2), (3, 4), (5, 2)] {
+        let out = run(a + b, |world, p| {
+            // Side A is ranks 0..a, side B the rest; each side's peers are
+            // its own members, then the other side's leader.
+            let (side, other) = if world < a { (0..a, a) } else { (a..a + b, 0) };
+            let (rank, lsize) = (world - side.start, side.len());
+            let mut map: Vec<usize> = side.collect();
+            map.push(other);
+            let mine = (world as u64 + 1).to_le_bytes().to_vec();
+            let s = bridged_allreduce(rank, lsize, (rank == 0).then_some(lsize), mine, 1, BasicType::Uint64, &Op::Predef(PredefOp::Sum), 7)
+                .expect("schedule");
+            let mut m = Mapped { inner: p, map };
+            let mut r = super::Run::new(s);
+            let start = std::time::Instant::now();
+            while !r.progress(&mut m).expect("progress") {
+                assert!(start.elapsed() < std::time::Duration::from_secs(20), "hung");
+                std::thread::yield_now();
+            }
+            u64::from_le_bytes(r.result().expect("result")[..8].try_into().expect("8 bytes"))
+        });
+        let n = (a + b) as u64;
+        assert!(out.iter().all(|&t| t == n * (n + 1) / 2), "{a}+{b}: {out:?}");
+    }
+}
+
+#[test]
+fn bridged_allreduce_refuses_a_non_commutative_op() {
+    let op = matmul_op();
+    assert!(super::bridged_allreduce(0, 1, Some(1), mat_bytes(&[[1, 0, 0, 1]]), 4, MAT_TY, &op, 0).is_err());
+}

@@ -61,3 +61,34 @@ fn allgatherv_with_variable_blocks_and_gaps() {
         }
     }
 }
+
+#[test]
+fn allgatherv_with_overlapping_blocks_leaves_the_highest_rank_where_they_meet() {
+    for size in SIZES {
+        for in_place in [false, true] {
+            // Every block starts at 0 (MPICH's allgatherv4 does this); rank
+            // i's block is i + 1 bytes long.
+            let counts: Vec<usize> = (0..size).map(|i| i + 1).collect();
+            let displs = vec![0; size];
+            let out = run(size, |c| {
+                let r = c.rank();
+                let mine = data(r, counts[r], 3);
+                let mut recv = vec![0xee; size + 1];
+                let send = if in_place {
+                    recv[..counts[r]].copy_from_slice(&mine);
+                    None
+                } else {
+                    Some(&mine[..])
+                };
+                allgatherv(c, send, &mut recv, Blocks::new(&counts, &displs)).unwrap();
+                recv
+            });
+            // The last rank's block covers all the others.
+            let mut want = data(size - 1, size, 3);
+            want.push(0xee);
+            for (r, (recv, _)) in out.iter().enumerate() {
+                assert_eq!(recv, &want, "size {size} rank {r} in place {in_place}");
+            }
+        }
+    }
+}

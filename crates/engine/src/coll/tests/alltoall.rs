@@ -76,3 +76,25 @@ fn alltoallv_in_place() {
         }
     }
 }
+
+#[test]
+fn alltoallv_with_overlapping_receive_blocks_leaves_the_highest_rank_where_they_meet() {
+    for size in SIZES {
+        let out = run(size, |c| {
+            let r = c.rank();
+            // Rank r sends i + 1 bytes to rank i, placed at 0 there by every sender.
+            let scounts: Vec<usize> = vec![r + 1; size];
+            let sdispls: Vec<usize> = (0..size).map(|j| j * (r + 1)).collect();
+            let send: Vec<u8> = (0..size).flat_map(|j| piece(r, j, r + 1)).collect();
+            let rcounts: Vec<usize> = (0..size).map(|i| i + 1).collect();
+            let mut recv = vec![0xee; size + 1];
+            alltoallv(c, Some((&send, Blocks::new(&scounts, &sdispls))), &mut recv, Blocks::new(&rcounts, &vec![0; size])).unwrap();
+            recv
+        });
+        for (r, (recv, _)) in out.iter().enumerate() {
+            let mut want = piece(size - 1, r, size);
+            want.push(0xee);
+            assert_eq!(recv, &want, "size {size} rank {r}");
+        }
+    }
+}

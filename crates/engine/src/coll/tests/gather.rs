@@ -87,3 +87,24 @@ fn gatherv_places_variable_blocks_at_their_displacements() {
         }
     }
 }
+
+#[test]
+fn gatherv_with_overlapping_blocks_leaves_the_highest_rank_where_they_meet() {
+    for size in SIZES {
+        for root in [0, size - 1] {
+            // Every block at 0, rank i's i + 1 bytes long.
+            let counts: Vec<usize> = (0..size).map(|i| i + 1).collect();
+            let displs = vec![0; size];
+            let out = run(size, |c| {
+                let r = c.rank();
+                let mine = data(r, counts[r], 4);
+                let mut recv = vec![0xee; size + 1];
+                gatherv(c, Some(&mine), &mut recv, Blocks::new(&counts, &displs), root).unwrap();
+                recv
+            });
+            let mut want = data(size - 1, size, 4);
+            want.push(0xee);
+            assert_eq!(out[root].0, want, "size {size} root {root}");
+        }
+    }
+}
