@@ -1,13 +1,16 @@
 //! What sealing costs the tcp transport alone, without the engine or
 //! mpirun: two `TcpTransport`s (ranks as threads, loopback) ping-pong frames
-//! of each size, plain and sealed pairs interleaved round by round; prints
-//! the median round trip and bandwidth of each and their ratio
+//! of each size over a plain and a sealed pair, alternating short batches
+//! of each so that both see the same load; prints the median round trip and
+//! bandwidth of each and the median of the batches' ratios
 //! (docs/benchmarks.md section 21).
 //!
 //! Both ranks poll without sleeping (as the runtime's spin phase does), so
-//! on a 2-core machine this wants the cores to itself.
+//! on a 2-core machine this wants the cores to itself. With `serial`, one
+//! thread plays both ranks: the time is then the work of a round trip
+//! (copies, sealing, opening, system calls) without overlap or waiting.
 //!
-//!   cargo run --release -p wanmpi-transport-tcp --example seal_cost -- [ROUNDS=7] [SIZES=1,65536,1048576] [ITERS=0 (by size)]
+//!   cargo run --release -p wanmpi-transport-tcp --example seal_cost -- [BATCHES=15] [SIZES=1,65536,1048576] [serial]
 
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::local_kv_world;
@@ -53,30 +56,48 @@ fn recv(t: &mut TcpTransport, len: usize) {
     }
 }
 
-/// Median-free single run: mean round trip over `iters` after a warm-up.
-fn pingpong(a: TcpTransport, mut b: TcpTransport, len: usize, iters: usize) -> (Duration, TcpTransport, TcpTransport) {
-    let warm = (iters / 10).max(2);
-    let echo = std::thread::spawn(move || {
-        let frame = vec![7u8; len];
-        for _ in 0..warm + iters {
-            recv(&mut b, len);
-            send(&mut b, &frame);
+/// Mean round trip over `iters`, the echo on a thread of its own.
+fn pingpong(a: &mut TcpTransport, b: &mut TcpTransport, len: usize, iters: usize) -> Duration {
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            let frame = vec![7u8; len];
+            for _ in 0..iters {
+                recv(b, len);
+                send(b, &frame);
+            }
+        });
+        let frame = vec![9u8; len];
+        let t0 = Instant::now();
+        for _ in 0..iters {
+            send(a, &frame);
+            recv(a, len);
         }
-        b
-    });
-    let mut a = a;
+        t0.elapsed() / iters as u32
+    })
+}
+
+/// The work of a round trip alone: one thread plays both ranks, so the
+/// time is every byte's sealing, opening and copying in a row, with no
+/// waiting on the other core (and no overlap with it either).
+fn serial(a: &mut TcpTransport, b: &mut TcpTransport, len: usize, iters: usize) -> Duration {
     let frame = vec![9u8; len];
-    let mut t0 = Instant::now();
-    for i in 0..warm + iters {
-        if i == warm {
-            t0 = Instant::now();
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        for dir in 0..2 {
+            let (x, y) = if dir == 0 { (&mut *a, &mut *b) } else { (&mut *b, &mut *a) };
+            let peer = 1 - x.rank();
+            let mut got = false;
+            let mut sent = false;
+            while !got {
+                if !sent {
+                    sent = x.try_send(peer, 0, &[&frame[..1], &frame[1..]]).expect("send") == SendStatus::Sent;
+                }
+                x.flush().expect("flush");
+                y.poll_recv(&mut |ev| got |= matches!(ev, Incoming::Frame { bytes, .. } if bytes.len() == len)).expect("poll");
+            }
         }
-        send(&mut a, &frame);
-        recv(&mut a, len);
     }
-    let rtt = t0.elapsed() / iters as u32;
-    let b = echo.join().expect("echo thread");
-    (rtt, a, b)
+    t0.elapsed() / iters as u32
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -86,29 +107,45 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let rounds: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(7);
+    let batches: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(15);
     let sizes: Vec<usize> = args.next().unwrap_or_else(|| "1,65536,1048576".into()).split(',').filter_map(|s| s.parse().ok()).collect();
-    let iters_arg: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    // [size][sealed] -> round trips in us
-    let mut rtts = vec![[Vec::new(), Vec::new()]; sizes.len()];
-    for _ in 0..rounds {
-        for (sealed, seal) in [(0, Seal::Never), (1, Seal::Always)] {
-            let (mut a, mut b) = pair(seal);
-            assert_eq!(a.sealed(1), Some(sealed == 1));
-            for (k, &len) in sizes.iter().enumerate() {
-                let iters = if iters_arg > 0 { iters_arg } else { (200_000_000 / (len + 20_000)).clamp(20, 5000) };
-                let (rtt, a2, b2) = pingpong(a, b, len, iters);
-                (a, b) = (a2, b2);
-                rtts[k][sealed].push(rtt.as_secs_f64() * 1e6);
+    let one_thread = args.next().as_deref() == Some("serial");
+    let mut pairs = [pair(Seal::Never), pair(Seal::Always)];
+    assert_eq!((pairs[0].0.sealed(1), pairs[1].0.sealed(1)), (Some(false), Some(true)));
+    println!("| bytes | plain rtt us | sealed rtt us | + us | plain MB/s | sealed MB/s | sealed/plain | ratio of batches (min, quartiles, max) |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---|");
+    for &len in &sizes {
+        // A batch of each, alternating, so both see the same load.
+        let iters = (20_000_000 / (len + 20_000)).clamp(10, 1000);
+        let mut rtts = [Vec::new(), Vec::new()];
+        let mut ratios = Vec::new();
+        for batch in 0..=batches {
+            let mut this = [0.0; 2];
+            for (k, slot) in pairs.iter_mut().enumerate() {
+                let (a, b) = (&mut slot.0, &mut slot.1);
+                let rtt = if one_thread { serial(a, b, len, iters) } else { pingpong(a, b, len, iters) };
+                this[k] = rtt.as_secs_f64() * 1e6;
+            }
+            if batch > 0 {
+                // Batch 0 warms up.
+                rtts[0].push(this[0]);
+                rtts[1].push(this[1]);
+                ratios.push(this[0] / this[1]);
             }
         }
-    }
-    println!("| bytes | plain rtt us | sealed rtt us | + us | plain MB/s | sealed MB/s | sealed/plain |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
-    for (k, &len) in sizes.iter().enumerate() {
-        let [p, s] = &mut rtts[k];
-        let (p, s) = (median(p), median(s));
+        let (p, s) = (median(&mut rtts[0]), median(&mut rtts[1]));
+        let r = median(&mut ratios);
+        let q = |f: f64| ratios[((ratios.len() - 1) as f64 * f).round() as usize];
         let bw = |rtt: f64| 2.0 * len as f64 / rtt;
-        println!("| {len} | {p:.1} | {s:.1} | {:+.1} | {:.0} | {:.0} | {:.2} |", s - p, bw(p), bw(s), p / s);
+        println!(
+            "| {len} | {p:.1} | {s:.1} | {:+.1} | {:.0} | {:.0} | {r:.2} | {:.2} {:.2} {:.2} {:.2} |",
+            s - p,
+            bw(p),
+            bw(s),
+            q(0.0),
+            q(0.25),
+            q(0.75),
+            q(1.0)
+        );
     }
 }
