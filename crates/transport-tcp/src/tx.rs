@@ -16,12 +16,16 @@
 //! cache (a 1 MiB frame touches 64 KiB of buffer, not 1 MiB); once it
 //! refuses, the rest of the frame piles up behind the unsent tail.
 
-use crate::record::{records, seal_record, Gather};
+use crate::record::{records, seal_record, Gather, RECORD};
 use crate::seal::Sealer;
 use crate::sys::{send_vectored, MAX_IOV};
 use std::io;
 use std::os::fd::RawFd;
 use wanmpi_transport::SendStatus;
+
+/// A frame's last record shorter than this is sent together with the
+/// record before it.
+const JOIN_TAIL: usize = 4096;
 
 #[derive(Default)]
 pub(crate) struct TxState {
@@ -113,7 +117,9 @@ impl TxState {
         let mut res = Ok(true);
         for i in 0..n {
             seal_record(&mut sealer, &prefix, body, i, &mut g, &mut self.residual);
-            if i + 1 < n {
+            // A short last record (an engine header past 64 KiB of data)
+            // goes out with the one before it: one send, not two.
+            if i + 1 < n && body - (i + 1) * RECORD >= JOIN_TAIL {
                 res = self.push(fd);
                 match res {
                     // All out: the next record reuses the same bytes,
