@@ -14,7 +14,8 @@
 //! still being sealed. While the socket takes every record whole, the next
 //! record is sealed over the bytes of the last one, still in this core's
 //! cache (a 1 MiB frame touches 64 KiB of buffer, not 1 MiB); once it
-//! refuses, the rest of the frame piles up behind the unsent tail.
+//! refuses, the rest of the frame piles up behind the unsent tail. A short
+//! last record goes out in one send with the record before it.
 
 use crate::record::{records, seal_record, Gather, RECORD};
 use crate::seal::Sealer;
