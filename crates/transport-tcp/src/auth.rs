@@ -34,7 +34,11 @@ use thiserror::Error;
 type HmacSha256 = Hmac<Sha256>;
 
 const MAGIC: [u8; 4] = *b"WNMP";
-const VERSION: u8 = 2;
+/// Version 3: records sealed with AES-128-GCM (version 2: AES-256-GCM).
+/// The version is in HELLO, under both MACs and in the key derivation's
+/// transcript, so a peer of another version is refused at the handshake
+/// and can never get as far as records it would read as garbage.
+const VERSION: u8 = 3;
 const NONCE_LEN: usize = 32;
 const MAC_LEN: usize = 32;
 
@@ -54,14 +58,14 @@ pub const VERDICT_LEN: usize = 1;
 /// connection, so a stray learns nothing more.
 pub const VERDICT_ACCEPT: [u8; VERDICT_LEN] = [0xA5];
 
-const LABEL_ACCEPTOR: &[u8] = b"wanmpi-auth-v2 acceptor";
-const LABEL_CONNECTOR: &[u8] = b"wanmpi-auth-v2 connector";
+const LABEL_ACCEPTOR: &[u8] = b"wanmpi-auth-v3 acceptor";
+const LABEL_CONNECTOR: &[u8] = b"wanmpi-auth-v3 connector";
 
 #[derive(Debug, Error)]
 pub enum AuthError {
     #[error("not a wanmpi handshake (bad magic)")]
     BadMagic,
-    #[error("handshake version {0} not supported (expected {VERSION})")]
+    #[error("peer speaks handshake version {0}, this rank version {VERSION}: every rank of a job must run the same wanmpi release")]
     BadVersion(u8),
     #[error("handshake message of {got} bytes, expected {want}")]
     BadLength { got: usize, want: usize },
@@ -298,6 +302,19 @@ mod tests {
         let mut wrong_version = *c.hello();
         wrong_version[4] = 9;
         assert!(matches!(b.challenge(&wrong_version, |_| false), Err(AuthError::BadVersion(9))));
+    }
+
+    #[test]
+    fn a_rank_of_the_previous_version_is_refused_naming_both_versions() {
+        // Version 2 sealed with AES-256-GCM: its records would not open here,
+        // so it must not get past HELLO.
+        let c = Connector::new(&S, 1, 5).unwrap();
+        let mut v2 = *c.hello();
+        v2[4] = 2;
+        let e = Acceptor::new(&S, 5).challenge(&v2, |_| true).expect_err("version 2 refused");
+        assert!(matches!(e, AuthError::BadVersion(2)));
+        let msg = e.to_string();
+        assert!(msg.contains("version 2") && msg.contains(&format!("version {VERSION}")), "{msg}");
     }
 
     #[test]

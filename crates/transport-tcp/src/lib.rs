@@ -15,7 +15,7 @@
 //!   One channel per peer. `try_send` is all-or-nothing; a partly written
 //!   frame's tail is kept per peer and flushed before anything new.
 //! - **Sealing** (`policy`, `seal`, `record`): between hosts, by default,
-//!   every frame is encrypted and authenticated with AES-256-GCM in records
+//!   every frame is encrypted and authenticated with AES-128-GCM in records
 //!   of 64 KiB, with keys per connection and direction from the handshake
 //!   and a counter per record; not on one host, and with
 //!   `WANMPI_INSECURE_LAN=1` only between sites; `WANMPI_TCP_ENCRYPT=1`

@@ -91,7 +91,7 @@ impl TcpTransport {
             let open = |want: bool| -> Vec<u32> {
                 (0..peers.len() as u32).filter(|&r| matches!(&peers[r as usize], Slot::Open(c) if c.sealed == want)).collect()
             };
-            eprintln!("wanmpi tcp: rank {rank}: sealed (AES-256-GCM) to ranks {:?}, plain to ranks {:?}", open(true), open(false));
+            eprintln!("wanmpi tcp: rank {rank}: sealed (AES-128-GCM) to ranks {:?}, plain to ranks {:?}", open(true), open(false));
         }
         let caps = Caps { name: "tcp", channels: 1, max_frame: opts.max_frame, eager_limit_hint: EAGER_HINT, reliable: true };
         Ok(TcpTransport {
