@@ -33,6 +33,12 @@ fn is_root(root: usize, comm: c_int) -> R<bool> {
     Ok(rt()?.comm_rank(comm_id(comm)?)? == root)
 }
 
+/// Whether this process is a valid `root` of `comm` (a bad root or
+/// communicator: not, and the collective call reports it).
+fn at_root(root: c_int, comm: c_int) -> bool {
+    root_of(root, comm).and_then(|r| is_root(r, comm)).unwrap_or(false)
+}
+
 /// A NULL-terminated argv (MPI_ARGV_NULL is none).
 unsafe fn argv(p: *mut *mut c_char) -> R<Vec<String>> {
     let mut v = Vec::new();
@@ -122,10 +128,10 @@ pub unsafe extern "C" fn PMPI_Comm_spawn(
     intercomm: *mut c_int,
     errcodes: *mut c_int,
 ) -> c_int {
-    let at_root = root_of(root, comm).and_then(|r| is_root(r, comm)).unwrap_or(false);
+    let here = at_root(root, comm);
     // SAFETY: the caller's arguments, read at the root only.
-    let apps = at_root.then(|| unsafe { app(command, argv, maxprocs, info) }.map(|a| vec![a]));
-    let asked = if at_root { usize::try_from(maxprocs).unwrap_or(0) } else { 0 };
+    let apps = here.then(|| unsafe { app(command, argv, maxprocs, info) }.map(|a| vec![a]));
+    let asked = if here { usize::try_from(maxprocs).unwrap_or(0) } else { 0 };
     // SAFETY: forwarded.
     unsafe { spawn(apps, root, comm, intercomm, errcodes, asked) }
 }
@@ -144,9 +150,9 @@ pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(
     intercomm: *mut c_int,
     errcodes: *mut c_int,
 ) -> c_int {
-    let at_root = root_of(root, comm).and_then(|r| is_root(r, comm)).unwrap_or(false);
+    let here = at_root(root, comm);
     let mut asked = 0;
-    let apps = at_root.then(|| {
+    let apps = here.then(|| {
         (|| -> R<Vec<SpawnApp>> {
             let n = usize::try_from(count)
                 .ok()

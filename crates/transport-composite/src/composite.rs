@@ -77,6 +77,22 @@ pub(crate) fn epoll_of(parts: &[Box<dyn Transport>]) -> Result<(OwnedFd, bool), 
     Ok((ep, blind))
 }
 
+/// Sleeps until something in `epoll` is ready or `t` passes (a signal
+/// ends it early: spurious returns are allowed).
+pub(crate) fn epoll_wait(epoll: &OwnedFd, t: Duration) -> Result<(), TransportError> {
+    let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 4];
+    let ms = t.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: ev is a live array of the length passed.
+    let r = unsafe { libc::epoll_wait(epoll.as_raw_fd(), ev.as_mut_ptr(), ev.len() as libc::c_int, ms) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e.into());
+        }
+    }
+    Ok(())
+}
+
 impl Composite {
     /// Joins connected transports of the same job (same rank and size).
     pub fn new(name: &'static str, parts: Vec<Box<dyn Transport>>, route: Box<dyn Route>) -> Result<Composite, TransportError> {
@@ -319,17 +335,7 @@ impl Transport for Composite {
                 t = t.min((*since + LOSS_GRACE).saturating_duration_since(now));
             }
         }
-        let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 4];
-        let ms = t.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: ev is a live array of the length passed.
-        let r = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), ev.as_mut_ptr(), ev.len() as libc::c_int, ms) };
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e.into());
-            }
-        }
-        Ok(())
+        epoll_wait(&self.epoll, t)
     }
 
     fn readiness_fd(&self) -> Option<i32> {

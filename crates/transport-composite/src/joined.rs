@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use wanmpi_transport::{Caps, Incoming, PathStats, PeerId, SendStatus, Transport, TransportError};
 
-use crate::composite::epoll_of;
+use crate::composite::{epoll_of, epoll_wait};
 
 /// One join's transport and which of its ranks are our new peers.
 struct Part {
@@ -149,18 +149,7 @@ impl Transport for Joined {
         if !self.prepare_sleep() {
             return Ok(());
         }
-        let t = if self.blind { timeout.min(Duration::from_millis(1)) } else { timeout };
-        let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 4];
-        let ms = t.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: ev is a live array of the length passed.
-        let r = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), ev.as_mut_ptr(), ev.len() as libc::c_int, ms) };
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e.into());
-            }
-        }
-        Ok(())
+        epoll_wait(&self.epoll, if self.blind { timeout.min(Duration::from_millis(1)) } else { timeout })
     }
 
     fn readiness_fd(&self) -> Option<i32> {
