@@ -46,9 +46,8 @@ pub(crate) type RootLink = MpiResult<Peer>;
 
 impl Runtime {
     /// Collective over the intra-communicator `comm`; `link` is the root's
-    /// (None elsewhere).
-    /// `what` names the other group in messages about its processes (a
-    /// lost peer).
+    /// (None elsewhere); `what` names the other group in messages about its
+    /// processes (a lost peer).
     pub(crate) fn join_groups(&self, comm: CommId, root: usize, side: Side, link: Option<RootLink>, what: &str) -> MpiResult<CommId> {
         let (group, rank) = {
             let st = self.lock();
@@ -101,19 +100,26 @@ impl Runtime {
     }
 
     /// Step 3b: the other group's names among jobs (`globals_of`), for
-    /// describing groups across the jobs later.
+    /// describing groups across the jobs later. The root broadcasts
+    /// whether its swap worked, so a failure there fails every member.
     fn swap_names(&self, comm: CommId, root: usize, side: Side, stream: Option<&TcpStream>, group: &Group, remote: u32) -> MpiResult<Vec<Global>> {
-        let mut theirs = vec![0u8; remote as usize * GLOBAL_LEN];
+        let mut theirs = vec![0u8; 1 + remote as usize * GLOBAL_LEN];
         if let Some(s) = stream {
-            let got = swap(s, side, &self.globals_of(group.members()))
-                .map_err(|e| MpiError::new(ErrorClass::Other, format!("the connection to the other group's root failed: {e}")))?;
-            if got.len() != theirs.len() {
-                return Err(MpiError::new(ErrorClass::Other, "the other group's root described a group of another size"));
+            if let Ok(got) = swap(s, side, &self.globals_of(group.members())) {
+                if got.len() + 1 == theirs.len() {
+                    theirs[0] = 1;
+                    theirs[1..].copy_from_slice(&got);
+                }
             }
-            theirs = got;
         }
         coll::bcast(&mut self.adapter(comm)?, &mut theirs, root).map_err(coll_error)?;
-        Ok(theirs
+        if theirs[0] != 1 {
+            return Err(MpiError::new(
+                ErrorClass::Other,
+                "the roots could not exchange their groups' names (the connection failed or the other root described another group)",
+            ));
+        }
+        Ok(theirs[1..]
             .chunks_exact(GLOBAL_LEN)
             .map(|c| (u64::from_le_bytes(c[..8].try_into().expect("8 bytes")), u32::from_le_bytes(c[8..].try_into().expect("4 bytes"))))
             .collect())
