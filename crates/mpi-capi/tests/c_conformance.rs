@@ -114,7 +114,8 @@ fn dynamic_processes_across_emulated_hosts() {
         eprintln!("SKIPPED dynamic_processes_across_emulated_hosts: needs root and /dev/net/tun (network namespaces for the WAN emulator)");
         return;
     }
-    let exe = compile(&prefix().join("bin/mpicc"), "dynamic", "mpicc");
+    // Its own directory: the suite above builds the same program, and tests run at once.
+    let exe = compile(&prefix().join("bin/mpicc"), "dynamic", "mpicc-emulated");
     for transport in ["tcp", "wamp"] {
         let t0 = std::time::Instant::now();
         let out = std::process::Command::new(mpirun())
