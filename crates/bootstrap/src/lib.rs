@@ -31,7 +31,7 @@ pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET,
 pub use local::{local_kv_world, LocalKv};
 pub use ports::{PortRange, ENV_PORT_RANGE};
 pub use server::{Notes, Server, ServerConfig, ServerEvent};
-pub use spawn::{failure_key, failure_note, read_failure_note, SpawnApp, SpawnRequest, MAX_SPAWN};
+pub use spawn::{failure_key, failure_note, read_failure_note, SpawnApp, SpawnRequest, ENV_APPNUM, ENV_PARENT_PORT, ENV_WDIR, MAX_SPAWN};
 pub use timeout::{timeout_from_env, DEFAULT_TIMEOUT, ENV_BOOTSTRAP_TIMEOUT};
 
 use thiserror::Error;

@@ -5,6 +5,13 @@
 
 use crate::auth::hex;
 
+/// Set by mpirun in a spawned rank: the port its parents wait on.
+pub const ENV_PARENT_PORT: &str = "WANMPI_PARENT_PORT";
+/// Which command of a spawn a rank runs (MPI_APPNUM).
+pub const ENV_APPNUM: &str = "WANMPI_APPNUM";
+/// The `wdir` info key, applied by the rank at init.
+pub const ENV_WDIR: &str = "WANMPI_WDIR";
+
 /// One command of a spawn: `count` copies of `program args`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpawnApp {

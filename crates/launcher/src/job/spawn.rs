@@ -9,14 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use wanmpi_bootstrap::SpawnRequest;
-
-/// The variable that tells a spawned rank where its parents wait.
-pub const ENV_PARENT_PORT: &str = "WANMPI_PARENT_PORT";
-/// Which command of a spawn a rank runs (MPI_APPNUM).
-pub const ENV_APPNUM: &str = "WANMPI_APPNUM";
-/// The `wdir` info key, applied by the rank at init.
-pub const ENV_WDIR: &str = "WANMPI_WDIR";
+use wanmpi_bootstrap::{SpawnRequest, ENV_APPNUM, ENV_PARENT_PORT, ENV_WDIR};
 
 struct Child {
     from: u32,

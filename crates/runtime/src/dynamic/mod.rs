@@ -42,10 +42,6 @@ pub const ENV_ACCEPT_TIMEOUT: &str = "WANMPI_ACCEPT_TIMEOUT";
 const DEFAULT_ACCEPT_TIMEOUT: Duration = Duration::from_secs(600);
 /// The address a port is named after (default `WANMPI_ADDR`, else loopback).
 pub const ENV_PORT_HOST: &str = "WANMPI_PORT_HOST";
-/// Set by mpirun in spawned processes: their parents' port.
-pub const ENV_PARENT_PORT: &str = "WANMPI_PARENT_PORT";
-pub const ENV_APPNUM: &str = "WANMPI_APPNUM";
-pub const ENV_WDIR: &str = "WANMPI_WDIR";
 
 /// What a process keeps for dynamic processes.
 #[derive(Default)]
@@ -60,6 +56,21 @@ pub struct DynamicState {
     pub(crate) job_uid: OnceLock<u64>,
     /// Peers joined from other jobs, in the order they were.
     joins: Mutex<Vec<Joined>>,
+}
+
+/// A fresh port, named after `WANMPI_PORT_HOST`, else this rank's
+/// `WANMPI_ADDR` (what other hosts reach it at), else loopback; bound in
+/// the job's port range.
+pub(super) fn new_port() -> Result<Port, String> {
+    let advertise = std::env::var(ENV_PORT_HOST)
+        .or_else(|_| std::env::var(wanmpi_bootstrap::ENV_ADDR))
+        .ok()
+        .filter(|a| !a.trim().is_empty())
+        .unwrap_or_else(|| "127.0.0.1".into());
+    let loopback = advertise.trim().parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback());
+    let bind = if loopback { "127.0.0.1" } else { "0.0.0.0" };
+    let range = wanmpi_bootstrap::PortRange::from_env()?;
+    Port::open(bind, advertise.trim(), range).map_err(|e| e.to_string())
 }
 
 pub(super) fn port_error(e: impl std::fmt::Display) -> MpiError {
@@ -79,15 +90,7 @@ fn accept_timeout() -> MpiResult<Duration> {
 impl Runtime {
     /// MPI_Open_port (§11.2.2): a port others can MPI_Comm_connect to.
     pub fn open_port(&self) -> MpiResult<String> {
-        let advertise = std::env::var(ENV_PORT_HOST)
-            .or_else(|_| std::env::var(wanmpi_bootstrap::ENV_ADDR))
-            .ok()
-            .filter(|a| !a.trim().is_empty())
-            .unwrap_or_else(|| "127.0.0.1".into());
-        let loopback = advertise.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback());
-        let bind = if loopback { "127.0.0.1" } else { "0.0.0.0" };
-        let range = wanmpi_bootstrap::PortRange::from_env().map_err(|e| MpiError::new(ErrorClass::Arg, e))?;
-        let p = Port::open(bind, advertise.trim(), range).map_err(port_error)?;
+        let p = new_port().map_err(port_error)?;
         let name = p.name();
         self.dynamic.ports.lock().unwrap_or_else(|e| e.into_inner()).insert(name.clone(), Arc::new(p));
         Ok(name)
@@ -119,13 +122,18 @@ impl Runtime {
 
     /// MPI_Comm_connect (§11.2.3).
     pub fn comm_connect(&self, port: Option<&str>, root: usize, comm: CommId) -> MpiResult<CommId> {
+        self.connect_as(port, root, comm, "the job this one connected to")
+    }
+
+    /// MPI_Comm_connect, naming the other group `what` in messages.
+    pub(super) fn connect_as(&self, port: Option<&str>, root: usize, comm: CommId, what: &str) -> MpiResult<CommId> {
         let link = self.is_root(comm, root)?.then(|| -> RootLink {
             let name = port.ok_or_else(|| port_error("no port name at the root"))?;
             let size = self.comm_size(comm)? as u32;
             port::connect(name, size, wanmpi_bootstrap::timeout_from_env())
                 .map_err(|e| port_error(format!("MPI_Comm_connect to {}: {e}", name.trim())))
         });
-        self.join_groups(comm, root, Side::Connect, link, "the job this one connected to")
+        self.join_groups(comm, root, Side::Connect, link, what)
     }
 
     /// MPI_Comm_join (§11.9): the two processes at the ends of the

@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use wanmpi_bootstrap::port::{self, AcceptError, Port};
-use wanmpi_bootstrap::SpawnApp;
+use wanmpi_bootstrap::port::AcceptError;
+use wanmpi_bootstrap::{SpawnApp, ENV_APPNUM, ENV_PARENT_PORT, ENV_WDIR};
 use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 
 use super::join::{RootLink, Side};
-use super::{port_error, ENV_APPNUM, ENV_PARENT_PORT, ENV_WDIR};
+use super::new_port;
 use crate::comm::CommId;
 use crate::runtime::Runtime;
 
@@ -52,15 +52,8 @@ impl Runtime {
                 a.program = resolve_program(&a.program, a.wdir.as_deref());
             }
             let spawn_err = |t: String| MpiError::new(ErrorClass::Spawn, t);
-            // Children on other hosts need an address they can reach.
-            let p = match std::env::var(wanmpi_bootstrap::ENV_ADDR).ok().filter(|a| !a.trim().is_empty()) {
-                Some(addr) => {
-                    let range = wanmpi_bootstrap::PortRange::from_env().map_err(spawn_err)?;
-                    Port::open("0.0.0.0", addr.trim(), range)
-                }
-                None => Port::open("127.0.0.1", "127.0.0.1", None),
-            }
-            .map_err(|e| spawn_err(e.to_string()))?;
+            // Children on other hosts reach it as they would MPI_Open_port's.
+            let p = new_port().map_err(spawn_err)?;
             let request = wanmpi_bootstrap::SpawnRequest { port: p.name(), apps };
             {
                 let mut kv = self.kv.lock().unwrap_or_else(|e| e.into_inner());
@@ -119,13 +112,8 @@ impl Runtime {
     /// At init of a spawned process: connect to the parents.
     pub(crate) fn connect_to_parent(&self) -> MpiResult<()> {
         let Some(port) = self.dynamic.spawned.get().and_then(|s| s.parent_port.clone()) else { return Ok(()) };
-        let link = (self.rank == 0).then(|| -> RootLink {
-            let size = self.size;
-            port::connect(&port, size, wanmpi_bootstrap::timeout_from_env())
-                .map_err(|e| port_error(format!("MPI_Comm_connect to {}: {e}", port.trim())))
-        });
         let c = self
-            .join_groups(crate::comm::COMM_WORLD, 0, Side::Connect, link, "the parent job")
+            .connect_as(Some(&port), 0, crate::comm::COMM_WORLD, "the parent job")
             .map_err(|e| MpiError::new(e.class, format!("connecting to the spawning job: {}", e.msg)))?;
         // MPI-4.0 §11.8.2: the parent communicator's default name.
         self.comm_set_name(c, "MPI_COMM_PARENT")?;
