@@ -220,6 +220,27 @@ impl Matcher {
         before - self.unexpected.len()
     }
 
+    /// Whether the next message from `peer` on `ctx` would go to a new
+    /// receive naming `peer` with nothing else to decide: no receive is
+    /// posted, nothing from `peer` on `ctx` waits unmatched, and no later
+    /// message of theirs came ahead of the next one (`Engine::express_take`).
+    pub fn express_ready(&self, peer: PeerId, ctx: u32) -> bool {
+        self.posted.is_empty()
+            && self.order.get(&(peer, ctx)).is_none_or(|o| o.ahead.is_empty())
+            && !self.unexpected.iter().any(|u| u.peer == peer && u.env.ctx == ctx)
+    }
+
+    /// Takes sequence number `seq` from `peer` on `ctx` for an express
+    /// receive: only the next one in order (false leaves everything alone).
+    pub fn express_mark(&mut self, peer: PeerId, ctx: u32, seq: u64) -> bool {
+        let o = self.order.entry((peer, ctx)).or_default();
+        if seq != o.prefix || !o.ahead.is_empty() {
+            return false;
+        }
+        o.prefix += 1;
+        true
+    }
+
     pub fn posted_len(&self) -> usize {
         self.posted.len()
     }

@@ -49,6 +49,31 @@ pub fn datatype(h: c_int) -> R<Datatype> {
         .ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::Type, format!("{h:#x} is not a valid datatype handle (freed, or not supported)")))
 }
 
+/// A datatype argument borrowed when predefined: a small message's call
+/// then takes no reference (two atomic operations on its critical path).
+pub enum DatatypeArg {
+    Predefined(&'static Datatype),
+    User(Datatype),
+}
+
+impl std::ops::Deref for DatatypeArg {
+    type Target = Datatype;
+    fn deref(&self) -> &Datatype {
+        match self {
+            DatatypeArg::Predefined(d) => d,
+            DatatypeArg::User(d) => d,
+        }
+    }
+}
+
+/// `datatype`, borrowing predefined types.
+pub fn datatype_arg(h: c_int) -> R<DatatypeArg> {
+    match predef::datatype(h) {
+        Some(d) => Ok(DatatypeArg::Predefined(d)),
+        None => datatype(h).map(DatatypeArg::User),
+    }
+}
+
 /// The handle MPI_Type_get_contents returns for a datatype value: the
 /// predefined handle, or a new handle to the same type (MPI-4.0 §5.1.13: a
 /// derived type comes back as a new reference the caller frees, so freeing

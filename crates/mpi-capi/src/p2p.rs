@@ -5,9 +5,9 @@
 use std::ffi::c_void;
 use std::os::raw::c_int;
 
-use wanmpi_runtime::{Datatype, ErrorClass, Message, MpiError, Req, SendMode, Status};
+use wanmpi_runtime::{ErrorClass, Message, MpiError, Req, SendMode, Status};
 
-use crate::args::{buffer, comm_id, count, datatype, out};
+use crate::args::{buffer, comm_id, count, datatype_arg, out, DatatypeArg};
 use crate::error::{call, fail, R};
 use crate::global::{objs, rt};
 use crate::predef::{MESSAGE_NO_PROC, MESSAGE_NULL};
@@ -16,12 +16,12 @@ use crate::status::{self, MPI_Status};
 
 struct Args {
     n: usize,
-    dt: Datatype,
+    dt: DatatypeArg,
 }
 
 fn decode(buf: *const c_void, c: c_int, dt: c_int) -> R<Args> {
     let n = count(c)?;
-    let dt = datatype(dt)?;
+    let dt = datatype_arg(dt)?;
     buffer(buf as *const u8, n, &dt)?;
     Ok(Args { n, dt })
 }

@@ -15,6 +15,7 @@ mod comm_create;
 mod context;
 mod dynamic;
 mod errhandler;
+mod express;
 mod from_groups;
 mod grequest;
 mod group;

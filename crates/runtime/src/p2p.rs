@@ -347,6 +347,10 @@ impl Runtime {
     /// # Safety
     /// `buf` must have room for `count` elements of `dt`.
     pub unsafe fn recv(&self, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32, comm: CommId) -> MpiResult<Status> {
+        let spun = match self.express_recv(buf, count, dt, source, tag, comm) {
+            Ok(s) => return Ok(s),
+            Err(spun) => spun,
+        };
         let mut st = self.lock();
         let e = irecv_locked(&mut st, buf, count, dt, source, tag, comm, false)?;
         let Entry::Active { id, group, unpack } = e else {
@@ -357,7 +361,7 @@ impl Runtime {
             return Ok(finish(group, unpack, es));
         }
         drop(st);
-        match self.wait_until(|st| st.engine.test(id)) {
+        match self.wait_until_after(spun, |st| st.engine.test(id)) {
             Ok(es) => Ok(finish(group, unpack, es)),
             Err(e) => {
                 // The receive may still complete into its staging buffer:

@@ -193,7 +193,13 @@ impl Runtime {
     /// lock: at first, after any progress step that moved something (see
     /// `State::activity`), after a sleep, and every `RECHECK_EVERY` idle
     /// spins for what changes without traffic (another thread's cancel).
-    pub(crate) fn wait_until<T>(&self, mut done: impl FnMut(&mut State) -> MpiResult<Option<T>>) -> MpiResult<T> {
+    pub(crate) fn wait_until<T>(&self, done: impl FnMut(&mut State) -> MpiResult<Option<T>>) -> MpiResult<T> {
+        self.wait_until_after(0, done)
+    }
+
+    /// `wait_until` for a caller that already spun `spun` rounds (the
+    /// express receive): it yields the CPU that much sooner.
+    pub(crate) fn wait_until_after<T>(&self, spun: u32, mut done: impl FnMut(&mut State) -> MpiResult<Option<T>>) -> MpiResult<T> {
         const RECHECK_EVERY: u32 = 32;
         const FAST_SPINS: u32 = 256;
         // A yield with nothing else to run is a syscall: not in the first
@@ -201,7 +207,7 @@ impl Runtime {
         // a quiet 1-byte shm round trip about 9 % slower).
         const YIELD_AFTER: u32 = 256;
         const YIELD_EVERY: u32 = 2;
-        let mut idle_rounds = 0u32;
+        let mut idle_rounds = spun;
         let mut seen: Option<u64> = None;
         loop {
             let pending_out = {

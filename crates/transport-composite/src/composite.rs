@@ -316,6 +316,32 @@ impl Transport for Composite {
         Ok(n)
     }
 
+    /// Offered only when one part alone reaches `peer` (frames cannot
+    /// come by another part meanwhile) and the frame is next in its
+    /// channel's order with none held back.
+    fn take_next_from(&mut self, peer: PeerId, take: &mut dyn FnMut(&[u8]) -> bool) -> Option<bool> {
+        let st = self.peers.get_mut(peer as usize)?;
+        let mut serving = self.parts.iter().enumerate().filter(|(_, p)| p.serves(peer)).map(|(i, _)| i);
+        let (Some(part), None) = (serving.next(), serving.next()) else { return None };
+        if st.pending_loss.is_some() {
+            return None;
+        }
+        self.parts[part].take_next_from(peer, &mut |bytes| {
+            if bytes.len() < PREFIX_LEN {
+                return false;
+            }
+            let channel = u16::from_be_bytes([bytes[0], bytes[1]]);
+            let seq = u32::from_be_bytes([bytes[2], bytes[3], bytes[4], bytes[5]]);
+            match st.recv.get_mut(channel as usize) {
+                Some(r) if r.next == seq && r.held.is_empty() && take(&bytes[PREFIX_LEN..]) => {
+                    r.next = r.next.wrapping_add(1);
+                    true
+                }
+                _ => false,
+            }
+        })
+    }
+
     fn flush(&mut self) -> Result<bool, TransportError> {
         let mut busy = false;
         for p in &mut self.parts {

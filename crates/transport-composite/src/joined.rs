@@ -167,6 +167,14 @@ impl Transport for Joined {
         may
     }
 
+    /// The job's own processes only (the express receive's way in).
+    fn take_next_from(&mut self, peer: PeerId, take: &mut dyn FnMut(&[u8]) -> bool) -> Option<bool> {
+        if peer < self.base_size {
+            return self.base.take_next_from(peer, take);
+        }
+        None
+    }
+
     fn serves(&self, peer: PeerId) -> bool {
         if peer < self.base_size {
             return self.base.serves(peer);

@@ -215,6 +215,15 @@ impl Consumer {
     /// Takes one frame if there is one: calls `f(channel, bytes)` with the
     /// bytes in place, then releases their space. Ok(false): ring empty.
     pub(crate) fn pop(&mut self, f: impl FnOnce(u16, &[u8])) -> Result<bool, RingError> {
+        self.pop_if(|channel, bytes| {
+            f(channel, bytes);
+            true
+        })
+    }
+
+    /// Offers the next frame to `f` in place and releases its space only if
+    /// `f` returns true. Ok(false): ring empty or the frame was left.
+    pub(crate) fn pop_if(&mut self, f: impl FnOnce(u16, &[u8]) -> bool) -> Result<bool, RingError> {
         let cap = self.mem.cap;
         loop {
             let off = (self.head as usize) & (cap - 1);
@@ -247,7 +256,9 @@ impl Consumer {
                     // the producer does not reuse the range before `head`
                     // passes it, which happens after `f` returns.
                     let bytes = unsafe { std::slice::from_raw_parts(self.mem.data.add(off + REC_HDR), len) };
-                    f(channel, bytes);
+                    if !f(channel, bytes) {
+                        return Ok(false);
+                    }
                     self.advance(rec);
                     return Ok(true);
                 }

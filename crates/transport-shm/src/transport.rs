@@ -102,6 +102,19 @@ impl Link {
         }
     }
 
+    /// Offers the next frame to `take` (see `Transport::take_next_from`).
+    /// None when the link is going or broken: `receive` reports that.
+    fn take_next(&mut self, take: &mut dyn FnMut(&[u8]) -> bool) -> Option<bool> {
+        if !matches!(self.state, State::Up) {
+            return None;
+        }
+        let taken = self.rx.pop_if(|_, bytes| take(bytes)).ok()?;
+        if taken {
+            self.wake_writer();
+        }
+        Some(taken)
+    }
+
     /// Rings this link's peer has given us so far (data and space).
     fn rings_in(&self) -> u64 {
         let data = self.inn.header().writer.pokes.load(Ordering::Acquire);
@@ -434,6 +447,10 @@ impl Transport for ShmTransport {
             }
         }
         Ok(n)
+    }
+
+    fn take_next_from(&mut self, peer: PeerId, take: &mut dyn FnMut(&[u8]) -> bool) -> Option<bool> {
+        self.link(peer)?.take_next(take)
     }
 
     fn flush(&mut self) -> Result<bool, TransportError> {

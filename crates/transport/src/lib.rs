@@ -121,6 +121,16 @@ pub trait Transport: Send {
     /// the number of events delivered.
     fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError>;
 
+    /// A blocking receive's short cut (`wanmpi_runtime`'s express receive):
+    /// offers the next frame waiting from `peer`, in place, to `take`, and
+    /// consumes it only if `take` returns true. Frames of one peer are
+    /// offered in the order `poll_recv` would deliver them. `None`: this
+    /// transport cannot offer `peer`'s frames one by one (use `poll_recv`);
+    /// `Some(false)`: nothing waiting, or not taken.
+    fn take_next_from(&mut self, _peer: PeerId, _take: &mut dyn FnMut(&[u8]) -> bool) -> Option<bool> {
+        None
+    }
+
     /// Pushes out anything buffered inside the transport. Returns true while
     /// data is still waiting for the network.
     fn flush(&mut self) -> Result<bool, TransportError>;

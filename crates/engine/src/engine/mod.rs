@@ -8,6 +8,7 @@
 //! arrivals, data placement), `complete.rs` completion, cancel and peer loss.
 
 mod complete;
+mod express;
 mod recv;
 mod send;
 mod stats;

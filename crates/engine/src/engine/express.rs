@@ -1,0 +1,177 @@
+//! The express receive: a blocking receive naming its source takes the
+//! next frame from that peer straight out of the transport (shared memory:
+//! in place, in the ring) when that frame is the whole next message, with
+//! no request, no posted-queue entry and no trip through `handle_frame`.
+//! A one-byte message on one host crosses about half the code this way
+//! (docs/benchmarks.md, "express receive").
+//!
+//! The short cut keeps MPI's matching rules because it is only taken when
+//! nothing else could claim the message (`Matcher::express_ready`) and only
+//! for the next sequence number of (peer, context); any other frame is left
+//! in place for the ordinary path.
+
+use wanmpi_transport::PeerId;
+use wanmpi_wire::{Envelope, Frame};
+
+use super::Engine;
+use crate::error::{ErrorClass, MpiError};
+use crate::request::{RecvBuf, Status};
+
+impl Engine {
+    /// Whether a receive from `src` on `ctx` may try `express_take`.
+    pub fn express_ready(&self, src: PeerId, ctx: u32) -> bool {
+        src < self.size && !self.lost.contains_key(&src) && self.matcher.express_ready(src, ctx)
+    }
+
+    /// Takes `frame` (the next frame from `src`) as the message of a
+    /// receive for (`src`, `ctx`, `tag`) into `buf` when it is a whole
+    /// plain eager message that receive matches, next in order. `None`
+    /// leaves the frame (and all state) for the ordinary path, which also
+    /// judges malformed frames.
+    ///
+    /// # Safety
+    /// `buf` must be valid for `buf.cap` bytes.
+    pub unsafe fn express_take(&mut self, src: PeerId, ctx: u32, tag: Option<i32>, buf: RecvBuf, frame: &[u8]) -> Option<Status> {
+        let Ok(Frame::Eager { env, flags: 0, payload }) = Frame::parse(frame) else { return None };
+        let Envelope { ctx: c, tag: t, seq, total_len, .. } = env;
+        let whole = payload.len() as u64 == total_len && total_len <= self.cfg.eager_limit as u64;
+        if c != ctx || tag.is_some_and(|want| want != t) || !whole || !self.matcher.express_mark(src, ctx, seq) {
+            return None;
+        }
+        let total = payload.len();
+        let fits = total.min(buf.cap);
+        if fits > 0 {
+            // SAFETY: the caller's contract; `fits` is within both.
+            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.ptr, fits) };
+        }
+        self.stats.msgs_received += 1;
+        self.stats.bytes_received += total as u64;
+        self.stats.count_arrival(src, self.channel_for(ctx, t), total_len, true);
+        let error = (total > buf.cap).then(|| {
+            MpiError::new(
+                ErrorClass::Truncate,
+                format!("message of {total} bytes from rank {src} does not fit a receive buffer of {} bytes", buf.cap),
+            )
+        });
+        Some(Status { source: src, tag: t, bytes: fits, error, cancelled: false })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::EngineConfig;
+    use crate::engine::SendMode;
+    use crate::request::SendData;
+    use wanmpi_transport::{Caps, SendStatus};
+
+    const CTX: u32 = 7;
+
+    fn engines(channels: u16, eager_limit: usize) -> (Engine, Engine) {
+        let caps = Caps { name: "test", channels, max_frame: 64 * 1024, eager_limit_hint: 0, reliable: true };
+        let cfg = EngineConfig { eager_limit, ..EngineConfig::default() };
+        (Engine::new(0, 2, caps.clone(), cfg.clone()), Engine::new(1, 2, caps, cfg))
+    }
+
+    /// The frames engine `e` sends for these messages, in order.
+    fn frames(e: &mut Engine, msgs: &[(i32, &[u8], SendMode)]) -> Vec<Vec<u8>> {
+        for &(tag, data, mode) in msgs {
+            // SAFETY: owned data.
+            unsafe { e.isend(1, CTX, tag, SendData::Owned(data.to_vec()), mode).unwrap() };
+        }
+        let mut out = vec![];
+        e.transmit(&mut |_, _, parts| {
+            out.push(parts.concat());
+            Ok(SendStatus::Sent)
+        })
+        .unwrap();
+        out
+    }
+
+    fn take(e: &mut Engine, tag: Option<i32>, buf: &mut [u8], frame: &[u8]) -> Option<Status> {
+        let b = RecvBuf { ptr: buf.as_mut_ptr(), cap: buf.len() };
+        // SAFETY: `buf` outlives the call.
+        unsafe { e.express_take(0, CTX, tag, b, frame) }
+    }
+
+    #[test]
+    fn takes_the_next_message_in_order_and_leaves_others() {
+        let (mut a, mut b) = engines(1, 1024);
+        let f = frames(&mut a, &[(1, b"one", SendMode::Standard), (2, b"two", SendMode::Standard), (3, b"three", SendMode::Standard)]);
+        let mut buf = [0u8; 8];
+        assert!(b.express_ready(0, CTX));
+        let s = take(&mut b, Some(1), &mut buf, &f[0]).expect("the first message");
+        assert_eq!((s.source, s.tag, s.bytes, &buf[..3]), (0, 1, 3, &b"one"[..]));
+        // A receive for tag 1 does not take tag 2's message...
+        assert!(take(&mut b, Some(1), &mut buf, &f[1]).is_none());
+        // ...which the ordinary path then handles, unexpected: no more short cut.
+        b.handle_frame(0, &f[1]);
+        assert!(!b.express_ready(0, CTX));
+        let mut two = [0u8; 3];
+        // SAFETY: `two` outlives the request.
+        let id = unsafe { b.irecv(Some(0), CTX, Some(2), RecvBuf { ptr: two.as_mut_ptr(), cap: 3 }).unwrap() };
+        assert_eq!(b.test(id).unwrap().map(|s| s.bytes), Some(3));
+        assert_eq!(&two, b"two");
+        // The order state moved on with the express take: the third message
+        // is neither a duplicate nor out of order.
+        assert!(b.express_ready(0, CTX));
+        let s = take(&mut b, None, &mut buf, &f[2]).expect("a wildcard tag takes the next message");
+        assert_eq!((s.tag, s.bytes, &buf[..5]), (3, 5, &b"three"[..]));
+        assert_eq!(b.stats().bad_frames, 0);
+        assert_eq!(b.stats().msgs_received, 3);
+    }
+
+    #[test]
+    fn a_long_message_is_truncated_with_an_error() {
+        let (mut a, mut b) = engines(1, 1024);
+        let f = frames(&mut a, &[(0, b"0123456789", SendMode::Standard)]);
+        let mut buf = [0u8; 4];
+        let s = take(&mut b, Some(0), &mut buf, &f[0]).expect("taken");
+        assert_eq!(s.bytes, 4);
+        assert_eq!(&buf, b"0123");
+        assert_eq!(s.error.map(|e| e.class), Some(ErrorClass::Truncate));
+    }
+
+    #[test]
+    fn a_posted_receive_or_a_lost_peer_turns_the_short_cut_off() {
+        let (_, mut b) = engines(1, 1024);
+        let mut buf = [0u8; 4];
+        // SAFETY: `buf` outlives the request (cancelled below).
+        let id = unsafe { b.irecv(None, 99, None, RecvBuf { ptr: buf.as_mut_ptr(), cap: 4 }).unwrap() };
+        assert!(!b.express_ready(0, CTX), "an earlier receive, even on another context, goes first");
+        b.cancel(id).unwrap();
+        assert!(b.express_ready(0, CTX));
+        b.peer_lost(0, "gone".into());
+        assert!(!b.express_ready(0, CTX));
+    }
+
+    #[test]
+    fn synchronous_long_and_out_of_order_messages_are_left_alone() {
+        let (mut a, mut b) = engines(1, 16);
+        let f = frames(&mut a, &[(0, b"sync", SendMode::Synchronous), (0, &[1u8; 100], SendMode::Standard)]);
+        let mut buf = [0u8; 128];
+        assert!(take(&mut b, Some(0), &mut buf, &f[0]).is_none(), "a synchronous send needs its acknowledgement");
+        assert!(take(&mut b, Some(0), &mut buf, &f[1]).is_none(), "a rendezvous announcement is no message");
+        // Two channels: the second message's frame may come first; it is not next.
+        let (mut a, mut b) = engines(8, 1024);
+        let f = frames(&mut a, &[(1, b"x", SendMode::Standard), (2, b"y", SendMode::Standard)]);
+        assert!(take(&mut b, None, &mut buf, &f[1]).is_none());
+        assert!(take(&mut b, None, &mut buf, &f[0]).is_some());
+        assert!(take(&mut b, None, &mut buf, &f[1]).is_some());
+    }
+
+    #[test]
+    fn malformed_frames_are_left_to_the_ordinary_path() {
+        let (mut a, mut b) = engines(1, 1024);
+        let f = frames(&mut a, &[(0, b"ok", SendMode::Standard)]);
+        let mut buf = [0u8; 8];
+        for bad in [&f[0][..3], &[0xff; 40][..], &[][..]] {
+            assert!(take(&mut b, None, &mut buf, bad).is_none());
+        }
+        // A frame claiming more bytes than it carries is not a whole message.
+        let mut short = f[0].clone();
+        short.pop();
+        assert!(take(&mut b, None, &mut buf, &short).is_none());
+        assert!(take(&mut b, None, &mut buf, &f[0]).is_some(), "state untouched by what was refused");
+    }
+}

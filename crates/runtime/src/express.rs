@@ -1,0 +1,94 @@
+//! MPI_Recv's short cut for a message that comes soon from a peer whose
+//! transport offers its frames one by one (shared memory): the receive
+//! polls that peer alone and takes the message out of the ring into the
+//! user's buffer (`Engine::express_take`), skipping the request, the posted
+//! queue, the whole-transport poll and the request table. On one host this
+//! is most of a small message's latency.
+//!
+//! Taken only when nothing else needs the progress loop meanwhile (no
+//! output queued, no collective schedule or window to serve) and for at
+//! most `EXPRESS_ROUNDS` polls; then, or at any frame it does not take, the
+//! receive goes the ordinary way, which finds everything where it was.
+
+use wanmpi_engine::datatype::Datatype;
+use wanmpi_engine::request::RecvBuf;
+
+use crate::comm::CommId;
+use crate::p2p::{comm_ref, resolve_tag};
+use crate::reqtable::{Status, ANY_SOURCE, PROC_NULL};
+use crate::runtime::{Runtime, State};
+
+/// Polls of the one peer before the receive posts itself the ordinary way:
+/// about two microseconds, a quick answer's wait (a later message gains
+/// little from skipping a few hundred nanoseconds), and short enough that
+/// holding the lock meanwhile delays no other thread noticeably.
+pub(crate) const EXPRESS_ROUNDS: u32 = 256;
+
+/// Where the express receive would look, if it may at all.
+struct Plan {
+    src: u32,
+    ctx: u32,
+    tag: Option<i32>,
+    buf: RecvBuf,
+}
+
+fn plan(st: &State, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32, comm: CommId) -> Option<Plan> {
+    if source == ANY_SOURCE || source == PROC_NULL || !dt.is_committed() || !dt.is_contiguous() {
+        return None;
+    }
+    let cap = count.checked_mul(dt.size())?;
+    // A longer receive announces a credit to its sender: the ordinary path.
+    if cap > st.engine.config().eager_limit {
+        return None;
+    }
+    let tag = resolve_tag(tag).ok()?;
+    let c = comm_ref(st, comm).ok()?;
+    let src = c.peer_group().world(usize::try_from(source).ok()?)?;
+    let ctx = c.p2p_ctx();
+    Some(Plan { src, ctx, tag, buf: RecvBuf { ptr: buf.wrapping_offset(dt.true_lb()), cap } })
+}
+
+/// Nothing else needs a progress step while this receive polls one peer.
+fn quiet(st: &State) -> bool {
+    st.fatal.is_none() && !st.transport_busy && st.colls.is_empty() && st.wins.is_empty() && !st.engine.has_pending_output()
+}
+
+impl Runtime {
+    /// The message of a blocking receive if it came by the express path;
+    /// `Err(spun)`: receive it the ordinary way (every argument error
+    /// included), after `spun` polls already spent waiting.
+    ///
+    /// # Safety
+    /// `buf` must have room for `count` elements of `dt`.
+    pub(crate) unsafe fn express_recv(&self, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32, comm: CommId) -> Result<Status, u32> {
+        // The lock is held across the polls (a few microseconds at most):
+        // nothing can post, queue or take a frame meanwhile, so the checks
+        // hold for every poll, and a poll is a load of the ring's next word.
+        let mut st = self.lock();
+        let p = plan(&st, buf, count, dt, source, tag, comm).ok_or(0u32)?;
+        if !quiet(&st) || !st.engine.express_ready(p.src, p.ctx) {
+            return Err(0);
+        }
+        let State { engine, transport, activity, .. } = &mut *st;
+        for round in 0..EXPRESS_ROUNDS {
+            let mut got = None;
+            let mut declined = false;
+            let taken = transport.take_next_from(p.src, &mut |frame| {
+                // SAFETY: the receive contract keeps `buf` valid for `cap` bytes.
+                got = unsafe { engine.express_take(p.src, p.ctx, p.tag, RecvBuf { ptr: p.buf.ptr, cap: p.buf.cap }, frame) };
+                declined = got.is_none();
+                got.is_some()
+            });
+            match (taken, got) {
+                (Some(true), Some(s)) => {
+                    *activity += 1;
+                    return Ok(Status { source, tag: s.tag, bytes: s.bytes, error: s.error, cancelled: false });
+                }
+                (None, _) => return Err(round),
+                _ if declined => return Err(round),
+                _ => {}
+            }
+        }
+        Err(EXPRESS_ROUNDS)
+    }
+}
