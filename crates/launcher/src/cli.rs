@@ -294,10 +294,35 @@ fn launch(args: &Args, mut spec: JobSpec) -> Result<crate::JobOutcome, LaunchErr
     crate::emulate::place_on(&mut spec, &emu, np, per_host);
     let outcome = crate::run(&spec);
     match emu.down() {
+        Ok(Some(c)) if std::env::var("WANMPI_STATS").is_ok_and(|v| v == "1") => eprint!("{}", emulation_summary(&c)),
         Ok(_) => {}
         Err(e) => eprintln!("mpirun: tearing the emulation down: {e}"),
     }
     outcome
+}
+
+/// What the emulated network did to the job's packets (WANMPI_STATS=1):
+/// drops the profile asked for (loss, a full queue) apart from the
+/// forwarder's own (a destination that refused a packet, no buffer left).
+fn emulation_summary(c: &wanmpi_emulator::Counters) -> String {
+    let mut t = wanmpi_emulator::LinkCounters::default();
+    for l in &c.links {
+        let k = &l.counters;
+        t.offered_pkts += k.offered_pkts;
+        t.delivered_pkts += k.delivered_pkts;
+        t.drop_loss += k.drop_loss;
+        t.drop_queue += k.drop_queue;
+        t.drop_down += k.drop_down;
+        t.drop_other += k.drop_other;
+    }
+    let mut s = format!(
+        "mpirun: emulated links: {} packets offered, {} delivered; dropped {} by loss, {} by a full queue, {} on a down link, {} by the forwarder (refused or no buffer; pool empty {} times)\n",
+        t.offered_pkts, t.delivered_pkts, t.drop_loss, t.drop_queue, t.drop_down, t.drop_other, c.global.pool_exhausted
+    );
+    for l in c.links.iter().filter(|l| l.counters.drop_other > 0) {
+        s += &format!("  host {} -> host {}: {} dropped by the forwarder\n", l.src, l.dst, l.counters.drop_other);
+    }
+    s
 }
 
 /// The whole program: parse, run, exit with the job's code.
