@@ -26,7 +26,10 @@ pub struct RuntimeOptions {
     pub print_stats: bool,
     /// WANMPI_WAN_WINDOW: receive buffer granted to each far peer for long
     /// messages sent before their receive is posted (`wan.rs`; default
-    /// 4 MiB, 0 turns the window off: rendezvous as to a near peer).
+    /// 16 MiB within `wan_buffer`, 0 turns the window off: rendezvous as to
+    /// a near peer). 4 MiB was too little: a farm worker at 80 ms spent it
+    /// before its connection's rate ramped up, fell back to rendezvous, and
+    /// the manager paid a round trip per result (docs/benchmarks.md 23).
     pub wan_window: u64,
     /// WANMPI_WAN_BUFFER: all far peers' windows together at most (default
     /// 64 MiB): with many ranks each gets a smaller share.
@@ -82,7 +85,7 @@ impl Default for RuntimeOptions {
             job: None,
             tolerate_rank_failure: false,
             print_stats: false,
-            wan_window: 4 << 20,
+            wan_window: 16 << 20,
             wan_buffer: 64 << 20,
             wan_peers: WanPeers::Far,
         }
@@ -102,7 +105,7 @@ impl RuntimeOptions {
             spin_rounds: env_num("WANMPI_SPIN_ROUNDS", 2000)? as u32,
             tolerate_rank_failure: env_bool("WANMPI_TOLERATE_RANK_FAILURE"),
             print_stats: env_bool("WANMPI_STATS"),
-            wan_window: env_num("WANMPI_WAN_WINDOW", 4 << 20)?,
+            wan_window: env_num("WANMPI_WAN_WINDOW", 16 << 20)?,
             wan_buffer: env_num("WANMPI_WAN_BUFFER", 64 << 20)?,
             wan_peers: WanPeers::from_env()?,
             job: None,
