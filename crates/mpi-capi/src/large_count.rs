@@ -1,84 +1,11 @@
-//! What the generated large-count (`_c`) forwarders of `stubs.rs` need for
-//! their array arguments: MPI-4's `MPI_Count`/`MPI_Aint` arrays of counts and
-//! displacements become the `int` arrays of the int version, when every value
-//! fits, and the length of each array comes from the call's own arguments (a
-//! count, a number of dimensions, or the communicator's group size).
+//! The large-count (`_c`) datatype queries whose answer has a different
+//! shape from the int call's (MPI-4.0 §5.1.13): a type made with a count
+//! beyond an int reports its integers as large counts.
 //!
-//! mpi4py 4 calls the `_c` functions whenever `mpi.h` declares them, so these
-//! carry every v-collective and derived datatype a Python program uses.
+//! Every other `_c` call shares its int call's body, generic over
+//! `args::Count` (in its chapter's file).
 
-use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
-
-use crate::comm::{PMPI_Comm_rank, PMPI_Comm_remote_size, PMPI_Comm_size, PMPI_Comm_test_inter};
-use crate::predef;
-
-/// `len` values of a large-count array as ints; None when one does not fit.
-/// A null array stays empty (the forwarder passes the null pointer on).
-pub unsafe fn narrow_array(p: *const c_long, len: c_int) -> Option<Vec<c_int>> {
-    if p.is_null() || len <= 0 {
-        return Some(Vec::new());
-    }
-    // SAFETY: the caller's array of `len` values, as the MPI call defines it.
-    let vals = std::slice::from_raw_parts(p, len as usize);
-    vals.iter().map(|&v| c_int::try_from(v).ok()).collect()
-}
-
-/// The int array to pass on: the narrowed copy, or the caller's pointer when
-/// nothing was read (null, or an argument the call does not look at).
-pub fn array_arg(narrowed: &[c_int], original: *const c_void) -> *const c_int {
-    if narrowed.is_empty() {
-        original as *const c_int
-    } else {
-        narrowed.as_ptr()
-    }
-}
-
-fn query(f: unsafe extern "C" fn(c_int, *mut c_int) -> c_int, comm: c_int) -> c_int {
-    let mut v: c_int = 0;
-    // SAFETY: a valid output pointer; an invalid communicator returns an
-    // error, and the int version called next reports it.
-    if unsafe { f(comm, &mut v) } != 0 {
-        return 0;
-    }
-    v
-}
-
-fn is_inter(comm: c_int) -> bool {
-    query(PMPI_Comm_test_inter, comm) != 0
-}
-
-/// Entries of a collective's per-rank arrays: the group it exchanges with
-/// (the remote group of an inter-communicator).
-pub fn group_len(comm: c_int) -> c_int {
-    if is_inter(comm) {
-        query(PMPI_Comm_remote_size, comm)
-    } else {
-        query(PMPI_Comm_size, comm)
-    }
-}
-
-/// Entries of `MPI_Reduce_scatter`'s counts: the local group.
-pub fn local_len(comm: c_int) -> c_int {
-    query(PMPI_Comm_size, comm)
-}
-
-/// Entries of a rooted v-collective's arrays, which only the root reads.
-pub fn root_len(comm: c_int, root: c_int) -> c_int {
-    if is_inter(comm) {
-        return if root == predef::ROOT { query(PMPI_Comm_remote_size, comm) } else { 0 };
-    }
-    if query(PMPI_Comm_rank, comm) == root {
-        query(PMPI_Comm_size, comm)
-    } else {
-        0
-    }
-}
-
-/// MPI_IN_PLACE is `(void *)-1`: the send-side arrays are not read then.
-pub fn in_place(p: *const c_void) -> bool {
-    p as isize == -1
-}
 
 /// A datatype's constructor integers when one of them does not fit an int
 /// (a type made by a `_c` constructor with a large count): MPI-4 reports
@@ -141,7 +68,11 @@ pub unsafe extern "C" fn PMPI_Type_get_contents_c(
         );
     };
     if large.len() as c_long > max_large_counts || array_of_large_counts.is_null() {
-        return crate::unsupported::too_large("MPI_Type_get_contents_c", "array_of_large_counts (too short)");
+        let e = wanmpi_runtime::MpiError::new(
+            wanmpi_runtime::ErrorClass::Arg,
+            format!("array_of_large_counts holds {max_large_counts}, {} needed", large.len()),
+        );
+        return crate::error::raise(crate::predef::COMM_WORLD, e);
     }
     // The addresses and datatypes as the int call gives them; its truncated integers go unused.
     let mut ints = vec![0 as c_int; large.len()];
@@ -159,31 +90,4 @@ pub unsafe extern "C" fn PMPI_Type_get_contents_c(
         std::slice::from_raw_parts_mut(array_of_large_counts, large.len()).copy_from_slice(&large);
     }
     rc
-}
-
-/// MPI_Type_contiguous_c: counts beyond an int are real here (the engine's
-/// counts are 64-bit), as mpi4py's large types need.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_contiguous_c(count: c_long, oldtype: c_int, newtype: *mut c_int) -> c_int {
-    crate::error::call(predef::COMM_WORLD, || {
-        let o = crate::args::out(newtype, "newtype")?;
-        let n = usize::try_from(count).or_else(|_| crate::error::fail(wanmpi_runtime::ErrorClass::Count, format!("count {count} is negative")))?;
-        let d = wanmpi_runtime::Datatype::contiguous(n, &crate::args::datatype(oldtype)?)
-            .map_err(|e| wanmpi_runtime::MpiError::new(wanmpi_runtime::ErrorClass::Count, e.to_string()))?;
-        *o = crate::global::objs()
-            .types
-            .insert(d)
-            .ok_or_else(|| wanmpi_runtime::MpiError::new(wanmpi_runtime::ErrorClass::NoMem, "too many datatypes"))?;
-        Ok(())
-    })
-}
-
-/// MPI_Type_size_c: the true size, even beyond an int.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_size_c(datatype: c_int, size: *mut c_long) -> c_int {
-    crate::error::call(predef::COMM_WORLD, || {
-        let o = crate::args::out(size, "size")?;
-        *o = crate::args::datatype(datatype)?.size() as c_long;
-        Ok(())
-    })
 }

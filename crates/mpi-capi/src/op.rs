@@ -13,7 +13,7 @@ use std::sync::Arc;
 use wanmpi_engine::datatype::{Combiner, LaidOut};
 use wanmpi_runtime::{Datatype, ErrorClass, MpiError, Op};
 
-use crate::args::{count, datatype, out};
+use crate::args::{count, datatype, out, Count};
 use crate::error::{call, fail, R};
 use crate::global::objs;
 use crate::predef::{self, COMM_WORLD, OP_NULL};
@@ -137,6 +137,16 @@ pub unsafe extern "C" fn PMPI_Op_commutative(op: c_int, commute: *mut c_int) -> 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, c: c_int, dt: c_int, op: c_int) -> c_int {
+    reduce_local(inbuf, inoutbuf, c, dt, op)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut c_void, c: c_long, dt: c_int, op: c_int) -> c_int {
+    reduce_local(inbuf, inoutbuf, c, dt, op)
+}
+
+// MPI_Reduce_local and MPI_Reduce_local_c.
+unsafe fn reduce_local<C: Count>(inbuf: *const c_void, inoutbuf: *mut c_void, c: C, dt: c_int, op: c_int) -> c_int {
     call(COMM_WORLD, || {
         let n = count(c)?;
         let d = datatype(dt)?;
