@@ -21,6 +21,7 @@ fn dt_err(e: DatatypeError) -> MpiError {
         DatatypeError::NegativeCount => ErrorClass::Count,
         DatatypeError::NotCommitted => ErrorClass::Type,
         DatatypeError::Overflow | DatatypeError::BadArgument(_) => ErrorClass::Arg,
+        DatatypeError::OutOfRange(_) => ErrorClass::Conversion,
     };
     MpiError::new(class, e.to_string())
 }

@@ -92,7 +92,8 @@ unsafe fn pack_external<C: Count>(
             return fail(ErrorClass::Truncate, format!("{need} bytes of external32 at position {at} do not fit in {room}"));
         }
         let mut bytes = Vec::with_capacity(need);
-        d.pack_external32(inbuf as *const u8, n, &mut bytes);
+        // A C long beyond 32 bits has no external32 form: MPI_ERR_CONVERSION.
+        d.pack_external32(inbuf as *const u8, n, &mut bytes).or_else(|e| fail(ErrorClass::Conversion, e.to_string()))?;
         // SAFETY: the caller's output buffer has `outsize` bytes; checked above.
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), (outbuf as *mut u8).add(at), bytes.len());
         *pos += bytes.len() as c_long;
