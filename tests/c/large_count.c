@@ -164,6 +164,14 @@ static void beyond_int(void)
     CHECK(lb == 0 && extent == 2 * BIG - 1, "Type_vector_c with a count beyond an int: its extent");
     OK(MPI_Type_size(vec, &isize));
     CHECK(isize == MPI_UNDEFINED, "MPI_Type_size of a type beyond an int is MPI_UNDEFINED");
+    /* Its constructor's integers no longer fit ints: they come back as large counts. */
+    MPI_Count ni = -1, na = -1, nl = -1, nd = -1, large[3] = {0};
+    int comb = -1;
+    MPI_Datatype old = MPI_DATATYPE_NULL;
+    OK(MPI_Type_get_envelope_c(vec, &ni, &na, &nl, &nd, &comb));
+    CHECK(comb == MPI_COMBINER_VECTOR && ni == 0 && na == 0 && nl == 3 && nd == 1, "Type_get_envelope_c of a vector beyond an int");
+    OK(MPI_Type_get_contents_c(vec, 0, 0, 3, 1, NULL, NULL, large, &old));
+    CHECK(large[0] == BIG && large[1] == 1 && large[2] == 2 && old == MPI_BYTE, "Type_get_contents_c of a vector beyond an int");
     OK(MPI_Type_contiguous_c(BIG, MPI_BYTE, &con));
     OK(MPI_Type_size_c(con, &tsize));
     CHECK(tsize == BIG, "Type_contiguous_c beyond an int");
