@@ -172,6 +172,10 @@ static void beyond_int(void)
     CHECK(comb == MPI_COMBINER_VECTOR && ni == 0 && na == 0 && nl == 3 && nd == 1, "Type_get_envelope_c of a vector beyond an int");
     OK(MPI_Type_get_contents_c(vec, 0, 0, 3, 1, NULL, NULL, large, &old));
     CHECK(large[0] == BIG && large[1] == 1 && large[2] == 2 && old == MPI_BYTE, "Type_get_contents_c of a vector beyond an int");
+    int ints3[3] = {0};
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK(error_class(MPI_Type_get_contents(vec, 3, 0, 1, ints3, NULL, &old)) == MPI_ERR_TYPE, "the int call cannot give counts beyond an int");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     OK(MPI_Type_contiguous_c(BIG, MPI_BYTE, &con));
     OK(MPI_Type_size_c(con, &tsize));
     CHECK(tsize == BIG, "Type_contiguous_c beyond an int");

@@ -467,26 +467,58 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
     addrs: *mut Aint,
     types: *mut c_int,
 ) -> c_int {
-    call(COMM_WORLD, || {
-        let d = datatype(dt)?;
-        if d.combiner() == Combiner::Named || predef::marker(dt).is_some() {
-            return fail(ErrorClass::Type, "MPI_Type_get_contents on a predefined datatype");
-        }
-        let (i, a, t) = d.contents();
-        if i.len() > count(maxi)? || a.len() > count(maxa)? || t.len() > count(maxd)? {
-            return fail(ErrorClass::Arg, "the output arrays are smaller than MPI_Type_get_envelope says");
-        }
+    call(COMM_WORLD, || type_get_contents(dt, maxi.into(), maxa.into(), None, maxd.into(), ints, addrs, types))
+}
+
+/// The integers of a type's constructor as MPI-4 hands them out: in the
+/// large-count array when one does not fit an int (a `_c` constructor with
+/// a count beyond an int), else in the int array (MPI-4.0 §5.1.13).
+pub(crate) fn needs_large_counts(d: &Datatype) -> bool {
+    d.contents().0.iter().any(|&v| c_int::try_from(v).is_err())
+}
+
+/// MPI_Type_get_contents and (with `large`: its maximum and array) the
+/// integer arrays of MPI_Type_get_contents_c. Without a large-count array,
+/// integers beyond an int are MPI_ERR_TYPE: the int call cannot give them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn type_get_contents(
+    dt: c_int,
+    maxi: i64,
+    maxa: i64,
+    large: Option<(i64, *mut libc::c_long)>,
+    maxd: i64,
+    ints: *mut c_int,
+    addrs: *mut Aint,
+    types: *mut c_int,
+) -> R<()> {
+    let d = datatype(dt)?;
+    if d.combiner() == Combiner::Named || predef::marker(dt).is_some() {
+        return fail(ErrorClass::Type, "MPI_Type_get_contents on a predefined datatype");
+    }
+    let (i, a, t) = d.contents();
+    let as_large = needs_large_counts(&d);
+    let room = |max: i64, n: usize| usize::try_from(max).is_ok_and(|m| m >= n);
+    if as_large && large.is_none() {
+        return fail(ErrorClass::Type, format!("{}'s constructor took counts beyond an int: use MPI_Type_get_contents_c", d.name()));
+    }
+    let (ni, nl) = if as_large { (0, i.len()) } else { (i.len(), 0) };
+    if !room(maxi, ni) || !room(maxa, a.len()) || !room(maxd, t.len()) || !room(large.map_or(0, |l| l.0), nl) {
+        return fail(ErrorClass::Arg, "the output arrays are smaller than MPI_Type_get_envelope says");
+    }
+    if let (true, Some((_, out))) = (as_large, large) {
+        slice_mut(out, i.len(), "array_of_large_counts")?.copy_from_slice(&i);
+    } else {
         for (o, v) in slice_mut(ints, i.len(), "array_of_integers")?.iter_mut().zip(&i) {
             *o = *v as c_int;
         }
-        for (o, v) in slice_mut(addrs, a.len(), "array_of_addresses")?.iter_mut().zip(&a) {
-            *o = *v as Aint;
-        }
-        for (o, v) in slice_mut(types, t.len(), "array_of_datatypes")?.iter_mut().zip(&t) {
-            *o = datatype_handle(v)?;
-        }
-        Ok(())
-    })
+    }
+    for (o, v) in slice_mut(addrs, a.len(), "array_of_addresses")?.iter_mut().zip(&a) {
+        *o = *v as Aint;
+    }
+    for (o, v) in slice_mut(types, t.len(), "array_of_datatypes")?.iter_mut().zip(&t) {
+        *o = datatype_handle(v)?;
+    }
+    Ok(())
 }
 
 #[no_mangle]
