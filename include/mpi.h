@@ -19,8 +19,8 @@
 extern "C" {
 #endif
 
-#define MPI_VERSION    3
-#define MPI_SUBVERSION 1
+#define MPI_VERSION    4
+#define MPI_SUBVERSION 0
 /* Our identification: "wanmpi" and its version as a number (major*10000 + minor*100 + patch). */
 #define WANMPI 1
 #define WANMPI_VERSION "0.1.0"

@@ -265,6 +265,42 @@ static void external32(void)
     unsigned char raw[4];
     OK(MPI_File_read_at(fh, 4 * rank, raw, 4, MPI_BYTE, &st));
     CHECK(raw[0] == 1 && raw[1] == 2 && raw[2] == 3 && raw[3] == rank, "external32 is big-endian");
+
+    /* Types whose size changes: a C long takes 4 bytes, a long double 16
+     * (binary128). Rank r writes longs {-r-1, 2^20} at longs 2r, 2r+1, then
+     * the long double r+0.5 after every rank's longs. */
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_File_set_size(fh, 0));
+    MPI_Aint fext = 0;
+    OK(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL));
+    OK(MPI_File_get_type_extent(fh, MPI_LONG, &fext));
+    CHECK(fext == 4, "a long takes 4 bytes in external32");
+    long ls[2] = {-rank - 1, 1L << 20}, lback[2] = {0, 0};
+    OK(MPI_File_write_at_all(fh, 2 * rank, ls, 2, MPI_LONG, &st));
+    OK(MPI_File_read_at_all(fh, 2 * rank, lback, 2, MPI_LONG, &st));
+    CHECK(lback[0] == ls[0] && lback[1] == ls[1], "longs back from external32");
+    long huge = 1L << 40;
+    CHECK(error_class(MPI_File_write_at(fh, 2 * rank, &huge, 1, MPI_LONG, &st)) == MPI_ERR_CONVERSION, "a long beyond 32 bits");
+
+    OK(MPI_File_set_view(fh, 8 * (MPI_Offset)size, MPI_LONG_DOUBLE, MPI_LONG_DOUBLE, "external32", MPI_INFO_NULL));
+    OK(MPI_File_get_type_extent(fh, MPI_LONG_DOUBLE, &fext));
+    CHECK(fext == 16, "a long double takes 16 bytes in external32");
+    long double d = rank + 0.5L, dback = 0;
+    OK(MPI_File_write_at_all(fh, rank, &d, 1, MPI_LONG_DOUBLE, &st));
+    OK(MPI_File_read_at_all(fh, rank, &dback, 1, MPI_LONG_DOUBLE, &st));
+    CHECK(dback == d, "a long double back from external32");
+    MPI_Offset fsize = 0;
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_File_get_size(fh, &fsize));
+    CHECK(fsize == 24 * (MPI_Offset)size, "the external32 file holds 8 + 16 bytes a rank");
+
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    unsigned char r8[8], r16[16];
+    OK(MPI_File_read_at(fh, 8 * rank, r8, 8, MPI_BYTE, &st));
+    CHECK(r8[0] == 0xff && r8[3] == (unsigned char)(-rank - 1) && r8[4] == 0 && r8[5] == 0x10 && r8[7] == 0, "longs as 4 big-endian bytes");
+    OK(MPI_File_read_at(fh, 8 * size + 16 * rank, r16, 16, MPI_BYTE, &st));
+    /* 0.5 and 1.5: exponents 0x3ffe and 0x3fff, fraction 0 and 0x8000... */
+    CHECK(rank > 1 || (r16[0] == 0x3f && r16[1] == (rank ? 0xff : 0xfe) && r16[2] == (rank ? 0x80 : 0)), "a long double as binary128");
     OK(MPI_File_close(&fh));
 }
 

@@ -1,7 +1,7 @@
 /* MPI-3/4 calls that mpi4py and newer programs use: MPI_Isendrecv(_replace),
  * MPI_Comm_idup(_with_info), MPI_Comm_create_group (two groups at once,
  * told apart by their tags), the envelope of subarray, darray and F90
- * types, and user error classes above MPI_ERR_LASTCODE. (Passes on MPICH
+ * types, MPI-4's hardware split types, and user error classes above MPI_ERR_LASTCODE. (Passes on MPICH
  * 4.0.2 but for the checks marked, when its library does not crash: it does
  * at times inside MPI_Isendrecv with MPI_PROC_NULL.) */
 #include "check.h"
@@ -203,6 +203,36 @@ static void external32(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* MPI-4's hardware split types: guided by "mpi_shared_memory" it is the
+ * host's group (one host here: all ranks), guided by an unknown resource or
+ * none it is MPI_COMM_NULL; unguided it is MPI_COMM_NULL, since no strict
+ * subset of the ranks shares a resource on one host. */
+static void hw_split_types(void)
+{
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Info info;
+    int n = -1;
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, MPI_INFO_NULL, &c));
+    CHECK(c == MPI_COMM_NULL, "HW_GUIDED without a resource type");
+    OK(MPI_Info_create(&info));
+    OK(MPI_Info_set(info, "mpi_hw_resource_type", "no-such-resource"));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, info, &c));
+    CHECK(c == MPI_COMM_NULL, "HW_GUIDED with an unknown resource type");
+    OK(MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory"));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, info, &c));
+    CHECK(c != MPI_COMM_NULL, "HW_GUIDED by mpi_shared_memory");
+    OK(MPI_Comm_size(c, &n));
+    CHECK(n == size, "one host's shared memory holds every rank");
+    OK(MPI_Comm_free(&c));
+    OK(MPI_Info_free(&info));
+#ifdef WANMPI /* MPICH may know finer resources (hwloc's) */
+    OK(MPI_Info_create(&info));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, rank, info, &c));
+    CHECK(c == MPI_COMM_NULL, "HW_UNGUIDED on one host: no strict subset");
+    OK(MPI_Info_free(&info));
+#endif
+}
+
 /* Partitioned communication: rank 0 sends 4 partitions of 2 ints to the
  * last rank, marking them ready in pieces, twice over one request. */
 static void partitioned(void)
@@ -292,6 +322,7 @@ int main(int argc, char **argv)
     envelopes();
     generalized();
     external32();
+    hw_split_types();
     partitioned();
     sessions();
     error_classes();

@@ -135,7 +135,12 @@ impl Request {
 pub fn read_line(r: &mut impl BufRead) -> Result<Option<String>, BootstrapError> {
     let mut buf = Vec::new();
     loop {
-        let chunk = r.fill_buf()?;
+        // A signal to the process (a Python program's handlers are
+        // installed without SA_RESTART) interrupts a blocking read: read on.
+        let chunk = match r.fill_buf() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => other?,
+        };
         if chunk.is_empty() {
             if buf.is_empty() {
                 return Ok(None);

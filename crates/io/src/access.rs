@@ -62,9 +62,6 @@ impl File {
             );
         }
         dt.check_committed().map_err(|_| MpiError::new(ErrorClass::Type, format!("the datatype {} is not committed", dt.name())))?;
-        if self.view().external32() {
-            crate::view::same_in_external32(dt, "memory datatype")?;
-        }
         Ok(())
     }
 
@@ -96,12 +93,6 @@ impl File {
         }
         let (pos, total) = (view.data_pos(at)?, dt.packed_size(count));
         let _lock = self.atomic_lock(view, pos, total, true)?;
-        if view.external32() {
-            let mut data = Vec::with_capacity(total);
-            dt.pack_external32(buf, count, &mut data);
-            self.write_stream(view, pos, &data)?;
-            return Ok(total);
-        }
         let mut chunk = Vec::with_capacity(CHUNK.min(total));
         let mut done = 0;
         while done < total {
@@ -192,15 +183,6 @@ impl File {
         }
         let (pos, total) = (view.data_pos(at)?, dt.packed_size(count));
         let _lock = self.atomic_lock(view, pos, total, false)?;
-        if view.external32() {
-            // Whole elements only: external32 converts element by element.
-            let mut data = vec![0u8; total];
-            let got = self.read_runs(&view.runs(pos, total)?, &mut data)?;
-            let whole = if dt.size() == 0 { 0 } else { got / dt.size() };
-            dt.unpack_external32(&data[..whole * dt.size()], buf, whole)
-                .map_err(|e| MpiError::new(ErrorClass::Conversion, format!("external32 data of {}: {e}", self.name)))?;
-            return Ok((whole * dt.size(), whole * dt.size()));
-        }
         let mut chunk = vec![0u8; CHUNK.min(total)];
         let mut done = 0;
         while done < total {

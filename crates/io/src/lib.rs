@@ -7,8 +7,8 @@
 //! file's communicator through the runtime's collectives.
 //!
 //! Data representations: "native" ("internal" is the same), "external32"
-//! for types whose elements keep their size in it, and the ones the
-//! program registers, through the [`Datarep`] trait (`datarep.rs`).
+//! (`external32.rs`) and the ones the program registers, both through the
+//! [`Datarep`] trait (`datarep.rs`).
 //!
 //! Not here: two-phase collective buffering — each rank accesses its own bytes, a
 //! collective write then ends with a barrier. Nonblocking calls are the
@@ -18,6 +18,7 @@ mod access;
 mod agree;
 pub mod amode;
 mod datarep;
+mod external32;
 mod file;
 mod lock;
 mod manage;

@@ -10,14 +10,13 @@ use wanmpi_engine::datatype::{BasicType, Datatype};
 use wanmpi_engine::{error::err, ErrorClass, MpiResult};
 
 use crate::datarep::{file_type, Datarep, Items};
+use crate::external32::{self, External32};
 
 /// The predefined data representations: wanmpi's own ("native", and
 /// "internal" which MPI lets an implementation make native), and
-/// "external32" for types whose elements have the same size in it as in
-/// memory (all but C long and long double, and types made of them): the
-/// data are converted, the view's layout stays the native one, as ROMIO
-/// does. Besides these, the representations the program registers
-/// ([`Datarep`]).
+/// "external32", built in as a [`Datarep`] (`external32.rs`): laid out and
+/// converted as the standard says, C long and long double included.
+/// Besides these, the representations the program registers.
 pub const DATAREPS: [&str; 3] = ["native", "internal", "external32"];
 
 #[derive(Clone)]
@@ -33,12 +32,6 @@ pub struct View {
     /// in a registered representation (`datarep::file_type`).
     file_etype: Datatype,
     file_filetype: Datatype,
-}
-
-impl View {
-    pub fn external32(&self) -> bool {
-        self.datarep == "external32"
-    }
 }
 
 impl Default for View {
@@ -64,7 +57,11 @@ impl View {
     /// is not a predefined one.
     pub fn new(disp: i64, etype: Datatype, filetype: Datatype, datarep: &str, user: Option<Arc<dyn Datarep>>, read_only: bool) -> MpiResult<View> {
         let disp = u64::try_from(disp).or_else(|_| err(ErrorClass::Arg, format!("displacement {disp} is negative")))?;
-        let user = if DATAREPS.contains(&datarep) { None } else { user };
+        let user: Option<Arc<dyn Datarep>> = match datarep {
+            external32::NAME => Some(Arc::new(External32)),
+            _ if DATAREPS.contains(&datarep) => None,
+            _ => user,
+        };
         if !DATAREPS.contains(&datarep) && user.as_ref().is_none_or(|u| u.name() != datarep) {
             let why = "it is neither \"native\", \"internal\", \"external32\" nor registered with MPI_Register_datarep";
             return err(ErrorClass::UnsupportedDatarep, format!("data representation \"{datarep}\": {why}"));
@@ -89,9 +86,6 @@ impl View {
             return err(ErrorClass::Type, format!("the filetype {} needs a positive extent", filetype.name()));
         }
         for (what, t, ft) in [("etype", &etype, &file_etype), ("filetype", &filetype, &file_filetype)] {
-            if datarep == "external32" {
-                same_in_external32(t, what)?;
-            }
             if !in_file_order(ft, read_only) {
                 // MPICH's class for this: MPI_ERR_IO.
                 let rule = if read_only { "non-decreasing" } else { "increasing, without overlaps" };
@@ -184,18 +178,6 @@ impl View {
     }
 }
 
-/// External32 views keep native layouts: only for types whose external32
-/// size is their native one.
-pub fn same_in_external32(t: &Datatype, what: &str) -> MpiResult<()> {
-    if t.external32_size(1) != t.size() {
-        return err(
-            ErrorClass::UnsupportedDatarep,
-            format!("the {what} {} has elements of another size in external32 (C long, long double): wanmpi cannot store it so", t.name()),
-        );
-    }
-    Ok(())
-}
-
 /// Whether the data of one `t` lies at non-negative, non-decreasing
 /// places (MPI-4.0 §14.3), and unless `overlaps_ok` without overlaps
 /// (MPICH refuses them where the file can be written).
@@ -245,7 +227,8 @@ mod tests {
         three.commit();
         assert_eq!(View::new(0, int(), three, "native", None, false).err().unwrap().class, ErrorClass::Type);
         let long = Datatype::basic(BasicType::Long);
-        assert_eq!(View::new(0, long.clone(), long, "external32", None, false).err().unwrap().class, ErrorClass::UnsupportedDatarep);
+        // A C long takes 4 bytes in an external32 file.
+        assert_eq!(View::new(0, long.clone(), long, "external32", None, false).unwrap().esize(), 4);
         assert!(View::new(0, int(), int(), "external32", None, false).is_ok());
         assert_eq!(View::new(-1, int(), int(), "native", None, false).err().unwrap().class, ErrorClass::Arg);
         for (lens, displs) in [([1, 1], [-2, 2]), ([1, 1], [3, 0]), ([3, 1], [0, 1])] {

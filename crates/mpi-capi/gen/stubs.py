@@ -9,17 +9,17 @@ writes two generated files, both committed:
       every MPICH function that the hand-written part of mpi.h does not
       declare;
   crates/mpi-capi/src/stubs.rs: a PMPI_ definition of every MPICH function
-      that no other file of crates/mpi-capi/src defines. Each is either
-        - a forwarder: an MPI-4 large-count `_c` function whose only
-          difference from its int version is MPI_Count for int or MPI_Aint
-          (scalars, `int *` outputs, count and displacement arrays whose
-          length the call's arguments give) calls the int version when the
-          values fit, and fails with MPI_ERR_COUNT when they do not; or
-        - a stub: sets every output handle to its null value and fails with
-          MPI_ERR_UNSUPPORTED_OPERATION through the error handler of its
-          communicator argument (MPI_COMM_WORLD's without one; file calls
-          through MPI_FILE_NULL's handler, MPI_ERRORS_RETURN unless the
-          user set another; sessions return the code).
+      that no other file of crates/mpi-capi/src defines: a stub that sets
+      every output handle to its null value and fails with
+      MPI_ERR_UNSUPPORTED_OPERATION through the error handler of its
+      communicator argument (MPI_COMM_WORLD's without one; file calls
+      through MPI_FILE_NULL's handler, MPI_ERRORS_RETURN unless the user set
+      another; sessions return the code). Today every function is written
+      by hand and stubs.rs holds none; a function MPICH adds gets a stub.
+
+Large-count `_c` functions are written by hand beside their int versions,
+both calling one body generic over the count type (`args::Count`); an
+earlier version of this tool generated `_c` forwarders that narrowed to int.
 
 Run it again after writing a function by hand: its stub goes away.
     python3 crates/mpi-capi/gen/stubs.py [MPICH_INCLUDE_DIR]
@@ -174,102 +174,6 @@ def c_decl(name, ret, ps):
     return f"WANMPI_FN({ret}, {name[4:]}, ({params}))"
 
 
-WIDE = {"MPI_Count", "MPI_Aint", "MPI_Offset"}
-
-
-def forwardable(name, ps, base):
-    """How each `_c` parameter maps onto its int version, or None."""
-    if base is None or len(base[1]) != len(ps) or base[0] != "int":
-        return None
-    plan = []
-    for p, q in zip(ps, base[1]):
-        if p.type == q.type:
-            plan.append("same")
-        elif p.base in WIDE and q.base in WIDE and p.ptr == q.ptr and p.const == q.const:
-            # MPI_Count and MPI_Aint are both 64-bit here.
-            plan.append("same")
-        elif p.base == "MPI_Count" and q.base == "int" and p.ptr == 0 and q.ptr == 0:
-            plan.append("narrow")
-        elif p.base == "MPI_Count" and q.base == "int" and p.ptr == 1 and q.ptr == 1 and not p.const and not q.const and p.arrays == 0:
-            plan.append("inout" if p.name == "position" else "out")
-        elif p.base in WIDE and q.base == "int" and p.arrays == 1 and q.arrays == 1 and p.const and q.const and array_len(name, ps):
-            plan.append("array")
-        else:
-            return None
-    return plan
-
-
-def array_len(name, ps):
-    """Rust expression for the length of a `_c` call's count arrays, or None."""
-    names = {p.name for p in ps}
-    if "Neighbor" in name:
-        return None  # a topology's degrees, not written yet
-    if "count" in names:
-        return "count"
-    if "ndims" in names:
-        return "ndims"
-    if "comm" not in names:
-        return None
-    if "root" in names:
-        return "large_count::root_len(comm, root)"
-    if name.startswith("MPI_Reduce_scatter") or name.startswith("MPI_Ireduce_scatter"):
-        return "large_count::local_len(comm)"
-    return "large_count::group_len(comm)"
-
-
-def send_array(p, how):
-    """A send-side array, not read when the send buffer is MPI_IN_PLACE."""
-    return how == "array" and (p.name.startswith("send") or p.name == "sdispls")
-
-
-def rust_forwarder(name, ps, plan, module):
-    args = ", ".join(f"{p.rust_name()}: {p.rust()}" for p in ps)
-    pre, call, post = [], [], []
-    # Scalars first: an array's length may be the narrowed count.
-    for p, how in zip(ps, plan):
-        if how == "narrow":
-            n = p.rust_name()
-            pre.append(f"    let Some({n}) = narrow({n}) else {{ return too_large(\"{name}\", \"{p.name}\") }};")
-    if "array" in plan:
-        pre.append(f"    let len = {array_len(name, ps)};")
-        if any(p.name == "sendbuf" for p in ps) and any(send_array(p, how) for p, how in zip(ps, plan)):
-            pre.append("    let send_len = if large_count::in_place(sendbuf) { 0 } else { len };")
-    for p, how in zip(ps, plan):
-        n = p.rust_name()
-        if how in ("same", "narrow"):
-            call.append(f"{n} as _" if how == "same" else n)
-        elif how == "array":
-            t = f"{n}_int"
-            length = "send_len" if "send_len" in "".join(pre) and send_array(p, how) else "len"
-            pre.append(f"    let Some({t}) = large_count::narrow_array({n} as *const c_long, {length}) else {{")
-            pre.append(f"        return too_large(\"{name}\", \"{p.name}\");")
-            pre.append("    };")
-            call.append(f"large_count::array_arg(&{t}, {n})")
-        else:
-            t = f"{n}_int"
-            if how == "inout":
-                pre.append(f"    let mut {t}: c_int = 0;")
-                pre.append(f"    if let Some(v) = ({n} as *const c_long).as_ref() {{")
-                pre.append(f"        let Some(v) = narrow(*v) else {{ return too_large(\"{name}\", \"{p.name}\") }};")
-                pre.append(f"        {t} = v;")
-                pre.append("    }")
-            else:
-                pre.append(f"    let mut {t}: c_int = 0;")
-            call.append(f"if {n}.is_null() {{ std::ptr::null_mut() }} else {{ &mut {t} }}")
-            post.append(f"    widen({t}, {n} as *mut c_long, rc);")
-    lines = ["#[no_mangle]", f"pub unsafe extern \"C\" fn P{name}({args}) -> c_int {{"]
-    lines += pre
-    path = f"crate::{module}::" if module else ""
-    if post:
-        lines.append(f"    let rc = {path}P{name[:-2]}({', '.join(call)});")
-        lines += post
-        lines.append("    rc")
-    else:
-        lines.append(f"    {path}P{name[:-2]}({', '.join(call)})")
-    lines.append("}")
-    return "\n".join(lines)
-
-
 def rust_stub(name, ps):
     args = ", ".join(f"{p.rust_name() if used(p, name) else '_' + p.name}: {p.rust()}" for p in ps)
     body = []
@@ -327,21 +231,13 @@ def main():
         "//! GENERATED by crates/mpi-capi/gen/stubs.py from MPICH 4.0's prototypes: do not edit by",
         "//! hand; write the function in its chapter's file and run the generator again.",
         "//!",
-        "//! The MPICH-ABI functions wanmpi does not implement by hand. Large-count `_c`",
-        "//! functions that differ from their int version only in MPI_Count scalars,",
-        "//! outputs and count arrays call it when the values fit in an int",
-        "//! (large_count.rs); the rest are stubs that set their output handles to null",
-        "//! and fail with MPI_ERR_UNSUPPORTED_OPERATION (unsupported.rs).",
+        "//! The MPICH-ABI functions wanmpi does not implement by hand: stubs that set",
+        "//! their output handles to null and fail with MPI_ERR_UNSUPPORTED_OPERATION",
+        "//! (unsupported.rs).",
         "",
-        "use std::ffi::c_void;",
-        "use std::os::raw::{c_int, c_long};",
-        "",
-        "use crate::large_count;",
-        "use crate::predef;",
-        "use crate::unsupported::{HELPERS};",
-        "",
+        "{IMPORTS}",
     ]
-    nfwd = nstub = 0
+    nstub = 0
     for n in names:
         if n in defined:
             continue
@@ -349,26 +245,25 @@ def main():
         if ret != "int":
             print(f"stubs.py: {n} returns {ret}: write it by hand", file=sys.stderr)
             continue
-        plan = forwardable(n, ps, protos.get(n[:-2])) if n.endswith("_c") else None
-        if plan is not None:
-            out.append(rust_forwarder(n, ps, plan, defined.get(n[:-2])))
-            nfwd += 1
-        else:
-            out.append(rust_stub(n, ps))
-            nstub += 1
+        out.append(rust_stub(n, ps))
+        nstub += 1
         out.append("")
     text = "\n".join(out).rstrip() + "\n"
-    # Import only the helpers some generated function calls.
-    helpers = ["narrow", "null_file", "null_out", "too_large", "unsupported", "unsupported_file", "unsupported_returned", "widen"]
-    used = [h for h in helpers if re.search(r"\b" + h + r"\(", text.split("{HELPERS}", 1)[1])]
-    text = text.replace("{HELPERS}", "{" + ", ".join(used) + "}")
-    # No stub left: nothing names a null handle.
-    if not re.search(r"\bpredef::", text.split("use crate::predef;", 1)[1]):
-        text = text.replace("use crate::predef;\n", "")
+    body = text.split("{IMPORTS}", 1)[1]
+    # Import only what some generated function uses (nothing when none is left).
+    imports = []
+    if nstub:
+        imports += ["use std::ffi::c_void;"] if "c_void" in body else []
+        imports += ["use std::os::raw::{c_int, c_long};" if "c_long" in body else "use std::os::raw::c_int;", ""]
+        imports += ["use crate::predef;"] if re.search(r"\bpredef::", body) else []
+        helpers = ["null_file", "null_out", "unsupported", "unsupported_file", "unsupported_returned"]
+        used = [h for h in helpers if re.search(r"\b" + h + r"\(", body)]
+        imports += ["use crate::unsupported::{" + ", ".join(used) + "};", ""]
+    text = text.replace("{IMPORTS}\n", "\n".join(imports) + ("\n" if imports else ""))
     open(STUBS, "w").write(text)
     # The workspace's rustfmt.toml applies (max_width 150).
     subprocess.run(["rustfmt", "--edition", "2021", STUBS], check=True)
-    print(f"stubs.py: {len(decls)} declarations generated in mpi.h; {nfwd} forwarders and {nstub} stubs in stubs.rs")
+    print(f"stubs.py: {len(decls)} declarations generated in mpi.h; {nstub} stubs in stubs.rs")
 
 
 main()

@@ -101,8 +101,54 @@ pub fn new_group(g: Group) -> R<c_int> {
     objs().groups.insert(Arc::new(g)).ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::NoMem, "too many groups"))
 }
 
-pub fn count(c: c_int) -> R<usize> {
-    usize::try_from(c).or_else(|_| fail(ErrorClass::Count, format!("count {c} is negative")))
+/// A count, displacement or size argument as C passes it: `int` in the
+/// MPI-3 calls, `MPI_Count`/`MPI_Aint` (64-bit) in MPI-4's large-count `_c`
+/// calls (MPI-4.0 §2.5.8). Each call's body is written once, generic over
+/// this, and its two C entry points differ only in the type they pass.
+pub trait Count: Copy + std::fmt::Display + 'static {
+    /// The value, widened.
+    fn wide(self) -> i64;
+    /// A value to hand back; None when it does not fit this type.
+    fn narrow(v: i64) -> Option<Self>;
+    /// An int value (MPI_UNDEFINED, a small constant), which always fits.
+    fn from_int(v: c_int) -> Self;
+}
+
+impl Count for c_int {
+    fn wide(self) -> i64 {
+        i64::from(self)
+    }
+    fn narrow(v: i64) -> Option<Self> {
+        c_int::try_from(v).ok()
+    }
+    fn from_int(v: c_int) -> Self {
+        v
+    }
+}
+
+impl Count for std::os::raw::c_long {
+    fn wide(self) -> i64 {
+        self
+    }
+    fn narrow(v: i64) -> Option<Self> {
+        Some(v)
+    }
+    fn from_int(v: c_int) -> Self {
+        Self::from(v)
+    }
+}
+
+pub fn count<C: Count>(c: C) -> R<usize> {
+    usize::try_from(c.wide()).or_else(|_| fail(ErrorClass::Count, format!("count {c} is negative")))
+}
+
+/// A count, size or position to hand back in the caller's type; an error
+/// when it does not fit (an int output of a value beyond INT_MAX).
+pub fn to_count<C: Count>(v: usize, what: &str) -> R<C> {
+    i64::try_from(v)
+        .ok()
+        .and_then(C::narrow)
+        .ok_or_else(|| wanmpi_runtime::MpiError::new(ErrorClass::Count, format!("{what} {v} does not fit an int: use the _c call")))
 }
 
 /// A null buffer is MPI_BOTTOM, legal with derived types (absolute

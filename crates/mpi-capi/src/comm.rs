@@ -176,26 +176,73 @@ pub unsafe extern "C" fn PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, 
     })
 }
 
-/// MPI_Comm_split_type: MPI_COMM_TYPE_SHARED groups the processes of one
-/// host (by host name); MPI_UNDEFINED opts out.
+/// MPI_Comm_split_type (MPI-4.0 §7.4.2). The one hardware resource wanmpi
+/// knows is a host's shared memory ("mpi_shared_memory"):
+/// - MPI_COMM_TYPE_SHARED groups the processes of one host (by host name);
+/// - MPI_COMM_TYPE_HW_GUIDED does the same when the info key
+///   "mpi_hw_resource_type" names "mpi_shared_memory", and gives
+///   MPI_COMM_NULL for any other (or no) resource type;
+/// - MPI_COMM_TYPE_HW_UNGUIDED gives the host's group when it is a strict
+///   subset of `comm` (and sets "mpi_hw_resource_type" in `info`), else
+///   MPI_COMM_NULL on every process (nothing finer is known);
+/// - MPI_UNDEFINED opts out.
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, _info: c_int, newcomm: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, info: c_int, newcomm: *mut c_int) -> c_int {
     call(comm, || {
         let color = match split_type {
             UNDEFINED => UNDEFINED,
-            1 => {
-                let h = crate::env::hostname();
-                // A stable non-negative color per host name (FNV-1a).
-                let mut x: u32 = 0x811c_9dc5;
-                for b in h.bytes() {
-                    x = (x ^ b as u32).wrapping_mul(0x0100_0193);
+            COMM_TYPE_SHARED => host_color(),
+            COMM_TYPE_HW_GUIDED => {
+                if crate::info::get(info)?.get(HW_RESOURCE_TYPE) != Some(SHARED_MEMORY) {
+                    *out(newcomm, "newcomm")? = COMM_NULL;
+                    return Ok(());
                 }
-                (x & 0x3fff_ffff) as c_int
+                host_color()
             }
-            t => return fail(ErrorClass::Arg, format!("split type {t} is not supported (only MPI_COMM_TYPE_SHARED)")),
+            COMM_TYPE_HW_UNGUIDED => return hw_unguided(comm, key, info, newcomm),
+            t => return fail(ErrorClass::Arg, format!("split type {t} is not supported")),
         };
         split_inner(comm, color, key, newcomm)
     })
+}
+
+const COMM_TYPE_SHARED: c_int = 1;
+const COMM_TYPE_HW_GUIDED: c_int = 2;
+const COMM_TYPE_HW_UNGUIDED: c_int = 3;
+const HW_RESOURCE_TYPE: &str = "mpi_hw_resource_type";
+const SHARED_MEMORY: &str = "mpi_shared_memory";
+
+/// A stable non-negative color per host name (FNV-1a).
+fn host_color() -> c_int {
+    let mut x: u32 = 0x811c_9dc5;
+    for b in crate::env::hostname().bytes() {
+        x = (x ^ b as u32).wrapping_mul(0x0100_0193);
+    }
+    (x & 0x3fff_ffff) as c_int
+}
+
+/// MPI_COMM_TYPE_HW_UNGUIDED: the host's group if it is smaller than
+/// `comm` (the same answer on every process: either every host holds part
+/// of `comm`, or one holds all of it).
+unsafe fn hw_unguided(comm: c_int, key: c_int, info: c_int, newcomm: *mut c_int) -> R<()> {
+    let o = out(newcomm, "newcomm")?;
+    let rt = rt()?;
+    let cid = comm_id(comm)?;
+    let whole = rt.comm_size(cid)?;
+    *o = match rt.comm_split(cid, host_color(), key)? {
+        Some(c) if rt.comm_size(c)? < whole => {
+            if info != crate::predef::INFO_NULL {
+                crate::info::with(info, |i| i.set(HW_RESOURCE_TYPE, SHARED_MEMORY))?;
+            }
+            adopt(comm, c, false)?
+        }
+        Some(c) => {
+            rt.comm_free(c)?;
+            COMM_NULL
+        }
+        None => COMM_NULL,
+    };
+    Ok(())
 }
 
 unsafe fn split_inner(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> R<()> {

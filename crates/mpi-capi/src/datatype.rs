@@ -3,12 +3,12 @@
 //! status queries that depend on a datatype (Get_count, Get_elements).
 
 use std::ffi::{c_char, c_void};
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_long};
 
 use wanmpi_engine::datatype::{Combiner, DatatypeError, F90Kind};
 use wanmpi_runtime::{Datatype, ErrorClass, MpiError};
 
-use crate::args::{count, cstr, datatype, datatype_handle, int, out, slice, slice_mut, write_str};
+use crate::args::{count, cstr, datatype, datatype_handle, int, out, slice, slice_mut, to_count, write_str, Count};
 use crate::error::{call, fail, R};
 use crate::global::objs;
 use crate::predef::{self, COMM_WORLD, DATATYPE_NULL, UNDEFINED};
@@ -21,6 +21,7 @@ fn dt_err(e: DatatypeError) -> MpiError {
         DatatypeError::NegativeCount => ErrorClass::Count,
         DatatypeError::NotCommitted => ErrorClass::Type,
         DatatypeError::Overflow | DatatypeError::BadArgument(_) => ErrorClass::Arg,
+        DatatypeError::OutOfRange(_) => ErrorClass::Conversion,
     };
     MpiError::new(class, e.to_string())
 }
@@ -32,12 +33,12 @@ fn register(newtype: *mut c_int, r: Result<Datatype, DatatypeError>) -> R<()> {
     Ok(())
 }
 
-fn counts(p: *const c_int, n: usize, what: &str) -> R<Vec<usize>> {
+fn counts<C: Count>(p: *const C, n: usize, what: &str) -> R<Vec<usize>> {
     slice(p, n, what)?.iter().map(|&c| count(c)).collect()
 }
 
-fn displs_int(p: *const c_int, n: usize) -> R<Vec<isize>> {
-    Ok(slice(p, n, "array_of_displacements")?.iter().map(|&d| d as isize).collect())
+fn displs_int<C: Count>(p: *const C, n: usize) -> R<Vec<isize>> {
+    Ok(slice(p, n, "array_of_displacements")?.iter().map(|&d| d.wide() as isize).collect())
 }
 
 fn displs_aint(p: *const Aint, n: usize) -> R<Vec<isize>> {
@@ -46,16 +47,46 @@ fn displs_aint(p: *const Aint, n: usize) -> R<Vec<isize>> {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_contiguous(c: c_int, old: c_int, newtype: *mut c_int) -> c_int {
+    type_contiguous(c, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_contiguous_c(c: c_long, old: c_int, newtype: *mut c_int) -> c_int {
+    type_contiguous(c, old, newtype)
+}
+
+// MPI_Type_contiguous and MPI_Type_contiguous_c.
+fn type_contiguous<C: Count>(c: C, old: c_int, newtype: *mut c_int) -> c_int {
     call(COMM_WORLD, || register(newtype, Datatype::contiguous(count(c)?, &datatype(old)?)))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_vector(c: c_int, blocklen: c_int, stride: c_int, old: c_int, newtype: *mut c_int) -> c_int {
-    call(COMM_WORLD, || register(newtype, Datatype::vector(count(c)?, count(blocklen)?, stride as isize, &datatype(old)?)))
+    type_vector(c, blocklen, stride, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_vector_c(c: c_long, blocklen: c_long, stride: c_long, old: c_int, newtype: *mut c_int) -> c_int {
+    type_vector(c, blocklen, stride, old, newtype)
+}
+
+// MPI_Type_vector and MPI_Type_vector_c.
+unsafe fn type_vector<C: Count>(c: C, blocklen: C, stride: C, old: c_int, newtype: *mut c_int) -> c_int {
+    call(COMM_WORLD, || register(newtype, Datatype::vector(count(c)?, count(blocklen)?, stride.wide() as isize, &datatype(old)?)))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hvector(c: c_int, blocklen: c_int, stride: Aint, old: c_int, newtype: *mut c_int) -> c_int {
+    type_create_hvector(c, blocklen, stride, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hvector_c(c: c_long, blocklen: c_long, stride: Aint, old: c_int, newtype: *mut c_int) -> c_int {
+    type_create_hvector(c, blocklen, stride, old, newtype)
+}
+
+// MPI_Type_create_hvector and MPI_Type_create_hvector_c.
+unsafe fn type_create_hvector<C: Count>(c: C, blocklen: C, stride: Aint, old: c_int, newtype: *mut c_int) -> c_int {
     call(COMM_WORLD, || register(newtype, Datatype::hvector(count(c)?, count(blocklen)?, stride as isize, &datatype(old)?)))
 }
 
@@ -66,6 +97,16 @@ pub unsafe extern "C" fn PMPI_Type_hvector(c: c_int, blocklen: c_int, stride: Ai
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_indexed(c: c_int, blocklens: *const c_int, displs: *const c_int, old: c_int, newtype: *mut c_int) -> c_int {
+    type_indexed(c, blocklens, displs, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_indexed_c(c: c_long, blocklens: *const c_long, displs: *const c_long, old: c_int, newtype: *mut c_int) -> c_int {
+    type_indexed(c, blocklens, displs, old, newtype)
+}
+
+// MPI_Type_indexed and MPI_Type_indexed_c.
+unsafe fn type_indexed<C: Count>(c: C, blocklens: *const C, displs: *const C, old: c_int, newtype: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let n = count(c)?;
         register(newtype, Datatype::indexed(&counts(blocklens, n, "array_of_blocklengths")?, &displs_int(displs, n)?, &datatype(old)?))
@@ -74,6 +115,22 @@ pub unsafe extern "C" fn PMPI_Type_indexed(c: c_int, blocklens: *const c_int, di
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed(c: c_int, blocklens: *const c_int, displs: *const Aint, old: c_int, newtype: *mut c_int) -> c_int {
+    type_create_hindexed(c, blocklens, displs, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hindexed_c(
+    c: c_long,
+    blocklens: *const c_long,
+    displs: *const Aint,
+    old: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    type_create_hindexed(c, blocklens, displs, old, newtype)
+}
+
+// MPI_Type_create_hindexed and MPI_Type_create_hindexed_c.
+unsafe fn type_create_hindexed<C: Count>(c: C, blocklens: *const C, displs: *const Aint, old: c_int, newtype: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let n = count(c)?;
         register(newtype, Datatype::hindexed(&counts(blocklens, n, "array_of_blocklengths")?, &displs_aint(displs, n)?, &datatype(old)?))
@@ -87,6 +144,22 @@ pub unsafe extern "C" fn PMPI_Type_hindexed(c: c_int, blocklens: *const c_int, d
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_indexed_block(c: c_int, blocklen: c_int, displs: *const c_int, old: c_int, newtype: *mut c_int) -> c_int {
+    type_create_indexed_block(c, blocklen, displs, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_indexed_block_c(
+    c: c_long,
+    blocklen: c_long,
+    displs: *const c_long,
+    old: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    type_create_indexed_block(c, blocklen, displs, old, newtype)
+}
+
+// MPI_Type_create_indexed_block and MPI_Type_create_indexed_block_c.
+unsafe fn type_create_indexed_block<C: Count>(c: C, blocklen: C, displs: *const C, old: c_int, newtype: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let n = count(c)?;
         register(newtype, Datatype::indexed_block(count(blocklen)?, &displs_int(displs, n)?, &datatype(old)?))
@@ -95,6 +168,22 @@ pub unsafe extern "C" fn PMPI_Type_create_indexed_block(c: c_int, blocklen: c_in
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed_block(c: c_int, blocklen: c_int, displs: *const Aint, old: c_int, newtype: *mut c_int) -> c_int {
+    type_create_hindexed_block(c, blocklen, displs, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hindexed_block_c(
+    c: c_long,
+    blocklen: c_long,
+    displs: *const Aint,
+    old: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    type_create_hindexed_block(c, blocklen, displs, old, newtype)
+}
+
+// MPI_Type_create_hindexed_block and MPI_Type_create_hindexed_block_c.
+unsafe fn type_create_hindexed_block<C: Count>(c: C, blocklen: C, displs: *const Aint, old: c_int, newtype: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let n = count(c)?;
         register(newtype, Datatype::hindexed_block(count(blocklen)?, &displs_aint(displs, n)?, &datatype(old)?))
@@ -109,6 +198,22 @@ pub unsafe extern "C" fn PMPI_Type_create_struct(
     types: *const c_int,
     newtype: *mut c_int,
 ) -> c_int {
+    type_create_struct(c, blocklens, displs, types, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_struct_c(
+    c: c_long,
+    blocklens: *const c_long,
+    displs: *const Aint,
+    types: *const c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    type_create_struct(c, blocklens, displs, types, newtype)
+}
+
+// MPI_Type_create_struct and MPI_Type_create_struct_c.
+unsafe fn type_create_struct<C: Count>(c: C, blocklens: *const C, displs: *const Aint, types: *const c_int, newtype: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let n = count(c)?;
         let hs = slice(types, n, "array_of_types")?;
@@ -147,6 +252,16 @@ pub unsafe extern "C" fn PMPI_Type_struct(c: c_int, blocklens: *const c_int, dis
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_resized(old: c_int, lb: Aint, extent: Aint, newtype: *mut c_int) -> c_int {
+    type_create_resized(old, lb, extent, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_resized_c(old: c_int, lb: Aint, extent: Aint, newtype: *mut c_int) -> c_int {
+    type_create_resized(old, lb, extent, newtype)
+}
+
+// MPI_Type_create_resized and MPI_Type_create_resized_c.
+unsafe fn type_create_resized(old: c_int, lb: Aint, extent: Aint, newtype: *mut c_int) -> c_int {
     call(COMM_WORLD, || register(newtype, Datatype::resized(&datatype(old)?, lb as isize, extent as isize)))
 }
 
@@ -191,9 +306,20 @@ pub unsafe extern "C" fn PMPI_Type_free(dt: *mut c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_size(dt: c_int, size: *mut c_int) -> c_int {
+    type_size(dt, size)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size_c(dt: c_int, size: *mut c_long) -> c_int {
+    type_size(dt, size)
+}
+
+// MPI_Type_size and MPI_Type_size_c: MPI_UNDEFINED when the size does not
+// fit the caller's type (MPI-4.0 §5.1.5).
+fn type_size<C: Count>(dt: c_int, size: *mut C) -> c_int {
     call(COMM_WORLD, || {
         let d = datatype(dt)?;
-        *out(size, "size")? = c_int::try_from(d.size()).unwrap_or(UNDEFINED);
+        *out(size, "size")? = i64::try_from(d.size()).ok().and_then(C::narrow).unwrap_or(C::from_int(UNDEFINED));
         Ok(())
     })
 }
@@ -208,6 +334,16 @@ pub unsafe extern "C" fn PMPI_Type_size_x(dt: c_int, size: *mut libc::c_long) ->
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_extent(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
+    type_get_extent(dt, lb, extent)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_extent_c(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
+    type_get_extent(dt, lb, extent)
+}
+
+// MPI_Type_get_extent and MPI_Type_get_extent_c.
+unsafe fn type_get_extent(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
     call(COMM_WORLD, || {
         let d = datatype(dt)?;
         *out(lb, "lb")? = d.lb() as Aint;
@@ -223,6 +359,16 @@ pub unsafe extern "C" fn PMPI_Type_get_extent_x(dt: c_int, lb: *mut libc::c_long
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_true_extent(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
+    type_get_true_extent(dt, lb, extent)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_true_extent_c(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
+    type_get_true_extent(dt, lb, extent)
+}
+
+// MPI_Type_get_true_extent and MPI_Type_get_true_extent_c.
+unsafe fn type_get_true_extent(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
     call(COMM_WORLD, || {
         let d = datatype(dt)?;
         *out(lb, "true_lb")? = d.true_lb() as Aint;
@@ -321,26 +467,58 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(
     addrs: *mut Aint,
     types: *mut c_int,
 ) -> c_int {
-    call(COMM_WORLD, || {
-        let d = datatype(dt)?;
-        if d.combiner() == Combiner::Named || predef::marker(dt).is_some() {
-            return fail(ErrorClass::Type, "MPI_Type_get_contents on a predefined datatype");
-        }
-        let (i, a, t) = d.contents();
-        if i.len() > count(maxi)? || a.len() > count(maxa)? || t.len() > count(maxd)? {
-            return fail(ErrorClass::Arg, "the output arrays are smaller than MPI_Type_get_envelope says");
-        }
+    call(COMM_WORLD, || type_get_contents(dt, maxi.into(), maxa.into(), None, maxd.into(), ints, addrs, types))
+}
+
+/// The integers of a type's constructor as MPI-4 hands them out: in the
+/// large-count array when one does not fit an int (a `_c` constructor with
+/// a count beyond an int), else in the int array (MPI-4.0 §5.1.13).
+pub(crate) fn needs_large_counts(d: &Datatype) -> bool {
+    d.contents().0.iter().any(|&v| c_int::try_from(v).is_err())
+}
+
+/// MPI_Type_get_contents and (with `large`: its maximum and array) the
+/// integer arrays of MPI_Type_get_contents_c. Without a large-count array,
+/// integers beyond an int are MPI_ERR_TYPE: the int call cannot give them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn type_get_contents(
+    dt: c_int,
+    maxi: i64,
+    maxa: i64,
+    large: Option<(i64, *mut libc::c_long)>,
+    maxd: i64,
+    ints: *mut c_int,
+    addrs: *mut Aint,
+    types: *mut c_int,
+) -> R<()> {
+    let d = datatype(dt)?;
+    if d.combiner() == Combiner::Named || predef::marker(dt).is_some() {
+        return fail(ErrorClass::Type, "MPI_Type_get_contents on a predefined datatype");
+    }
+    let (i, a, t) = d.contents();
+    let as_large = needs_large_counts(&d);
+    let room = |max: i64, n: usize| usize::try_from(max).is_ok_and(|m| m >= n);
+    if as_large && large.is_none() {
+        return fail(ErrorClass::Type, format!("{}'s constructor took counts beyond an int: use MPI_Type_get_contents_c", d.name()));
+    }
+    let (ni, nl) = if as_large { (0, i.len()) } else { (i.len(), 0) };
+    if !room(maxi, ni) || !room(maxa, a.len()) || !room(maxd, t.len()) || !room(large.map_or(0, |l| l.0), nl) {
+        return fail(ErrorClass::Arg, "the output arrays are smaller than MPI_Type_get_envelope says");
+    }
+    if let (true, Some((_, out))) = (as_large, large) {
+        slice_mut(out, i.len(), "array_of_large_counts")?.copy_from_slice(&i);
+    } else {
         for (o, v) in slice_mut(ints, i.len(), "array_of_integers")?.iter_mut().zip(&i) {
             *o = *v as c_int;
         }
-        for (o, v) in slice_mut(addrs, a.len(), "array_of_addresses")?.iter_mut().zip(&a) {
-            *o = *v as Aint;
-        }
-        for (o, v) in slice_mut(types, t.len(), "array_of_datatypes")?.iter_mut().zip(&t) {
-            *o = datatype_handle(v)?;
-        }
-        Ok(())
-    })
+    }
+    for (o, v) in slice_mut(addrs, a.len(), "array_of_addresses")?.iter_mut().zip(&a) {
+        *o = *v as Aint;
+    }
+    for (o, v) in slice_mut(types, t.len(), "array_of_datatypes")?.iter_mut().zip(&t) {
+        *o = datatype_handle(v)?;
+    }
+    Ok(())
 }
 
 #[no_mangle]
@@ -353,6 +531,24 @@ pub unsafe extern "C" fn PMPI_Pack(
     position: *mut c_int,
     _comm: c_int,
 ) -> c_int {
+    pack(inbuf, incount, dt, outbuf, outsize, position, _comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_c(
+    inbuf: *const c_void,
+    incount: c_long,
+    dt: c_int,
+    outbuf: *mut c_void,
+    outsize: c_long,
+    position: *mut c_long,
+    _comm: c_int,
+) -> c_int {
+    pack(inbuf, incount, dt, outbuf, outsize, position, _comm)
+}
+
+// MPI_Pack and MPI_Pack_c.
+unsafe fn pack<C: Count>(inbuf: *const c_void, incount: C, dt: c_int, outbuf: *mut c_void, outsize: C, position: *mut C, _comm: c_int) -> c_int {
     call(COMM_WORLD, || {
         let n = count(incount)?;
         let d = datatype(dt)?;
@@ -368,7 +564,7 @@ pub unsafe extern "C" fn PMPI_Pack(
         d.pack(inbuf as *const u8, n, &mut v);
         let dst = slice_mut(outbuf as *mut u8, cap, "outbuf")?;
         dst[start..start + v.len()].copy_from_slice(&v);
-        *pos = int(start + v.len());
+        *pos = to_count(start + v.len(), "position")?;
         Ok(())
     })
 }
@@ -383,6 +579,24 @@ pub unsafe extern "C" fn PMPI_Unpack(
     dt: c_int,
     _comm: c_int,
 ) -> c_int {
+    unpack(inbuf, insize, position, outbuf, outcount, dt, _comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpack_c(
+    inbuf: *const c_void,
+    insize: c_long,
+    position: *mut c_long,
+    outbuf: *mut c_void,
+    outcount: c_long,
+    dt: c_int,
+    _comm: c_int,
+) -> c_int {
+    unpack(inbuf, insize, position, outbuf, outcount, dt, _comm)
+}
+
+// MPI_Unpack and MPI_Unpack_c.
+unsafe fn unpack<C: Count>(inbuf: *const c_void, insize: C, position: *mut C, outbuf: *mut c_void, outcount: C, dt: c_int, _comm: c_int) -> c_int {
     call(COMM_WORLD, || {
         let n = count(outcount)?;
         let d = datatype(dt)?;
@@ -396,16 +610,26 @@ pub unsafe extern "C" fn PMPI_Unpack(
         }
         let src = slice(inbuf as *const u8, size, "inbuf")?;
         let used = d.unpack(&src[start..start + need], outbuf as *mut u8, n);
-        *pos = int(start + used);
+        *pos = to_count(start + used, "position")?;
         Ok(())
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, dt: c_int, _comm: c_int, size: *mut c_int) -> c_int {
+    pack_size(incount, dt, _comm, size)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_size_c(incount: c_long, dt: c_int, _comm: c_int, size: *mut c_long) -> c_int {
+    pack_size(incount, dt, _comm, size)
+}
+
+// MPI_Pack_size and MPI_Pack_size_c.
+unsafe fn pack_size<C: Count>(incount: C, dt: c_int, _comm: c_int, size: *mut C) -> c_int {
     call(COMM_WORLD, || {
         let n = count(incount)?;
-        *out(size, "size")? = int(datatype(dt)?.packed_size(n));
+        *out(size, "size")? = to_count(datatype(dt)?.packed_size(n), "size")?;
         Ok(())
     })
 }
@@ -433,20 +657,42 @@ fn status_in<'a>(st: *const MPI_Status) -> R<&'a MPI_Status> {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_count(st: *const MPI_Status, dt: c_int, c: *mut c_int) -> c_int {
+    get_count(st, dt, c)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_count_c(st: *const MPI_Status, dt: c_int, c: *mut c_long) -> c_int {
+    get_count(st, dt, c)
+}
+
+// MPI_Get_count and MPI_Get_count_c.
+unsafe fn get_count<C: Count>(st: *const MPI_Status, dt: c_int, c: *mut C) -> c_int {
     call(COMM_WORLD, || {
         let s = status_in(st)?;
         let n = datatype(dt)?.count_in(s.bytes() as usize);
-        *out(c, "count")? = n.and_then(|n| c_int::try_from(n).ok()).unwrap_or(UNDEFINED);
+        // MPI_UNDEFINED when the count is not whole, or does not fit an int.
+        *out(c, "count")? = n.and_then(|n| C::narrow(n as i64)).unwrap_or(C::from_int(UNDEFINED));
         Ok(())
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_elements(st: *const MPI_Status, dt: c_int, c: *mut c_int) -> c_int {
+    get_elements(st, dt, c)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements_c(st: *const MPI_Status, dt: c_int, c: *mut c_long) -> c_int {
+    get_elements(st, dt, c)
+}
+
+// MPI_Get_elements and MPI_Get_elements_c.
+unsafe fn get_elements<C: Count>(st: *const MPI_Status, dt: c_int, c: *mut C) -> c_int {
     call(COMM_WORLD, || {
         let s = status_in(st)?;
         let n = datatype(dt)?.elements_in(s.bytes() as usize);
-        *out(c, "count")? = n.and_then(|n| c_int::try_from(n).ok()).unwrap_or(UNDEFINED);
+        // MPI_UNDEFINED when the count is not whole, or does not fit an int.
+        *out(c, "count")? = n.and_then(|n| C::narrow(n as i64)).unwrap_or(C::from_int(UNDEFINED));
         Ok(())
     })
 }
@@ -582,6 +828,32 @@ pub unsafe extern "C" fn PMPI_Type_create_subarray(
     old: c_int,
     newtype: *mut c_int,
 ) -> c_int {
+    type_create_subarray(ndims, sizes, subsizes, starts, order, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_subarray_c(
+    ndims: c_int,
+    sizes: *const c_long,
+    subsizes: *const c_long,
+    starts: *const c_long,
+    order: c_int,
+    old: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    type_create_subarray(ndims, sizes, subsizes, starts, order, old, newtype)
+}
+
+// MPI_Type_create_subarray and MPI_Type_create_subarray_c.
+unsafe fn type_create_subarray<C: Count>(
+    ndims: c_int,
+    sizes: *const C,
+    subsizes: *const C,
+    starts: *const C,
+    order: c_int,
+    old: c_int,
+    newtype: *mut c_int,
+) -> c_int {
     call(COMM_WORLD, || {
         let n = count(ndims)?;
         let sizes = counts(sizes, n, "array_of_sizes")?;
@@ -679,6 +951,39 @@ pub unsafe extern "C" fn PMPI_Type_create_darray(
     rank: c_int,
     ndims: c_int,
     gsizes: *const c_int,
+    distribs: *const c_int,
+    dargs: *const c_int,
+    psizes: *const c_int,
+    order: c_int,
+    old: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    type_create_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old, newtype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_darray_c(
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    gsizes: *const c_long,
+    distribs: *const c_int,
+    dargs: *const c_int,
+    psizes: *const c_int,
+    order: c_int,
+    old: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    type_create_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old, newtype)
+}
+
+// MPI_Type_create_darray and MPI_Type_create_darray_c.
+#[allow(clippy::too_many_arguments)]
+unsafe fn type_create_darray<C: Count>(
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    gsizes: *const C,
     distribs: *const c_int,
     dargs: *const c_int,
     psizes: *const c_int,

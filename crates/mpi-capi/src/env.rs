@@ -10,7 +10,7 @@ use crate::error::{call, code_of, fail, SUCCESS};
 use crate::global::{self, rt, rt_any, MAIN_THREAD, THREAD_LEVEL};
 use crate::predef::{self, COMM_WORLD};
 
-pub const LIBRARY_VERSION: &str = concat!("wanmpi ", env!("CARGO_PKG_VERSION"), " (MPI 3.1, MPICH ABI)");
+pub const LIBRARY_VERSION: &str = concat!("wanmpi ", env!("CARGO_PKG_VERSION"), " (MPI 4.0, MPICH ABI)");
 
 /// A session started the runtime before MPI_Init: MPI_Init then only sets
 /// the thread level (the world model joins the running runtime).
@@ -119,8 +119,8 @@ pub extern "C" fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub extern "C" fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
-        *out(version, "version")? = 3;
-        *out(subversion, "subversion")? = 1;
+        *out(version, "version")? = 4;
+        *out(subversion, "subversion")? = 0;
         Ok(())
     })
 }

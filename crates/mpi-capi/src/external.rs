@@ -7,7 +7,7 @@ use std::os::raw::{c_int, c_long};
 
 use wanmpi_runtime::{Datatype, ErrorClass};
 
-use crate::args::{buffer, count, cstr, datatype, out};
+use crate::args::{buffer, count, cstr, datatype, out, Count};
 use crate::error::{call, fail, R};
 use crate::predef::COMM_WORLD;
 
@@ -19,7 +19,7 @@ fn external32(datarep: *const c_char) -> R<()> {
     }
 }
 
-fn args(datarep: *const c_char, buf: *const c_void, n: c_int, dt: c_int) -> R<(usize, Datatype)> {
+fn args<C: Count>(datarep: *const c_char, buf: *const c_void, n: C, dt: c_int) -> R<(usize, Datatype)> {
     external32(datarep)?;
     let (n, d) = (count(n)?, datatype(dt)?);
     buffer(buf as *const u8, n, &d)?;
@@ -28,6 +28,16 @@ fn args(datarep: *const c_char, buf: *const c_void, n: c_int, dt: c_int) -> R<(u
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external_size(datarep: *const c_char, n: c_int, dt: c_int, size: *mut c_long) -> c_int {
+    pack_external_size(datarep, n, dt, size)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_external_size_c(datarep: *const c_char, n: c_long, dt: c_int, size: *mut c_long) -> c_int {
+    pack_external_size(datarep, n, dt, size)
+}
+
+// MPI_Pack_external_size and MPI_Pack_external_size_c.
+unsafe fn pack_external_size<C: Count>(datarep: *const c_char, n: C, dt: c_int, size: *mut c_long) -> c_int {
     call(COMM_WORLD, || {
         external32(datarep)?;
         let o = out(size, "size")?;
@@ -46,6 +56,32 @@ pub unsafe extern "C" fn PMPI_Pack_external(
     outsize: c_long,
     position: *mut c_long,
 ) -> c_int {
+    pack_external(datarep, inbuf, n, dt, outbuf, outsize, position)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_external_c(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    n: c_long,
+    dt: c_int,
+    outbuf: *mut c_void,
+    outsize: c_long,
+    position: *mut c_long,
+) -> c_int {
+    pack_external(datarep, inbuf, n, dt, outbuf, outsize, position)
+}
+
+// MPI_Pack_external and MPI_Pack_external_c.
+unsafe fn pack_external<C: Count>(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    n: C,
+    dt: c_int,
+    outbuf: *mut c_void,
+    outsize: c_long,
+    position: *mut c_long,
+) -> c_int {
     call(COMM_WORLD, || {
         let (n, d) = args(datarep, inbuf, n, dt)?;
         let pos = out(position, "position")?;
@@ -56,7 +92,8 @@ pub unsafe extern "C" fn PMPI_Pack_external(
             return fail(ErrorClass::Truncate, format!("{need} bytes of external32 at position {at} do not fit in {room}"));
         }
         let mut bytes = Vec::with_capacity(need);
-        d.pack_external32(inbuf as *const u8, n, &mut bytes);
+        // A C long beyond 32 bits has no external32 form: MPI_ERR_CONVERSION.
+        d.pack_external32(inbuf as *const u8, n, &mut bytes).or_else(|e| fail(ErrorClass::Conversion, e.to_string()))?;
         // SAFETY: the caller's output buffer has `outsize` bytes; checked above.
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), (outbuf as *mut u8).add(at), bytes.len());
         *pos += bytes.len() as c_long;
@@ -72,6 +109,32 @@ pub unsafe extern "C" fn PMPI_Unpack_external(
     position: *mut c_long,
     outbuf: *mut c_void,
     n: c_int,
+    dt: c_int,
+) -> c_int {
+    unpack_external(datarep, inbuf, insize, position, outbuf, n, dt)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpack_external_c(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: c_long,
+    position: *mut c_long,
+    outbuf: *mut c_void,
+    n: c_long,
+    dt: c_int,
+) -> c_int {
+    unpack_external(datarep, inbuf, insize, position, outbuf, n, dt)
+}
+
+// MPI_Unpack_external and MPI_Unpack_external_c.
+unsafe fn unpack_external<C: Count>(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: c_long,
+    position: *mut c_long,
+    outbuf: *mut c_void,
+    n: C,
     dt: c_int,
 ) -> c_int {
     call(COMM_WORLD, || {

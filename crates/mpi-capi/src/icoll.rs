@@ -5,11 +5,11 @@
 //! info argument of the `_init` forms carries no hint we use.
 
 use std::ffi::c_void;
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_long};
 
 use wanmpi_runtime::{equal_blocks, Buf, CommId, Datatype, Req, VBuf, WBuf};
 
-use crate::args::{comm_id, count, datatype, out, slice};
+use crate::args::{comm_id, count, datatype, out, slice, Count};
 use crate::coll::{buf_arg, byte, counts, displs, in_place, inter_root_side, is_root, send_opt};
 use crate::error::{call, R};
 use crate::global::rt;
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn PMPI_Barrier_init(comm: c_int, _info: c_int, req: *mut 
     barrier(comm, req, true)
 }
 
-unsafe fn bcast(b: *mut c_void, c: c_int, dt: c_int, root: c_int, comm: c_int, req: *mut c_int, p: bool) -> c_int {
+unsafe fn bcast<C: Count>(b: *mut c_void, c: C, dt: c_int, root: c_int, comm: c_int, req: *mut c_int, p: bool) -> c_int {
     hand_out(req, comm, p, || {
         let (n, d) = buf_arg(b, c, dt)?;
         rt()?.ibcast(Buf::new(b as *mut u8, n, &d), root, comm_id(comm)?, p)
@@ -57,7 +57,17 @@ pub unsafe extern "C" fn PMPI_Ibcast(b: *mut c_void, c: c_int, dt: c_int, root: 
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibcast_c(b: *mut c_void, c: c_long, dt: c_int, root: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    bcast(b, c, dt, root, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Bcast_init(b: *mut c_void, c: c_int, dt: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int {
+    bcast(b, c, dt, root, comm, req, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bcast_init_c(b: *mut c_void, c: c_long, dt: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int {
     bcast(b, c, dt, root, comm, req, true)
 }
 
@@ -72,7 +82,17 @@ enum Red {
 
 // A reduction's C arguments plus which one and the persistence flag.
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduction(s: *const c_void, r: *mut c_void, c: c_int, dt: c_int, op: c_int, comm: c_int, req: *mut c_int, which: Red, p: bool) -> c_int {
+unsafe fn reduction<C: Count>(
+    s: *const c_void,
+    r: *mut c_void,
+    c: C,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    req: *mut c_int,
+    which: Red,
+    p: bool,
+) -> c_int {
     hand_out(req, comm, p, || {
         // Reduce's receive buffer matters only at the root: decode it loosely.
         let (n, d) = match which {
@@ -96,6 +116,11 @@ pub unsafe extern "C" fn PMPI_Iallreduce(s: *const c_void, r: *mut c_void, c: c_
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallreduce_c(s: *const c_void, r: *mut c_void, c: c_long, dt: c_int, op: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    reduction(s, r, c, dt, op, comm, req, Red::All, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce_init(
     s: *const c_void,
     r: *mut c_void,
@@ -110,10 +135,38 @@ pub unsafe extern "C" fn PMPI_Allreduce_init(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Allreduce_init_c(
+    s: *const c_void,
+    r: *mut c_void,
+    c: c_long,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    reduction(s, r, c, dt, op, comm, req, Red::All, true)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce(
     s: *const c_void,
     r: *mut c_void,
     c: c_int,
+    dt: c_int,
+    op: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    reduction(s, r, c, dt, op, comm, req, Red::To(root), false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_c(
+    s: *const c_void,
+    r: *mut c_void,
+    c: c_long,
     dt: c_int,
     op: c_int,
     root: c_int,
@@ -139,7 +192,27 @@ pub unsafe extern "C" fn PMPI_Reduce_init(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_init_c(
+    s: *const c_void,
+    r: *mut c_void,
+    c: c_long,
+    dt: c_int,
+    op: c_int,
+    root: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    reduction(s, r, c, dt, op, comm, req, Red::To(root), true)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscan(s: *const c_void, r: *mut c_void, c: c_int, dt: c_int, op: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    reduction(s, r, c, dt, op, comm, req, Red::Scan, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscan_c(s: *const c_void, r: *mut c_void, c: c_long, dt: c_int, op: c_int, comm: c_int, req: *mut c_int) -> c_int {
     reduction(s, r, c, dt, op, comm, req, Red::Scan, false)
 }
 
@@ -158,7 +231,26 @@ pub unsafe extern "C" fn PMPI_Scan_init(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Scan_init_c(
+    s: *const c_void,
+    r: *mut c_void,
+    c: c_long,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    reduction(s, r, c, dt, op, comm, req, Red::Scan, true)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Iexscan(s: *const c_void, r: *mut c_void, c: c_int, dt: c_int, op: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    reduction(s, r, c, dt, op, comm, req, Red::Exscan, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iexscan_c(s: *const c_void, r: *mut c_void, c: c_long, dt: c_int, op: c_int, comm: c_int, req: *mut c_int) -> c_int {
     reduction(s, r, c, dt, op, comm, req, Red::Exscan, false)
 }
 
@@ -176,16 +268,39 @@ pub unsafe extern "C" fn PMPI_Exscan_init(
     reduction(s, r, c, dt, op, comm, req, Red::Exscan, true)
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Exscan_init_c(
+    s: *const c_void,
+    r: *mut c_void,
+    c: c_long,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    reduction(s, r, c, dt, op, comm, req, Red::Exscan, true)
+}
+
 /// Reduce_scatter with per-rank counts (`rcounts`) or one block count.
 #[derive(Clone, Copy)]
-enum Counts {
-    Each(*const c_int),
-    Block(c_int),
+enum Counts<C: Count> {
+    Each(*const C),
+    Block(C),
 }
 
 // MPI_Ireduce_scatter's C arguments plus the persistence flag.
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce_scatter(s: *const c_void, r: *mut c_void, rc: Counts, dt: c_int, op: c_int, comm: c_int, req: *mut c_int, p: bool) -> c_int {
+unsafe fn reduce_scatter<C: Count>(
+    s: *const c_void,
+    r: *mut c_void,
+    rc: Counts<C>,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    req: *mut c_int,
+    p: bool,
+) -> c_int {
     hand_out(req, comm, p, || {
         let cid = comm_id(comm)?;
         // One count per rank of this group (on an inter-communicator too).
@@ -214,10 +329,37 @@ pub unsafe extern "C" fn PMPI_Ireduce_scatter(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter_c(
+    s: *const c_void,
+    r: *mut c_void,
+    rcs: *const c_long,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    reduce_scatter(s, r, Counts::Each(rcs), dt, op, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_init(
     s: *const c_void,
     r: *mut c_void,
     rcs: *const c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    reduce_scatter(s, r, Counts::Each(rcs), dt, op, comm, req, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(
+    s: *const c_void,
+    r: *mut c_void,
+    rcs: *const c_long,
     dt: c_int,
     op: c_int,
     comm: c_int,
@@ -241,6 +383,19 @@ pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter_block_c(
+    s: *const c_void,
+    r: *mut c_void,
+    rc: c_long,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    reduce_scatter(s, r, Counts::Block(rc), dt, op, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init(
     s: *const c_void,
     r: *mut c_void,
@@ -254,14 +409,28 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init(
     reduce_scatter(s, r, Counts::Block(rc), dt, op, comm, req, true)
 }
 
-/// The receive side of a gather-like call: equal blocks of `rc` or per-rank counts and displacements.
-#[derive(Clone, Copy)]
-enum Layout {
-    Equal(c_int),
-    Each(*const c_int, *const c_int),
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init_c(
+    s: *const c_void,
+    r: *mut c_void,
+    rc: c_long,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    reduce_scatter(s, r, Counts::Block(rc), dt, op, comm, req, true)
 }
 
-fn layout(l: Layout, size: usize) -> R<(Vec<usize>, Vec<isize>)> {
+/// The receive side of a gather-like call: equal blocks of `rc` or per-rank counts and displacements.
+#[derive(Clone, Copy)]
+enum Layout<C: Count> {
+    Equal(C),
+    Each(*const C, *const C),
+}
+
+fn layout<C: Count>(l: Layout<C>, size: usize) -> R<(Vec<usize>, Vec<isize>)> {
     match l {
         Layout::Equal(n) => Ok(equal_blocks(count(n)?, size)),
         Layout::Each(c, d) => Ok((counts(c, size, "counts")?, displs(d, size)?)),
@@ -270,12 +439,12 @@ fn layout(l: Layout, size: usize) -> R<(Vec<usize>, Vec<isize>)> {
 
 // MPI_Igatherv's C arguments (a plain gather's as `Layout::Equal`) plus the persistence flag.
 #[allow(clippy::too_many_arguments)]
-unsafe fn gather(
+unsafe fn gather<C: Count>(
     s: *const c_void,
-    sc: c_int,
+    sc: C,
     sdt: c_int,
     r: *mut c_void,
-    rl: Layout,
+    rl: Layout<C>,
     rdt: c_int,
     root: c_int,
     comm: c_int,
@@ -308,12 +477,43 @@ pub unsafe extern "C" fn PMPI_Igather(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Igather_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    gather(s, sc, sdt, r, Layout::Equal(rc), rdt, root, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Gather_init(
     s: *const c_void,
     sc: c_int,
     sdt: c_int,
     r: *mut c_void,
     rc: c_int,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    gather(s, sc, sdt, r, Layout::Equal(rc), rdt, root, comm, req, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gather_init_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
     rdt: c_int,
     root: c_int,
     comm: c_int,
@@ -340,6 +540,22 @@ pub unsafe extern "C" fn PMPI_Igatherv(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Igatherv_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    ds: *const c_long,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    gather(s, sc, sdt, r, Layout::Each(rcs, ds), rdt, root, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv_init(
     s: *const c_void,
     sc: c_int,
@@ -356,14 +572,31 @@ pub unsafe extern "C" fn PMPI_Gatherv_init(
     gather(s, sc, sdt, r, Layout::Each(rcs, ds), rdt, root, comm, req, true)
 }
 
-// MPI_Iscatterv's C arguments (a plain scatter's as `Layout::Equal`) plus the persistence flag.
-#[allow(clippy::too_many_arguments)]
-unsafe fn scatter(
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gatherv_init_c(
     s: *const c_void,
-    sl: Layout,
+    sc: c_long,
     sdt: c_int,
     r: *mut c_void,
-    rc: c_int,
+    rcs: *const c_long,
+    ds: *const c_long,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    gather(s, sc, sdt, r, Layout::Each(rcs, ds), rdt, root, comm, req, true)
+}
+
+// MPI_Iscatterv's C arguments (a plain scatter's as `Layout::Equal`) plus the persistence flag.
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter<C: Count>(
+    s: *const c_void,
+    sl: Layout<C>,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: C,
     rdt: c_int,
     root: c_int,
     comm: c_int,
@@ -396,12 +629,43 @@ pub unsafe extern "C" fn PMPI_Iscatter(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscatter_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    scatter(s, Layout::Equal(sc), sdt, r, rc, rdt, root, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatter_init(
     s: *const c_void,
     sc: c_int,
     sdt: c_int,
     r: *mut c_void,
     rc: c_int,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    scatter(s, Layout::Equal(sc), sdt, r, rc, rdt, root, comm, req, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatter_init_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
     rdt: c_int,
     root: c_int,
     comm: c_int,
@@ -428,6 +692,22 @@ pub unsafe extern "C" fn PMPI_Iscatterv(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscatterv_c(
+    s: *const c_void,
+    scs: *const c_long,
+    ds: *const c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    scatter(s, Layout::Each(scs, ds), sdt, r, rc, rdt, root, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv_init(
     s: *const c_void,
     scs: *const c_int,
@@ -444,9 +724,36 @@ pub unsafe extern "C" fn PMPI_Scatterv_init(
     scatter(s, Layout::Each(scs, ds), sdt, r, rc, rdt, root, comm, req, true)
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatterv_init_c(
+    s: *const c_void,
+    scs: *const c_long,
+    ds: *const c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    root: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    scatter(s, Layout::Each(scs, ds), sdt, r, rc, rdt, root, comm, req, true)
+}
+
 // MPI_Iallgatherv's C arguments (a plain allgather's as `Layout::Equal`) plus the persistence flag.
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgather(s: *const c_void, sc: c_int, sdt: c_int, r: *mut c_void, rl: Layout, rdt: c_int, comm: c_int, req: *mut c_int, p: bool) -> c_int {
+unsafe fn allgather<C: Count>(
+    s: *const c_void,
+    sc: C,
+    sdt: c_int,
+    r: *mut c_void,
+    rl: Layout<C>,
+    rdt: c_int,
+    comm: c_int,
+    req: *mut c_int,
+    p: bool,
+) -> c_int {
     hand_out(req, comm, p, || {
         let cid = comm_id(comm)?;
         let size = size_of(cid)?;
@@ -472,12 +779,41 @@ pub unsafe extern "C" fn PMPI_Iallgather(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallgather_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    allgather(s, sc, sdt, r, Layout::Equal(rc), rdt, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather_init(
     s: *const c_void,
     sc: c_int,
     sdt: c_int,
     r: *mut c_void,
     rc: c_int,
+    rdt: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    allgather(s, sc, sdt, r, Layout::Equal(rc), rdt, comm, req, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgather_init_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
     rdt: c_int,
     comm: c_int,
     _info: c_int,
@@ -502,6 +838,21 @@ pub unsafe extern "C" fn PMPI_Iallgatherv(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallgatherv_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    ds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    allgather(s, sc, sdt, r, Layout::Each(rcs, ds), rdt, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv_init(
     s: *const c_void,
     sc: c_int,
@@ -517,9 +868,35 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init(
     allgather(s, sc, sdt, r, Layout::Each(rcs, ds), rdt, comm, req, true)
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgatherv_init_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    ds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    allgather(s, sc, sdt, r, Layout::Each(rcs, ds), rdt, comm, req, true)
+}
+
 // MPI_Ialltoallv's C arguments (a plain alltoall's as `Layout::Equal`) plus the persistence flag.
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoall(s: *const c_void, sl: Layout, sdt: c_int, r: *mut c_void, rl: Layout, rdt: c_int, comm: c_int, req: *mut c_int, p: bool) -> c_int {
+unsafe fn alltoall<C: Count>(
+    s: *const c_void,
+    sl: Layout<C>,
+    sdt: c_int,
+    r: *mut c_void,
+    rl: Layout<C>,
+    rdt: c_int,
+    comm: c_int,
+    req: *mut c_int,
+    p: bool,
+) -> c_int {
     hand_out(req, comm, p, || {
         let cid = comm_id(comm)?;
         let size = size_of(cid)?;
@@ -545,12 +922,41 @@ pub unsafe extern "C" fn PMPI_Ialltoall(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoall_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    alltoall(s, Layout::Equal(sc), sdt, r, Layout::Equal(rc), rdt, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoall_init(
     s: *const c_void,
     sc: c_int,
     sdt: c_int,
     r: *mut c_void,
     rc: c_int,
+    rdt: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    alltoall(s, Layout::Equal(sc), sdt, r, Layout::Equal(rc), rdt, comm, req, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoall_init_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
     rdt: c_int,
     comm: c_int,
     _info: c_int,
@@ -576,6 +982,22 @@ pub unsafe extern "C" fn PMPI_Ialltoallv(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoallv_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    alltoall(s, Layout::Each(scs, sds), sdt, r, Layout::Each(rcs, rds), rdt, comm, req, false)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv_init(
     s: *const c_void,
     scs: *const c_int,
@@ -592,22 +1014,39 @@ pub unsafe extern "C" fn PMPI_Alltoallv_init(
     alltoall(s, Layout::Each(scs, sds), sdt, r, Layout::Each(rcs, rds), rdt, comm, req, true)
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallv_init_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rdt: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    alltoall(s, Layout::Each(scs, sds), sdt, r, Layout::Each(rcs, rds), rdt, comm, req, true)
+}
+
 /// MPI_Alltoallw's per-peer buffers: counts, byte displacements, types.
-unsafe fn wbuf(p: *const c_void, cs: *const c_int, ds: *const c_int, ts: *const c_int, size: usize) -> R<WBuf> {
+unsafe fn wbuf<C: Count>(p: *const c_void, cs: *const C, ds: *const C, ts: *const c_int, size: usize) -> R<WBuf> {
     let dts = slice(ts, size, "datatypes")?.iter().map(|&t| datatype(t)).collect::<R<Vec<Datatype>>>()?;
     Ok(WBuf { addr: p as usize, counts: counts(cs, size, "counts")?, byte_displs: displs(ds, size)?, dts })
 }
 
 // MPI_Ialltoallw's C arguments plus the persistence flag.
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw(
+unsafe fn decode_w<C: Count>(
     s: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
+    scs: *const C,
+    sds: *const C,
     sts: *const c_int,
     r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
+    rcs: *const C,
+    rds: *const C,
     rts: *const c_int,
     comm: c_int,
 ) -> R<(CommId, Option<WBuf>, WBuf)> {
@@ -629,8 +1068,39 @@ pub unsafe extern "C" fn PMPI_Alltoallw(
     rts: *const c_int,
     comm: c_int,
 ) -> c_int {
+    alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallw_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rts: *const c_int,
+    comm: c_int,
+) -> c_int {
+    alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm)
+}
+
+// MPI_Alltoallw and MPI_Alltoallw_c.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw<C: Count>(
+    s: *const c_void,
+    scs: *const C,
+    sds: *const C,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const C,
+    rds: *const C,
+    rts: *const c_int,
+    comm: c_int,
+) -> c_int {
     call(comm, || {
-        let (cid, send, recv) = alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm)?;
+        let (cid, send, recv) = decode_w(s, scs, sds, sts, r, rcs, rds, rts, comm)?;
         let rt = rt()?;
         let q = rt.ialltoallw(send, recv, cid, false)?;
         rt.wait(q).and_then(|c| c.status.error.map_or(Ok(()), Err))
@@ -651,7 +1121,26 @@ pub unsafe extern "C" fn PMPI_Ialltoallw(
     req: *mut c_int,
 ) -> c_int {
     hand_out(req, comm, false, || {
-        let (cid, send, recv) = alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm)?;
+        let (cid, send, recv) = decode_w(s, scs, sds, sts, r, rcs, rds, rts, comm)?;
+        rt()?.ialltoallw(send, recv, cid, false)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoallw_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rts: *const c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    hand_out(req, comm, false, || {
+        let (cid, send, recv) = decode_w(s, scs, sds, sts, r, rcs, rds, rts, comm)?;
         rt()?.ialltoallw(send, recv, cid, false)
     })
 }
@@ -671,7 +1160,27 @@ pub unsafe extern "C" fn PMPI_Alltoallw_init(
     req: *mut c_int,
 ) -> c_int {
     hand_out(req, comm, true, || {
-        let (cid, send, recv) = alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm)?;
+        let (cid, send, recv) = decode_w(s, scs, sds, sts, r, rcs, rds, rts, comm)?;
+        rt()?.ialltoallw(send, recv, cid, true)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallw_init_c(
+    s: *const c_void,
+    scs: *const c_long,
+    sds: *const c_long,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const c_long,
+    rds: *const c_long,
+    rts: *const c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    hand_out(req, comm, true, || {
+        let (cid, send, recv) = decode_w(s, scs, sds, sts, r, rcs, rds, rts, comm)?;
         rt()?.ialltoallw(send, recv, cid, true)
     })
 }

@@ -31,7 +31,8 @@ pub fn insert(i: Info) -> R<c_int> {
     objs().infos.insert(i).ok_or_else(|| MpiError::new(ErrorClass::NoMem, "too many info objects"))
 }
 
-fn with<T>(h: c_int, f: impl FnOnce(&mut Info) -> R<T>) -> R<T> {
+/// Runs `f` on the user info object `h`.
+pub fn with<T>(h: c_int, f: impl FnOnce(&mut Info) -> R<T>) -> R<T> {
     let mut o = objs();
     let i = o.infos.get_mut(h).ok_or_else(|| MpiError::new(ErrorClass::Info, format!("{h:#x} is not a valid (user) info handle")))?;
     f(i)

@@ -7,12 +7,13 @@
 //! and applies error handlers (`error.rs`); it has no protocol logic. Every
 //! function is exported as `PMPI_*`; `scripts/install-c` adds the weak
 //! `MPI_*` aliases (the profiling interface) when it links the library.
-//! One file per chapter of MPI-3.1.
+//! One file per chapter of MPI-4.0, which `MPI_Get_version` reports. Each
+//! large-count `_c` function sits beside its int version; both are entry
+//! points of one body generic over the count type (`args::Count`).
 //!
-//! Every function of MPICH 4.0's `mpi.h`/`mpio.h` exists (`scripts/check-abi`).
-//! Not implemented: dynamic processes and the rest listed in docs/c-api.md;
-//! their stubs are generated into `stubs.rs` by `gen/stubs.py` and share
-//! `unsupported.rs`.
+//! Every function of MPICH 4.0's `mpi.h`/`mpio.h` exists (`scripts/check-abi`)
+//! and is written by hand; a function MPICH adds would get a stub generated
+//! into `stubs.rs` by `gen/stubs.py` (sharing `unsupported.rs`) until written.
 
 // Entry points take C pointers under MPI's contract (valid or null, checked
 // here); the argument helpers in `args.rs`/`status.rs` share that contract

@@ -9,7 +9,7 @@ use std::os::raw::{c_int, c_long};
 
 use wanmpi_runtime::{equal_blocks, CommId, Datatype, ErrorClass, MpiError, Neighbors, Req, VBuf, WBuf};
 
-use crate::args::{comm_id, count, datatype, out, slice};
+use crate::args::{comm_id, count, datatype, out, slice, Count};
 use crate::coll::{counts, displs};
 use crate::error::{call, R};
 use crate::global::{objs, rt};
@@ -72,14 +72,14 @@ unsafe fn run(comm: c_int, form: Form, start: impl FnOnce(bool) -> R<Req>) -> c_
 
 /// The send or receive side of an allgather/alltoall(v): `n` blocks.
 #[derive(Clone, Copy)]
-enum Side {
+enum Side<C: Count> {
     /// The same `count` elements to every neighbour (allgather's send).
-    Same(c_int),
-    Equal(c_int),
-    Each(*const c_int, *const c_int),
+    Same(C),
+    Equal(C),
+    Each(*const C, *const C),
 }
 
-fn side(s: Side, n: usize) -> R<(Vec<usize>, Vec<isize>)> {
+fn side<C: Count>(s: Side<C>, n: usize) -> R<(Vec<usize>, Vec<isize>)> {
     Ok(match s {
         Side::Same(c) => (vec![count(c)?; n], vec![0; n]),
         Side::Equal(c) => equal_blocks(count(c)?, n),
@@ -89,7 +89,7 @@ fn side(s: Side, n: usize) -> R<(Vec<usize>, Vec<isize>)> {
 
 // The C arguments of an allgather(v)/alltoall(v) neighbourhood call plus its form.
 #[allow(clippy::too_many_arguments)]
-unsafe fn blocks(s: *const c_void, ss: Side, sdt: c_int, r: *mut c_void, rs: Side, rdt: c_int, comm: c_int, form: Form) -> c_int {
+unsafe fn blocks<C: Count>(s: *const c_void, ss: Side<C>, sdt: c_int, r: *mut c_void, rs: Side<C>, rdt: c_int, comm: c_int, form: Form) -> c_int {
     run(comm, form, |persistent| {
         let (cid, n) = neighbours(comm)?;
         let (sc, sd) = side(ss, n.dests.len())?;
@@ -101,7 +101,7 @@ unsafe fn blocks(s: *const c_void, ss: Side, sdt: c_int, r: *mut c_void, rs: Sid
     })
 }
 
-unsafe fn wbuf(p: *const c_void, cs: *const c_int, ds: *const c_long, ts: *const c_int, n: usize) -> R<WBuf> {
+unsafe fn wbuf<C: Count>(p: *const c_void, cs: *const C, ds: *const c_long, ts: *const c_int, n: usize) -> R<WBuf> {
     let dts = slice(ts, n, "datatypes")?.iter().map(|&t| datatype(t)).collect::<R<Vec<Datatype>>>()?;
     let byte_displs = slice(ds, n, "displacements")?.iter().map(|&d| d as isize).collect();
     Ok(WBuf { addr: p as usize, counts: counts(cs, n, "counts")?, byte_displs, dts })
@@ -109,13 +109,13 @@ unsafe fn wbuf(p: *const c_void, cs: *const c_int, ds: *const c_long, ts: *const
 
 // MPI_Neighbor_alltoallw's C arguments plus its form.
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw(
+unsafe fn alltoallw<C: Count>(
     s: *const c_void,
-    scs: *const c_int,
+    scs: *const C,
     sds: *const c_long,
     sts: *const c_int,
     r: *mut c_void,
-    rcs: *const c_int,
+    rcs: *const C,
     rds: *const c_long,
     rts: *const c_int,
     comm: c_int,
@@ -143,6 +143,19 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgather(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgather_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    comm: c_int,
+) -> c_int {
+    blocks(s, Side::Same(sc), sdt, r, Side::Equal(rc), rdt, comm, Form::Blocking)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_allgather(
     s: *const c_void,
     sc: c_int,
@@ -157,12 +170,41 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgather(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_allgather_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    blocks(s, Side::Same(sc), sdt, r, Side::Equal(rc), rdt, comm, Form::Start(req))
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgather_init(
     s: *const c_void,
     sc: c_int,
     sdt: c_int,
     r: *mut c_void,
     rc: c_int,
+    rdt: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    blocks(s, Side::Same(sc), sdt, r, Side::Equal(rc), rdt, comm, Form::Init(req))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgather_init_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
     rdt: c_int,
     comm: c_int,
     _info: c_int,
@@ -230,6 +272,19 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoall(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoall_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    comm: c_int,
+) -> c_int {
+    blocks(s, Side::Equal(sc), sdt, r, Side::Equal(rc), rdt, comm, Form::Blocking)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(
     s: *const c_void,
     sc: c_int,
@@ -244,12 +299,41 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_alltoall_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    blocks(s, Side::Equal(sc), sdt, r, Side::Equal(rc), rdt, comm, Form::Start(req))
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init(
     s: *const c_void,
     sc: c_int,
     sdt: c_int,
     r: *mut c_void,
     rc: c_int,
+    rdt: c_int,
+    comm: c_int,
+    _info: c_int,
+    req: *mut c_int,
+) -> c_int {
+    blocks(s, Side::Equal(sc), sdt, r, Side::Equal(rc), rdt, comm, Form::Init(req))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init_c(
+    s: *const c_void,
+    sc: c_long,
+    sdt: c_int,
+    r: *mut c_void,
+    rc: c_long,
     rdt: c_int,
     comm: c_int,
     _info: c_int,
@@ -354,99 +438,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init(
     alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Init(req))
 }
 
-// The large-count (`_c`) forms whose count arrays have one entry per
-// neighbour: the arrays are narrowed to ints (MPI_ERR_COUNT when a value
-// does not fit) and the int form runs. Their length is the in- or
-// out-degree, which only the topology knows, so they are written here
-// rather than generated.
-
-/// (in-degree, out-degree) of this rank on `comm`'s topology (0, 0 when it has none:
-/// the int form then reports the error).
-fn degrees(comm: c_int) -> (c_int, c_int) {
-    neighbours(comm).map_or((0, 0), |(_, n)| (n.sources.len() as c_int, n.dests.len() as c_int))
-}
-
-/// `len` values of a large-count array as ints, or MPI_ERR_COUNT naming the call.
-unsafe fn ints(p: *const c_long, len: c_int, call: &str, what: &str) -> Result<Vec<c_int>, c_int> {
-    crate::large_count::narrow_array(p, len).ok_or_else(|| crate::unsupported::too_large(call, what))
-}
-
-/// A large-count scalar as an int, or MPI_ERR_COUNT naming the call.
-fn int(v: c_long, call: &str, what: &str) -> Result<c_int, c_int> {
-    crate::unsupported::narrow(v).ok_or_else(|| crate::unsupported::too_large(call, what))
-}
-
-/// Runs `f` on the narrowed values, or returns the narrowing's error code.
-fn narrowed(r: Result<c_int, c_int>) -> c_int {
-    r.unwrap_or_else(|code| code)
-}
-
-// MPI_Neighbor_allgatherv_c's C arguments plus its form.
-#[allow(clippy::too_many_arguments)]
-unsafe fn allgatherv_c(
-    s: *const c_void,
-    sc: c_long,
-    sdt: c_int,
-    r: *mut c_void,
-    rcs: *const c_long,
-    ds: *const c_long,
-    rdt: c_int,
-    comm: c_int,
-    form: Form,
-    call: &str,
-) -> c_int {
-    narrowed((|| {
-        let (indeg, _) = degrees(comm);
-        let (sc, rcs, ds) = (int(sc, call, "sendcount")?, ints(rcs, indeg, call, "recvcounts")?, ints(ds, indeg, call, "displs")?);
-        Ok(blocks(s, Side::Same(sc), sdt, r, Side::Each(rcs.as_ptr(), ds.as_ptr()), rdt, comm, form))
-    })())
-}
-
-// MPI_Neighbor_alltoallv_c's C arguments plus its form.
-#[allow(clippy::too_many_arguments)]
-unsafe fn alltoallv_c(
-    s: *const c_void,
-    scs: *const c_long,
-    sds: *const c_long,
-    sdt: c_int,
-    r: *mut c_void,
-    rcs: *const c_long,
-    rds: *const c_long,
-    rdt: c_int,
-    comm: c_int,
-    form: Form,
-    call: &str,
-) -> c_int {
-    narrowed((|| {
-        let (indeg, outdeg) = degrees(comm);
-        let (scs, sds) = (ints(scs, outdeg, call, "sendcounts")?, ints(sds, outdeg, call, "sdispls")?);
-        let (rcs, rds) = (ints(rcs, indeg, call, "recvcounts")?, ints(rds, indeg, call, "rdispls")?);
-        let (ss, rs) = (Side::Each(scs.as_ptr(), sds.as_ptr()), Side::Each(rcs.as_ptr(), rds.as_ptr()));
-        Ok(blocks(s, ss, sdt, r, rs, rdt, comm, form))
-    })())
-}
-
-// MPI_Neighbor_alltoallw_c's C arguments plus its form.
-#[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw_c(
-    s: *const c_void,
-    scs: *const c_long,
-    sds: *const c_long,
-    sts: *const c_int,
-    r: *mut c_void,
-    rcs: *const c_long,
-    rds: *const c_long,
-    rts: *const c_int,
-    comm: c_int,
-    form: Form,
-    call: &str,
-) -> c_int {
-    narrowed((|| {
-        let (indeg, outdeg) = degrees(comm);
-        let (scs, rcs) = (ints(scs, outdeg, call, "sendcounts")?, ints(rcs, indeg, call, "recvcounts")?);
-        Ok(alltoallw(s, scs.as_ptr(), sds, sts, r, rcs.as_ptr(), rds, rts, comm, form))
-    })())
-}
+// The large-count (`_c`) forms: the same bodies, MPI_Count counts and MPI_Aint displacements.
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_c(
@@ -459,7 +451,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_c(
     rdt: c_int,
     comm: c_int,
 ) -> c_int {
-    allgatherv_c(s, sc, sdt, r, rcs, ds, rdt, comm, Form::Blocking, "MPI_Neighbor_allgatherv_c")
+    blocks(s, Side::Same(sc), sdt, r, Side::Each(rcs, ds), rdt, comm, Form::Blocking)
 }
 
 #[no_mangle]
@@ -474,7 +466,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv_c(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    allgatherv_c(s, sc, sdt, r, rcs, ds, rdt, comm, Form::Start(req), "MPI_Ineighbor_allgatherv_c")
+    blocks(s, Side::Same(sc), sdt, r, Side::Each(rcs, ds), rdt, comm, Form::Start(req))
 }
 
 #[no_mangle]
@@ -490,7 +482,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init_c(
     _info: c_int,
     req: *mut c_int,
 ) -> c_int {
-    allgatherv_c(s, sc, sdt, r, rcs, ds, rdt, comm, Form::Init(req), "MPI_Neighbor_allgatherv_init_c")
+    blocks(s, Side::Same(sc), sdt, r, Side::Each(rcs, ds), rdt, comm, Form::Init(req))
 }
 
 #[no_mangle]
@@ -505,7 +497,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_c(
     rdt: c_int,
     comm: c_int,
 ) -> c_int {
-    alltoallv_c(s, scs, sds, sdt, r, rcs, rds, rdt, comm, Form::Blocking, "MPI_Neighbor_alltoallv_c")
+    blocks(s, Side::Each(scs, sds), sdt, r, Side::Each(rcs, rds), rdt, comm, Form::Blocking)
 }
 
 #[no_mangle]
@@ -521,7 +513,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv_c(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    alltoallv_c(s, scs, sds, sdt, r, rcs, rds, rdt, comm, Form::Start(req), "MPI_Ineighbor_alltoallv_c")
+    blocks(s, Side::Each(scs, sds), sdt, r, Side::Each(rcs, rds), rdt, comm, Form::Start(req))
 }
 
 #[no_mangle]
@@ -538,7 +530,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init_c(
     _info: c_int,
     req: *mut c_int,
 ) -> c_int {
-    alltoallv_c(s, scs, sds, sdt, r, rcs, rds, rdt, comm, Form::Init(req), "MPI_Neighbor_alltoallv_init_c")
+    blocks(s, Side::Each(scs, sds), sdt, r, Side::Each(rcs, rds), rdt, comm, Form::Init(req))
 }
 
 #[no_mangle]
@@ -553,7 +545,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_c(
     rts: *const c_int,
     comm: c_int,
 ) -> c_int {
-    alltoallw_c(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Blocking, "MPI_Neighbor_alltoallw_c")
+    alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Blocking)
 }
 
 #[no_mangle]
@@ -569,7 +561,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw_c(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    alltoallw_c(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Start(req), "MPI_Ineighbor_alltoallw_c")
+    alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Start(req))
 }
 
 #[no_mangle]
@@ -586,5 +578,5 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init_c(
     _info: c_int,
     req: *mut c_int,
 ) -> c_int {
-    alltoallw_c(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Init(req), "MPI_Neighbor_alltoallw_init_c")
+    alltoallw(s, scs, sds, sts, r, rcs, rds, rts, comm, Form::Init(req))
 }

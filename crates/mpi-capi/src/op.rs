@@ -13,7 +13,7 @@ use std::sync::Arc;
 use wanmpi_engine::datatype::{Combiner, LaidOut};
 use wanmpi_runtime::{Datatype, ErrorClass, MpiError, Op};
 
-use crate::args::{count, datatype, out};
+use crate::args::{count, datatype, out, Count};
 use crate::error::{call, fail, R};
 use crate::global::objs;
 use crate::predef::{self, COMM_WORLD, OP_NULL};
@@ -62,10 +62,10 @@ pub fn op_for(h: c_int, dth: c_int, dt: &Datatype) -> R<Op> {
         func: Arc::new(move |input: &[u8], inout: &mut [u8], _n: usize| {
             let n = inout.len() / unit;
             match &spread {
-                None => apply(func, input.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void, n, dth),
+                None => apply(func, input.as_ptr() as *mut c_void, inout.as_mut_ptr() as *mut c_void, n, unit, dth),
                 Some(dt) => {
                     let (mut i, mut io) = (LaidOut::from_packed(dt, input, n), LaidOut::from_packed(dt, inout, n));
-                    apply(func, i.base() as *mut c_void, io.base() as *mut c_void, n, dth);
+                    apply(func, i.base() as *mut c_void, io.base() as *mut c_void, n, dt.extent().max(0) as usize, dth);
                     inout.copy_from_slice(&io.packed(dt, n));
                 }
             }
@@ -74,15 +74,26 @@ pub fn op_for(h: c_int, dth: c_int, dt: &Datatype) -> R<Op> {
     })
 }
 
-/// Calls the C function on `n` elements of datatype handle `dth`.
-fn apply(func: UserFn, i: *mut c_void, io: *mut c_void, n: usize, dth: c_int) {
+/// Calls the C function on `n` elements of datatype handle `dth`, `stride`
+/// bytes apart. An int function takes at most INT_MAX elements a call, so
+/// a longer reduction calls it once per INT_MAX elements.
+fn apply(func: UserFn, i: *mut c_void, io: *mut c_void, n: usize, stride: usize, dth: c_int) {
     let mut t = dth;
     // SAFETY: the C function reads `len` elements of `t` from each buffer;
-    // both hold exactly that many. It must not write `input` (MPI's
-    // contract), so casting away const is sound.
+    // both hold at least that many from the offset given. It must not write
+    // `input` (MPI's contract), so casting away const is sound.
     match func {
-        UserFn::Int(f) => unsafe { f(i, io, &mut c_int::try_from(n).unwrap_or(c_int::MAX), &mut t) },
         UserFn::Large(f) => unsafe { f(i, io, &mut (n as c_long), &mut t) },
+        UserFn::Int(f) => {
+            let mut done = 0;
+            while done < n {
+                let k = (n - done).min(c_int::MAX as usize);
+                let mut len = k as c_int;
+                let at = done * stride;
+                unsafe { f(i.byte_add(at), io.byte_add(at), &mut len, &mut t) };
+                done += k;
+            }
+        }
     }
 }
 
@@ -137,13 +148,23 @@ pub unsafe extern "C" fn PMPI_Op_commutative(op: c_int, commute: *mut c_int) -> 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, c: c_int, dt: c_int, op: c_int) -> c_int {
+    reduce_local(inbuf, inoutbuf, c, dt, op)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut c_void, c: c_long, dt: c_int, op: c_int) -> c_int {
+    reduce_local(inbuf, inoutbuf, c, dt, op)
+}
+
+// MPI_Reduce_local and MPI_Reduce_local_c.
+unsafe fn reduce_local<C: Count>(inbuf: *const c_void, inoutbuf: *mut c_void, c: C, dt: c_int, op: c_int) -> c_int {
     call(COMM_WORLD, || {
         let n = count(c)?;
         let d = datatype(dt)?;
         if predef::op(op).is_none() {
             // A user function works on the buffers as they are, whatever the type's layout.
             if n > 0 {
-                apply(user_op(op)?.func, inbuf as *mut c_void, inoutbuf, n, dt);
+                apply(user_op(op)?.func, inbuf as *mut c_void, inoutbuf, n, d.extent().max(0) as usize, dt);
             }
             return Ok(());
         }

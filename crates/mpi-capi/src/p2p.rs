@@ -3,11 +3,11 @@
 //! buffered-send buffer. Blocking calls are the nonblocking ones plus a wait.
 
 use std::ffi::c_void;
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_long};
 
 use wanmpi_runtime::{ErrorClass, Message, MpiError, Req, SendMode, Status};
 
-use crate::args::{buffer, comm_id, count, datatype_arg, out, DatatypeArg};
+use crate::args::{buffer, comm_id, count, datatype_arg, out, Count, DatatypeArg};
 use crate::error::{call, fail, R};
 use crate::global::{objs, rt};
 use crate::predef::{MESSAGE_NO_PROC, MESSAGE_NULL};
@@ -19,26 +19,26 @@ struct Args {
     dt: DatatypeArg,
 }
 
-fn decode(buf: *const c_void, c: c_int, dt: c_int) -> R<Args> {
+fn decode<C: Count>(buf: *const c_void, c: C, dt: c_int) -> R<Args> {
     let n = count(c)?;
     let dt = datatype_arg(dt)?;
     buffer(buf as *const u8, n, &dt)?;
     Ok(Args { n, dt })
 }
 
-unsafe fn isend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode) -> R<Req> {
+unsafe fn isend<C: Count>(buf: *const c_void, c: C, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode) -> R<Req> {
     let a = decode(buf, c, dt)?;
     let cid = comm_id(comm)?;
     rt()?.isend(buf as *const u8, a.n, &a.dt, dest, tag, cid, mode)
 }
 
-unsafe fn irecv(buf: *mut c_void, c: c_int, dt: c_int, source: c_int, tag: c_int, comm: c_int) -> R<Req> {
+unsafe fn irecv<C: Count>(buf: *mut c_void, c: C, dt: c_int, source: c_int, tag: c_int, comm: c_int) -> R<Req> {
     let a = decode(buf, c, dt)?;
     let cid = comm_id(comm)?;
     rt()?.irecv(buf as *mut u8, a.n, &a.dt, source, tag, cid)
 }
 
-unsafe fn send(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode) -> c_int {
+unsafe fn send<C: Count>(buf: *const c_void, c: C, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode) -> c_int {
     call(comm, || {
         let a = decode(buf, c, dt)?;
         let cid = comm_id(comm)?;
@@ -51,20 +51,43 @@ unsafe fn send(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int,
 pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
     send(buf, c, dt, dest, tag, comm, SendMode::Standard)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
+    send(buf, c, dt, dest, tag, comm, SendMode::Standard)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
     send(buf, c, dt, dest, tag, comm, SendMode::Synchronous)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
+    send(buf, c, dt, dest, tag, comm, SendMode::Synchronous)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
     send(buf, c, dt, dest, tag, comm, SendMode::Ready)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
+    send(buf, c, dt, dest, tag, comm, SendMode::Ready)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
     send(buf, c, dt, dest, tag, comm, SendMode::Buffered)
 }
 
-unsafe fn start_send(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode, req: *mut c_int) -> c_int {
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int {
+    send(buf, c, dt, dest, tag, comm, SendMode::Buffered)
+}
+
+unsafe fn start_send<C: Count>(buf: *const c_void, c: C, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode, req: *mut c_int) -> c_int {
     call(comm, || {
         let out_req = out(req, "request")?;
         let r = isend(buf, c, dt, dest, tag, comm, mode)?;
@@ -77,21 +100,54 @@ unsafe fn start_send(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: 
 pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
     start_send(buf, c, dt, dest, tag, comm, SendMode::Standard, req)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isend_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    start_send(buf, c, dt, dest, tag, comm, SendMode::Standard, req)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
     start_send(buf, c, dt, dest, tag, comm, SendMode::Synchronous, req)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Issend_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    start_send(buf, c, dt, dest, tag, comm, SendMode::Synchronous, req)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
     start_send(buf, c, dt, dest, tag, comm, SendMode::Ready, req)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irsend_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    start_send(buf, c, dt, dest, tag, comm, SendMode::Ready, req)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
     start_send(buf, c, dt, dest, tag, comm, SendMode::Buffered, req)
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibsend_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    start_send(buf, c, dt, dest, tag, comm, SendMode::Buffered, req)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, c: c_int, dt: c_int, source: c_int, tag: c_int, comm: c_int, st: *mut MPI_Status) -> c_int {
+    recv(buf, c, dt, source, tag, comm, st)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_c(buf: *mut c_void, c: c_long, dt: c_int, source: c_int, tag: c_int, comm: c_int, st: *mut MPI_Status) -> c_int {
+    recv(buf, c, dt, source, tag, comm, st)
+}
+
+// MPI_Recv and MPI_Recv_c.
+unsafe fn recv<C: Count>(buf: *mut c_void, c: C, dt: c_int, source: c_int, tag: c_int, comm: c_int, st: *mut MPI_Status) -> c_int {
     call(comm, || {
         let a = decode(buf, c, dt)?;
         let cid = comm_id(comm)?;
@@ -103,6 +159,16 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, c: c_int, dt: c_int, source
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, c: c_int, dt: c_int, source: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    start_recv(buf, c, dt, source, tag, comm, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irecv_c(buf: *mut c_void, c: c_long, dt: c_int, source: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    start_recv(buf, c, dt, source, tag, comm, req)
+}
+
+// MPI_Irecv and MPI_Irecv_c.
+unsafe fn start_recv<C: Count>(buf: *mut c_void, c: C, dt: c_int, source: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
     call(comm, || {
         let out_req = out(req, "request")?;
         let r = irecv(buf, c, dt, source, tag, comm)?;
@@ -120,6 +186,43 @@ pub unsafe extern "C" fn PMPI_Sendrecv(
     stag: c_int,
     rbuf: *mut c_void,
     rcount: c_int,
+    rdt: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    st: *mut MPI_Status,
+) -> c_int {
+    sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, st)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv_c(
+    sbuf: *const c_void,
+    scount: c_long,
+    sdt: c_int,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_long,
+    rdt: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    st: *mut MPI_Status,
+) -> c_int {
+    sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, st)
+}
+
+// MPI_Sendrecv and MPI_Sendrecv_c.
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv<C: Count>(
+    sbuf: *const c_void,
+    scount: C,
+    sdt: c_int,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: C,
     rdt: c_int,
     source: c_int,
     rtag: c_int,
@@ -155,6 +258,43 @@ pub unsafe extern "C" fn PMPI_Isendrecv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
+    isendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_c(
+    sbuf: *const c_void,
+    scount: c_long,
+    sdt: c_int,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_long,
+    rdt: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    isendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, req)
+}
+
+// MPI_Isendrecv and MPI_Isendrecv_c.
+#[allow(clippy::too_many_arguments)]
+unsafe fn isendrecv<C: Count>(
+    sbuf: *const c_void,
+    scount: C,
+    sdt: c_int,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: C,
+    rdt: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
     call(comm, || {
         let o = out(req, "request")?;
         let (s, r) = (decode(sbuf, scount, sdt)?, decode(rbuf, rcount, rdt)?);
@@ -177,6 +317,37 @@ pub unsafe extern "C" fn PMPI_Isendrecv_replace(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
+    isendrecv_replace(buf, c, dt, dest, stag, source, rtag, comm, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_replace_c(
+    buf: *mut c_void,
+    c: c_long,
+    dt: c_int,
+    dest: c_int,
+    stag: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    isendrecv_replace(buf, c, dt, dest, stag, source, rtag, comm, req)
+}
+
+// MPI_Isendrecv_replace and MPI_Isendrecv_replace_c.
+#[allow(clippy::too_many_arguments)]
+unsafe fn isendrecv_replace<C: Count>(
+    buf: *mut c_void,
+    c: C,
+    dt: c_int,
+    dest: c_int,
+    stag: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
     call(comm, || {
         let o = out(req, "request")?;
         let a = decode(buf, c, dt)?;
@@ -190,6 +361,37 @@ pub unsafe extern "C" fn PMPI_Isendrecv_replace(
 pub unsafe extern "C" fn PMPI_Sendrecv_replace(
     buf: *mut c_void,
     c: c_int,
+    dt: c_int,
+    dest: c_int,
+    stag: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    st: *mut MPI_Status,
+) -> c_int {
+    sendrecv_replace(buf, c, dt, dest, stag, source, rtag, comm, st)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv_replace_c(
+    buf: *mut c_void,
+    c: c_long,
+    dt: c_int,
+    dest: c_int,
+    stag: c_int,
+    source: c_int,
+    rtag: c_int,
+    comm: c_int,
+    st: *mut MPI_Status,
+) -> c_int {
+    sendrecv_replace(buf, c, dt, dest, stag, source, rtag, comm, st)
+}
+
+// MPI_Sendrecv_replace and MPI_Sendrecv_replace_c.
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv_replace<C: Count>(
+    buf: *mut c_void,
+    c: C,
     dt: c_int,
     dest: c_int,
     stag: c_int,
@@ -287,6 +489,16 @@ fn take_message(h: &mut c_int) -> R<(Message, c_int)> {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, c: c_int, dt: c_int, msg: *mut c_int, st: *mut MPI_Status) -> c_int {
+    mrecv(buf, c, dt, msg, st)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mrecv_c(buf: *mut c_void, c: c_long, dt: c_int, msg: *mut c_int, st: *mut MPI_Status) -> c_int {
+    mrecv(buf, c, dt, msg, st)
+}
+
+// MPI_Mrecv and MPI_Mrecv_c.
+unsafe fn mrecv<C: Count>(buf: *mut c_void, c: C, dt: c_int, msg: *mut c_int, st: *mut MPI_Status) -> c_int {
     call(crate::predef::COMM_WORLD, || {
         let a = decode(buf, c, dt)?;
         let (m, _) = take_message(out(msg, "message")?)?;
@@ -299,6 +511,16 @@ pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, c: c_int, dt: c_int, msg: 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, c: c_int, dt: c_int, msg: *mut c_int, req: *mut c_int) -> c_int {
+    imrecv(buf, c, dt, msg, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Imrecv_c(buf: *mut c_void, c: c_long, dt: c_int, msg: *mut c_int, req: *mut c_int) -> c_int {
+    imrecv(buf, c, dt, msg, req)
+}
+
+// MPI_Imrecv and MPI_Imrecv_c.
+unsafe fn imrecv<C: Count>(buf: *mut c_void, c: C, dt: c_int, msg: *mut c_int, req: *mut c_int) -> c_int {
     call(crate::predef::COMM_WORLD, || {
         let a = decode(buf, c, dt)?;
         let out_req = out(req, "request")?;
@@ -309,7 +531,7 @@ pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, c: c_int, dt: c_int, msg:
     })
 }
 
-unsafe fn send_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode, req: *mut c_int) -> c_int {
+unsafe fn send_init<C: Count>(buf: *const c_void, c: C, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode, req: *mut c_int) -> c_int {
     call(comm, || {
         let out_req = out(req, "request")?;
         let a = decode(buf, c, dt)?;
@@ -323,21 +545,54 @@ unsafe fn send_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c
 pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
     send_init(buf, c, dt, dest, tag, comm, SendMode::Standard, req)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send_init_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    send_init(buf, c, dt, dest, tag, comm, SendMode::Standard, req)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
     send_init(buf, c, dt, dest, tag, comm, SendMode::Synchronous, req)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend_init_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    send_init(buf, c, dt, dest, tag, comm, SendMode::Synchronous, req)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
     send_init(buf, c, dt, dest, tag, comm, SendMode::Ready, req)
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend_init_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    send_init(buf, c, dt, dest, tag, comm, SendMode::Ready, req)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, c: c_int, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
     send_init(buf, c, dt, dest, tag, comm, SendMode::Buffered, req)
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend_init_c(buf: *const c_void, c: c_long, dt: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    send_init(buf, c, dt, dest, tag, comm, SendMode::Buffered, req)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, c: c_int, dt: c_int, source: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    recv_init(buf, c, dt, source, tag, comm, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_init_c(buf: *mut c_void, c: c_long, dt: c_int, source: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
+    recv_init(buf, c, dt, source, tag, comm, req)
+}
+
+// MPI_Recv_init and MPI_Recv_init_c.
+unsafe fn recv_init<C: Count>(buf: *mut c_void, c: C, dt: c_int, source: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int {
     call(comm, || {
         let out_req = out(req, "request")?;
         let a = decode(buf, c, dt)?;
@@ -349,20 +604,40 @@ pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, c: c_int, dt: c_int, s
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_int {
+    buffer_attach(buf, size)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_attach_c(buf: *mut c_void, size: c_long) -> c_int {
+    buffer_attach(buf, size)
+}
+
+// MPI_Buffer_attach and MPI_Buffer_attach_c.
+unsafe fn buffer_attach<C: Count>(buf: *mut c_void, size: C) -> c_int {
     call(crate::predef::COMM_WORLD, || {
-        let n = usize::try_from(size).or_else(|_| fail(ErrorClass::Arg, format!("buffer size {size} is negative")))?;
+        let n = usize::try_from(size.wide()).or_else(|_| fail(ErrorClass::Arg, format!("buffer size {size} is negative")))?;
         rt()?.buffer_attach(buf as usize, n)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    buffer_detach(buffer_addr, size)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut c_long) -> c_int {
+    buffer_detach(buffer_addr, size)
+}
+
+// MPI_Buffer_detach and MPI_Buffer_detach_c.
+unsafe fn buffer_detach<C: Count>(buffer_addr: *mut c_void, size: *mut C) -> c_int {
     call(crate::predef::COMM_WORLD, || {
         let addr = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
         let size = out(size, "size")?;
         let (a, n) = rt()?.buffer_detach()?;
         *addr = a as *mut c_void;
-        *size = crate::args::int(n);
+        *size = crate::args::to_count(n, "size")?;
         Ok(())
     })
 }

@@ -4,12 +4,9 @@
 //! (MPI_COMM_WORLD's when it has none), after setting its output handles to
 //! their null values so that a later MPI_Wait or free sees a null handle.
 //! The list is in docs/c-api.md ("Not supported").
-//!
-//! Large-count (`_c`) forwarders use `narrow`/`widen` to call the int
-//! version when the values fit.
 
 use std::ffi::c_void;
-use std::os::raw::{c_int, c_long};
+use std::os::raw::c_int;
 
 use wanmpi_runtime::{ErrorClass, MpiError};
 
@@ -54,30 +51,5 @@ pub fn null_file(p: *mut c_void) {
     // SAFETY: the caller's MPI_File output argument, or null.
     if let Some(h) = unsafe { p.as_mut() } {
         *h = std::ptr::null_mut();
-    }
-}
-
-/// An MPI_Count argument as an int, if it fits.
-pub fn narrow(v: c_long) -> Option<c_int> {
-    c_int::try_from(v).ok()
-}
-
-/// The large-count call's error when a value does not fit the int version.
-pub fn too_large(name: &str, what: &str) -> c_int {
-    raise(
-        crate::predef::COMM_WORLD,
-        MpiError::new(ErrorClass::Count, format!("{name}: {what} does not fit in an int, and wanmpi's large-count calls go through the int ones")),
-    )
-}
-
-/// Writes an int result to the large-count output `p` after a successful call.
-pub fn widen(v: c_int, p: *mut c_long, rc: c_int) {
-    if rc != 0 {
-        return;
-    }
-    // SAFETY: the caller's MPI_Count output argument, or null.
-    if let Some(o) = unsafe { p.as_mut() } {
-        // MPI_UNDEFINED stays MPI_UNDEFINED.
-        *o = c_long::from(v);
     }
 }

@@ -88,6 +88,19 @@ fn large_count_calls() {
     suite("large_count", &[1, 2, 3]);
 }
 
+/// One message of 2^31+5 bytes (MPI_Send_c/MPI_Recv_c, 2 GiB on each of 2
+/// ranks): over the default transport (shared memory) and tcp only, for
+/// the memory and time it takes (about 8 s each).
+#[test]
+fn large_count_message_beyond_int() {
+    let exe = compile(&prefix().join("bin/mpicc"), "large_count", "mpicc-big");
+    for transport in ["auto", "tcp"] {
+        let env = [("WANMPI_TRANSPORT", transport.to_string()), ("WANMPI_TEST_BIG", "1".to_string())];
+        assert_pass(&run(2, &exe, &[], &env), "large_count", 2);
+        eprintln!("large_count: 2^31+5 bytes over {transport}: passed");
+    }
+}
+
 #[test]
 fn attribute_callbacks() {
     suite("attr", &[1, 2]);

@@ -59,6 +59,10 @@ pub enum DatatypeError {
     /// Any other invalid argument (MPI_ERR_ARG), with a readable reason.
     #[error("bad datatype argument: {0}")]
     BadArgument(String),
+    /// A value cannot be converted to a representation's size, such as a
+    /// C long beyond 32 bits in external32 (MPI_ERR_CONVERSION).
+    #[error("{0}")]
+    OutOfRange(String),
 }
 
 /// How a datatype was made (MPI_Type_get_envelope, MPI-3.1 §4.1.13).

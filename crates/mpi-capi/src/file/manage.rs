@@ -89,7 +89,7 @@ pub unsafe extern "C" fn PMPI_File_get_byte_offset(fh: FileHandle, offset: c_lon
 }
 
 /// MPI_File_get_type_extent: the extent in the file's representation (in
-/// a registered one, from its extent function; else the native extent).
+/// external32 or a registered one, from its element sizes; else the native extent).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_type_extent(fh: FileHandle, dt: c_int, extent: *mut c_long) -> c_int {
     call_file(fh, || {

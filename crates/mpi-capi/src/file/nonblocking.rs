@@ -13,7 +13,7 @@ use wanmpi_runtime::{Generalized, Status};
 
 use super::access::{self, with_buffer, Op};
 use super::{call_file, FileHandle};
-use crate::args::out;
+use crate::args::{out, Count};
 use crate::error::R;
 use crate::global::rt;
 use crate::predef::COMM_WORLD;
@@ -25,7 +25,7 @@ fn done(s: Status) -> R<c_int> {
     new_request(rt()?.grequest_start(g), COMM_WORLD, false)
 }
 
-unsafe fn start(fh: FileHandle, buf: *const c_void, c: c_int, dt: c_int, req: *mut c_int, op: Op<'_>) -> c_int {
+unsafe fn start<C: Count>(fh: FileHandle, buf: *const c_void, c: C, dt: c_int, req: *mut c_int, op: Op<'_>) -> c_int {
     call_file(fh, || {
         let o = out(req, "request")?;
         *o = crate::predef::REQUEST_NULL;
@@ -38,39 +38,98 @@ unsafe fn start(fh: FileHandle, buf: *const c_void, c: c_int, dt: c_int, req: *m
 pub unsafe extern "C" fn PMPI_File_iread_at(fh: FileHandle, o: c_long, buf: *mut c_void, c: c_int, dt: c_int, r: *mut c_int) -> c_int {
     start(fh, buf, c, dt, r, &access::read_at(o))
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_at_c(fh: FileHandle, o: c_long, buf: *mut c_void, c: c_long, dt: c_int, r: *mut c_int) -> c_int {
+    start(fh, buf, c, dt, r, &access::read_at(o))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_at_all(fh: FileHandle, o: c_long, buf: *mut c_void, c: c_int, dt: c_int, r: *mut c_int) -> c_int {
     start(fh, buf, c, dt, r, &access::read_at_all(o))
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_at_all_c(fh: FileHandle, o: c_long, buf: *mut c_void, c: c_long, dt: c_int, r: *mut c_int) -> c_int {
+    start(fh, buf, c, dt, r, &access::read_at_all(o))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_at(fh: FileHandle, o: c_long, buf: *const c_void, c: c_int, dt: c_int, r: *mut c_int) -> c_int {
     start(fh, buf, c, dt, r, &access::write_at(o))
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_at_c(fh: FileHandle, o: c_long, buf: *const c_void, c: c_long, dt: c_int, r: *mut c_int) -> c_int {
+    start(fh, buf, c, dt, r, &access::write_at(o))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_at_all(fh: FileHandle, o: c_long, buf: *const c_void, c: c_int, dt: c_int, r: *mut c_int) -> c_int {
     start(fh, buf, c, dt, r, &access::write_at_all(o))
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_at_all_c(fh: FileHandle, o: c_long, buf: *const c_void, c: c_long, dt: c_int, r: *mut c_int) -> c_int {
+    start(fh, buf, c, dt, r, &access::write_at_all(o))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread(fh: FileHandle, buf: *mut c_void, c: c_int, dt: c_int, r: *mut c_int) -> c_int {
     start(fh, buf, c, dt, r, &access::read(At::Individual))
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_c(fh: FileHandle, buf: *mut c_void, c: c_long, dt: c_int, r: *mut c_int) -> c_int {
+    start(fh, buf, c, dt, r, &access::read(At::Individual))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_all(fh: FileHandle, buf: *mut c_void, c: c_int, dt: c_int, r: *mut c_int) -> c_int {
     start(fh, buf, c, dt, r, &access::read_all())
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_all_c(fh: FileHandle, buf: *mut c_void, c: c_long, dt: c_int, r: *mut c_int) -> c_int {
+    start(fh, buf, c, dt, r, &access::read_all())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite(fh: FileHandle, buf: *const c_void, c: c_int, dt: c_int, r: *mut c_int) -> c_int {
     start(fh, buf, c, dt, r, &access::write(At::Individual))
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_c(fh: FileHandle, buf: *const c_void, c: c_long, dt: c_int, r: *mut c_int) -> c_int {
+    start(fh, buf, c, dt, r, &access::write(At::Individual))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_all(fh: FileHandle, buf: *const c_void, c: c_int, dt: c_int, r: *mut c_int) -> c_int {
     start(fh, buf, c, dt, r, &access::write_all())
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_all_c(fh: FileHandle, buf: *const c_void, c: c_long, dt: c_int, r: *mut c_int) -> c_int {
+    start(fh, buf, c, dt, r, &access::write_all())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_shared(fh: FileHandle, buf: *mut c_void, c: c_int, dt: c_int, r: *mut c_int) -> c_int {
     start(fh, buf, c, dt, r, &access::read(At::Shared))
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_shared_c(fh: FileHandle, buf: *mut c_void, c: c_long, dt: c_int, r: *mut c_int) -> c_int {
+    start(fh, buf, c, dt, r, &access::read(At::Shared))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_shared(fh: FileHandle, buf: *const c_void, c: c_int, dt: c_int, r: *mut c_int) -> c_int {
+    start(fh, buf, c, dt, r, &access::write(At::Shared))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_shared_c(fh: FileHandle, buf: *const c_void, c: c_long, dt: c_int, r: *mut c_int) -> c_int {
     start(fh, buf, c, dt, r, &access::write(At::Shared))
 }

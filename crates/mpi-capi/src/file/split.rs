@@ -9,9 +9,10 @@ use wanmpi_io::SplitKind;
 
 use super::access::{self, with_buffer, Op};
 use super::{call_file, file, FileHandle};
+use crate::args::Count;
 use crate::status::{self, MPI_Status};
 
-unsafe fn begin(fh: FileHandle, kind: SplitKind, buf: *const c_void, c: c_int, dt: c_int, op: Op<'_>) -> c_int {
+unsafe fn begin<C: Count>(fh: FileHandle, kind: SplitKind, buf: *const c_void, c: C, dt: c_int, op: Op<'_>) -> c_int {
     call_file(fh, || file(fh)?.split_begin(kind, || with_buffer(fh, buf, c, dt, op)))
 }
 
@@ -27,6 +28,12 @@ fn end(fh: FileHandle, kind: SplitKind, st: *mut MPI_Status) -> c_int {
 pub unsafe extern "C" fn PMPI_File_read_all_begin(fh: FileHandle, buf: *mut c_void, c: c_int, dt: c_int) -> c_int {
     begin(fh, SplitKind::ReadAll, buf, c, dt, &access::read_all())
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_all_begin_c(fh: FileHandle, buf: *mut c_void, c: c_long, dt: c_int) -> c_int {
+    begin(fh, SplitKind::ReadAll, buf, c, dt, &access::read_all())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all_end(fh: FileHandle, _buf: *mut c_void, st: *mut MPI_Status) -> c_int {
     end(fh, SplitKind::ReadAll, st)
@@ -35,6 +42,12 @@ pub unsafe extern "C" fn PMPI_File_read_all_end(fh: FileHandle, _buf: *mut c_voi
 pub unsafe extern "C" fn PMPI_File_write_all_begin(fh: FileHandle, buf: *const c_void, c: c_int, dt: c_int) -> c_int {
     begin(fh, SplitKind::WriteAll, buf, c, dt, &access::write_all())
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_all_begin_c(fh: FileHandle, buf: *const c_void, c: c_long, dt: c_int) -> c_int {
+    begin(fh, SplitKind::WriteAll, buf, c, dt, &access::write_all())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all_end(fh: FileHandle, _buf: *const c_void, st: *mut MPI_Status) -> c_int {
     end(fh, SplitKind::WriteAll, st)
@@ -43,6 +56,12 @@ pub unsafe extern "C" fn PMPI_File_write_all_end(fh: FileHandle, _buf: *const c_
 pub unsafe extern "C" fn PMPI_File_read_at_all_begin(fh: FileHandle, o: c_long, buf: *mut c_void, c: c_int, dt: c_int) -> c_int {
     begin(fh, SplitKind::ReadAtAll, buf, c, dt, &access::read_at_all(o))
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at_all_begin_c(fh: FileHandle, o: c_long, buf: *mut c_void, c: c_long, dt: c_int) -> c_int {
+    begin(fh, SplitKind::ReadAtAll, buf, c, dt, &access::read_at_all(o))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all_end(fh: FileHandle, _buf: *mut c_void, st: *mut MPI_Status) -> c_int {
     end(fh, SplitKind::ReadAtAll, st)
@@ -51,6 +70,12 @@ pub unsafe extern "C" fn PMPI_File_read_at_all_end(fh: FileHandle, _buf: *mut c_
 pub unsafe extern "C" fn PMPI_File_write_at_all_begin(fh: FileHandle, o: c_long, buf: *const c_void, c: c_int, dt: c_int) -> c_int {
     begin(fh, SplitKind::WriteAtAll, buf, c, dt, &access::write_at_all(o))
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at_all_begin_c(fh: FileHandle, o: c_long, buf: *const c_void, c: c_long, dt: c_int) -> c_int {
+    begin(fh, SplitKind::WriteAtAll, buf, c, dt, &access::write_at_all(o))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at_all_end(fh: FileHandle, _buf: *const c_void, st: *mut MPI_Status) -> c_int {
     end(fh, SplitKind::WriteAtAll, st)
@@ -59,6 +84,12 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_end(fh: FileHandle, _buf: *const
 pub unsafe extern "C" fn PMPI_File_read_ordered_begin(fh: FileHandle, buf: *mut c_void, c: c_int, dt: c_int) -> c_int {
     begin(fh, SplitKind::ReadOrdered, buf, c, dt, &access::read_ordered())
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_ordered_begin_c(fh: FileHandle, buf: *mut c_void, c: c_long, dt: c_int) -> c_int {
+    begin(fh, SplitKind::ReadOrdered, buf, c, dt, &access::read_ordered())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_end(fh: FileHandle, _buf: *mut c_void, st: *mut MPI_Status) -> c_int {
     end(fh, SplitKind::ReadOrdered, st)
@@ -67,6 +98,12 @@ pub unsafe extern "C" fn PMPI_File_read_ordered_end(fh: FileHandle, _buf: *mut c
 pub unsafe extern "C" fn PMPI_File_write_ordered_begin(fh: FileHandle, buf: *const c_void, c: c_int, dt: c_int) -> c_int {
     begin(fh, SplitKind::WriteOrdered, buf, c, dt, &access::write_ordered())
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_ordered_begin_c(fh: FileHandle, buf: *const c_void, c: c_long, dt: c_int) -> c_int {
+    begin(fh, SplitKind::WriteOrdered, buf, c, dt, &access::write_ordered())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_end(fh: FileHandle, _buf: *const c_void, st: *mut MPI_Status) -> c_int {
     end(fh, SplitKind::WriteOrdered, st)

@@ -9,7 +9,7 @@ use std::os::raw::{c_int, c_long};
 use wanmpi_runtime::{Datatype, OriginBuf, Req, TargetSpec};
 
 use super::{call_win, win_id};
-use crate::args::{count, datatype, out};
+use crate::args::{count, datatype, out, Count};
 use crate::error::R;
 use crate::global::rt;
 use crate::op::op_for;
@@ -21,7 +21,7 @@ struct Side {
     dt: Datatype,
 }
 
-fn side(c: c_int, dt: c_int) -> R<Side> {
+fn side<C: Count>(c: C, dt: c_int) -> R<Side> {
     Ok(Side { count: count(c)?, dt: datatype(dt)? })
 }
 
@@ -55,7 +55,17 @@ fn no_request(win: c_int) -> c_int {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn put(ob: *const c_void, oc: c_int, odt: c_int, rank: c_int, disp: c_long, tc: c_int, tdt: c_int, win: c_int, request: *mut c_int) -> c_int {
+unsafe fn put<C: Count>(
+    ob: *const c_void,
+    oc: C,
+    odt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: C,
+    tdt: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
     issue(win, request, |want| {
         let (o, t) = (side(oc, odt)?, side(tc, tdt)?);
         rt()?.put(win_id(win)?, origin(ob, &o), target(rank, disp, &t), want)
@@ -64,6 +74,20 @@ unsafe fn put(ob: *const c_void, oc: c_int, odt: c_int, rank: c_int, disp: c_lon
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Put(ob: *const c_void, oc: c_int, odt: c_int, rank: c_int, disp: c_long, tc: c_int, tdt: c_int, win: c_int) -> c_int {
+    put(ob, oc, odt, rank, disp, tc, tdt, win, std::ptr::null_mut())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Put_c(
+    ob: *const c_void,
+    oc: c_long,
+    odt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: c_long,
+    tdt: c_int,
+    win: c_int,
+) -> c_int {
     put(ob, oc, odt, rank, disp, tc, tdt, win, std::ptr::null_mut())
 }
 
@@ -79,6 +103,37 @@ pub unsafe extern "C" fn PMPI_Rput(
     win: c_int,
     request: *mut c_int,
 ) -> c_int {
+    rput(ob, oc, odt, rank, disp, tc, tdt, win, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rput_c(
+    ob: *const c_void,
+    oc: c_long,
+    odt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: c_long,
+    tdt: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
+    rput(ob, oc, odt, rank, disp, tc, tdt, win, request)
+}
+
+// MPI_Rput and MPI_Rput_c.
+#[allow(clippy::too_many_arguments)]
+unsafe fn rput<C: Count>(
+    ob: *const c_void,
+    oc: C,
+    odt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: C,
+    tdt: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
     if request.is_null() {
         return no_request(win);
     }
@@ -86,7 +141,7 @@ pub unsafe extern "C" fn PMPI_Rput(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn get(ob: *mut c_void, oc: c_int, odt: c_int, rank: c_int, disp: c_long, tc: c_int, tdt: c_int, win: c_int, request: *mut c_int) -> c_int {
+unsafe fn get<C: Count>(ob: *mut c_void, oc: C, odt: c_int, rank: c_int, disp: c_long, tc: C, tdt: c_int, win: c_int, request: *mut c_int) -> c_int {
     issue(win, request, |want| {
         let (o, t) = (side(oc, odt)?, side(tc, tdt)?);
         rt()?.get(win_id(win)?, origin(ob, &o), target(rank, disp, &t), want)
@@ -95,6 +150,11 @@ unsafe fn get(ob: *mut c_void, oc: c_int, odt: c_int, rank: c_int, disp: c_long,
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get(ob: *mut c_void, oc: c_int, odt: c_int, rank: c_int, disp: c_long, tc: c_int, tdt: c_int, win: c_int) -> c_int {
+    get(ob, oc, odt, rank, disp, tc, tdt, win, std::ptr::null_mut())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_c(ob: *mut c_void, oc: c_long, odt: c_int, rank: c_int, disp: c_long, tc: c_long, tdt: c_int, win: c_int) -> c_int {
     get(ob, oc, odt, rank, disp, tc, tdt, win, std::ptr::null_mut())
 }
 
@@ -110,6 +170,27 @@ pub unsafe extern "C" fn PMPI_Rget(
     win: c_int,
     request: *mut c_int,
 ) -> c_int {
+    rget(ob, oc, odt, rank, disp, tc, tdt, win, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rget_c(
+    ob: *mut c_void,
+    oc: c_long,
+    odt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: c_long,
+    tdt: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
+    rget(ob, oc, odt, rank, disp, tc, tdt, win, request)
+}
+
+// MPI_Rget and MPI_Rget_c.
+#[allow(clippy::too_many_arguments)]
+unsafe fn rget<C: Count>(ob: *mut c_void, oc: C, odt: c_int, rank: c_int, disp: c_long, tc: C, tdt: c_int, win: c_int, request: *mut c_int) -> c_int {
     if request.is_null() {
         return no_request(win);
     }
@@ -117,13 +198,13 @@ pub unsafe extern "C" fn PMPI_Rget(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn accumulate(
+unsafe fn accumulate<C: Count>(
     ob: *const c_void,
-    oc: c_int,
+    oc: C,
     odt: c_int,
     rank: c_int,
     disp: c_long,
-    tc: c_int,
+    tc: C,
     tdt: c_int,
     op: c_int,
     win: c_int,
@@ -152,6 +233,21 @@ pub unsafe extern "C" fn PMPI_Accumulate(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Accumulate_c(
+    ob: *const c_void,
+    oc: c_long,
+    odt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: c_long,
+    tdt: c_int,
+    op: c_int,
+    win: c_int,
+) -> c_int {
+    accumulate(ob, oc, odt, rank, disp, tc, tdt, op, win, std::ptr::null_mut())
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Raccumulate(
     ob: *const c_void,
     oc: c_int,
@@ -164,6 +260,39 @@ pub unsafe extern "C" fn PMPI_Raccumulate(
     win: c_int,
     request: *mut c_int,
 ) -> c_int {
+    raccumulate(ob, oc, odt, rank, disp, tc, tdt, op, win, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Raccumulate_c(
+    ob: *const c_void,
+    oc: c_long,
+    odt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: c_long,
+    tdt: c_int,
+    op: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
+    raccumulate(ob, oc, odt, rank, disp, tc, tdt, op, win, request)
+}
+
+// MPI_Raccumulate and MPI_Raccumulate_c.
+#[allow(clippy::too_many_arguments)]
+unsafe fn raccumulate<C: Count>(
+    ob: *const c_void,
+    oc: C,
+    odt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: C,
+    tdt: c_int,
+    op: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
     if request.is_null() {
         return no_request(win);
     }
@@ -171,16 +300,16 @@ pub unsafe extern "C" fn PMPI_Raccumulate(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn get_accumulate(
+unsafe fn get_accumulate<C: Count>(
     ob: *const c_void,
-    oc: c_int,
+    oc: C,
     odt: c_int,
     rb: *mut c_void,
-    rc: c_int,
+    rc: C,
     rdt: c_int,
     rank: c_int,
     disp: c_long,
-    tc: c_int,
+    tc: C,
     tdt: c_int,
     op: c_int,
     win: c_int,
@@ -215,6 +344,24 @@ pub unsafe extern "C" fn PMPI_Get_accumulate(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_accumulate_c(
+    ob: *const c_void,
+    oc: c_long,
+    odt: c_int,
+    rb: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: c_long,
+    tdt: c_int,
+    op: c_int,
+    win: c_int,
+) -> c_int {
+    get_accumulate(ob, oc, odt, rb, rc, rdt, rank, disp, tc, tdt, op, win, std::ptr::null_mut())
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget_accumulate(
     ob: *const c_void,
     oc: c_int,
@@ -225,6 +372,45 @@ pub unsafe extern "C" fn PMPI_Rget_accumulate(
     rank: c_int,
     disp: c_long,
     tc: c_int,
+    tdt: c_int,
+    op: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
+    rget_accumulate(ob, oc, odt, rb, rc, rdt, rank, disp, tc, tdt, op, win, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rget_accumulate_c(
+    ob: *const c_void,
+    oc: c_long,
+    odt: c_int,
+    rb: *mut c_void,
+    rc: c_long,
+    rdt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: c_long,
+    tdt: c_int,
+    op: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
+    rget_accumulate(ob, oc, odt, rb, rc, rdt, rank, disp, tc, tdt, op, win, request)
+}
+
+// MPI_Rget_accumulate and MPI_Rget_accumulate_c.
+#[allow(clippy::too_many_arguments)]
+unsafe fn rget_accumulate<C: Count>(
+    ob: *const c_void,
+    oc: C,
+    odt: c_int,
+    rb: *mut c_void,
+    rc: C,
+    rdt: c_int,
+    rank: c_int,
+    disp: c_long,
+    tc: C,
     tdt: c_int,
     op: c_int,
     win: c_int,

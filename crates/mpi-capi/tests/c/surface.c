@@ -343,7 +343,7 @@ static void stubs_null_outputs(int rank)
 
 static void large_count_and_conversions(int rank)
 {
-    /* _c calls forward to the int ones. */
+    /* _c calls share the int ones' bodies. */
     int v[3] = {rank, rank + 1, rank + 2}, w[3] = {-1, -1, -1};
     MPI_Status st;
     if (rank == 0) {
