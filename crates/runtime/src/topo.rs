@@ -66,9 +66,9 @@ impl Cart {
 
 /// `n` as a product of `k` factors in non-increasing order, as close to
 /// each other as possible: the smallest spread between the largest and the
-/// smallest factor, ties to the smaller factors after the first (what
-/// MPICH gives: 72 in 2 is 9 x 8, 5040 in 3 is 21 x 16 x 15, 5616 in 4 is
-/// 13 x 9 x 8 x 6).
+/// smallest factor. Ties go to the larger smallest factor, then the larger
+/// next-to-smallest, and so on up (MPICH's choice, which its `dims5` test
+/// checks: 13104 in 4 is 14 x 13 x 9 x 8, not 13 x 12 x 12 x 7).
 fn balanced(n: usize, k: usize) -> Vec<usize> {
     let mut divisors: Vec<usize> = (1..).take_while(|d| d * d <= n).filter(|d| n.is_multiple_of(*d)).flat_map(|d| [d, n / d]).collect();
     divisors.sort_unstable();
@@ -90,11 +90,13 @@ fn root(n: usize, k: usize) -> usize {
     r.max(1)
 }
 
+/// Whether the non-increasing factors `v` beat `b` (see [`balanced`]).
+fn better(v: &[usize], b: &[usize]) -> bool {
+    let (sv, sb) = (v[0] - v[v.len() - 1], b[0] - b[b.len() - 1]);
+    sv < sb || (sv == sb && v.iter().rev().gt(b.iter().rev()))
+}
+
 fn search(n: usize, k: usize, cap: usize, divisors: &[usize], acc: &mut Vec<usize>, best: &mut Option<Vec<usize>>) {
-    let better = |v: &[usize], b: &[usize]| {
-        let (rv, rb) = (v[0] - v[v.len() - 1], b[0] - b[b.len() - 1]);
-        rv < rb || (rv == rb && v[1..] < b[1..])
-    };
     if k == 1 {
         if n <= cap {
             acc.push(n);
@@ -127,6 +129,42 @@ fn search(n: usize, k: usize, cap: usize, divisors: &[usize], acc: &mut Vec<usiz
     }
 }
 
+/// Splits off, largest first, the primes of `n` that occur once and exceed
+/// the square root of what is left: each must sit in a dimension of its
+/// own, as no other factor can share it without making that dimension the
+/// largest by far. At most `k - 1` are split off, and never the smallest
+/// prime. Returns them and what is left of `n`. (MPICH does this before
+/// balancing the rest, so the rest is balanced among itself; `dims5`
+/// checks the outcome.)
+fn split_large_primes(n: usize, k: usize) -> (Vec<usize>, usize) {
+    let mut primes: Vec<(usize, u32)> = Vec::new();
+    let mut m = n;
+    let mut p = 2;
+    while p * p <= m {
+        if m.is_multiple_of(p) {
+            let mut c = 0;
+            while m.is_multiple_of(p) {
+                m /= p;
+                c += 1;
+            }
+            primes.push((p, c));
+        }
+        p += 1;
+    }
+    if m > 1 {
+        primes.push((m, 1));
+    }
+    let (mut large, mut rest) = (Vec::new(), n);
+    for &(p, c) in primes.iter().skip(1).rev() {
+        if large.len() + 1 >= k || c != 1 || p * p <= rest {
+            break;
+        }
+        large.push(p);
+        rest /= p;
+    }
+    (large, rest)
+}
+
 /// MPI_Dims_create: fills zero entries of `dims` so their product is
 /// `nnodes`, as balanced as possible, in non-increasing order.
 pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
@@ -138,7 +176,9 @@ pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
     if free == 0 {
         return if fixed == nnodes { Ok(()) } else { err(ErrorClass::Dims, "fixed dimensions do not multiply to the process count") };
     }
-    let mut parts = balanced(nnodes / fixed, free);
+    let (mut parts, rest) = split_large_primes(nnodes / fixed, free);
+    let k = free - parts.len();
+    parts.extend(balanced(rest, k));
     parts.sort_unstable_by(|a, b| b.cmp(a));
     let mut it = parts.into_iter();
     for d in dims.iter_mut().filter(|d| **d == 0) {
@@ -202,6 +242,15 @@ mod tests {
         let mut d = [0, 0];
         dims_create(1 << 20, &mut d).unwrap();
         assert_eq!(d, [1024, 1024]);
+        // Ties in spread go to the larger small factors.
+        let mut d = [0; 4];
+        dims_create(13104, &mut d).unwrap();
+        assert_eq!(d, [14, 13, 9, 8]);
+        // A prime above the square root of the rest gets a dimension of its
+        // own, and the rest is balanced among itself.
+        let mut d = [0; 3];
+        dims_create(110, &mut d).unwrap();
+        assert_eq!(d, [11, 5, 2]);
         let c = Cart { dims: vec![2, 3], periods: vec![false, true] };
         assert_eq!(c.coords(4), vec![1, 1]);
         assert_eq!(c.rank(&[1, 4]).unwrap(), Some(4));
