@@ -96,6 +96,12 @@ fn better(v: &[usize], b: &[usize]) -> bool {
     sv < sb || (sv == sb && v.iter().rev().gt(b.iter().rev()))
 }
 
+/// Tries every non-increasing way to write `n` as `k` factors of at most
+/// `cap` after the factors in `acc`, keeping the best in `best`. Each next
+/// factor runs upward from the k-th root of what is left (the most
+/// balanced first), and stops once even the best completion is worse than
+/// `best`: the spread is at least the largest factor minus the smallest
+/// factor still to come, which is at most the (k-1)-th root of the rest.
 fn search(n: usize, k: usize, cap: usize, divisors: &[usize], acc: &mut Vec<usize>, best: &mut Option<Vec<usize>>) {
     if k == 1 {
         if n <= cap {
@@ -107,21 +113,21 @@ fn search(n: usize, k: usize, cap: usize, divisors: &[usize], acc: &mut Vec<usiz
         }
         return;
     }
-    // The smallest factor to come is at most the k-th root of what is left,
-    // so the spread is at least the largest so far minus that root.
+    // The largest remaining factor is at least the k-th root.
     let r = root(n, k);
-    if let (Some(&top), Some(b)) = (acc.first(), best.as_ref()) {
-        if top.saturating_sub(r) > b[0] - b[b.len() - 1] {
-            return;
+    let from = divisors.partition_point(|&d| d < r);
+    for &d in &divisors[from..] {
+        if d > cap || d > n {
+            break;
         }
-    }
-    for &d in divisors.iter().rev() {
-        if d > cap || !n.is_multiple_of(d) {
+        if !n.is_multiple_of(d) {
             continue;
         }
-        // The largest remaining factor is at least the k-th root.
-        if d < r {
-            break;
+        let top = acc.first().copied().unwrap_or(d);
+        if let Some(b) = best.as_ref() {
+            if top.saturating_sub(root(n / d, k - 1)) > b[0] - b[b.len() - 1] {
+                break;
+            }
         }
         acc.push(d);
         search(n / d, k - 1, d, divisors, acc, best);
