@@ -15,10 +15,12 @@ pub struct RuntimeOptions {
     /// (WANMPI_PROGRESS_INTERVAL_US, default 1000 µs; arrivals wake it).
     pub progress_interval: Duration,
     /// Progress rounds a blocking call spins before sleeping on the transport
-    /// (WANMPI_SPIN_ROUNDS; 0 sleeps at once, kind to oversubscribed
-    /// machines). Unset: `default_spin_rounds` once the job's placement is
-    /// known (MPI_Init), 2000 for a runtime made by `Runtime::over`.
+    /// (WANMPI_SPIN_ROUNDS, default 2000; 0 sleeps at once).
     pub spin_rounds: u32,
+    /// This host runs more ranks than the process has CPUs (known at
+    /// MPI_Init from the launcher's host map): idle spins yield the CPU
+    /// every round instead of after the first few hundred.
+    pub oversubscribed: bool,
     /// WANMPI_TOLERATE_RANK_FAILURE=1 (mpirun --tolerate-rank-failure): a lost
     /// peer fails only the operations that involve it (MPIX_ERR_PROC_FAILED)
     /// instead of ending the job.
@@ -61,22 +63,11 @@ impl WanPeers {
     }
 }
 
-/// Spin rounds when the user did not choose: 2000, or none when this host
-/// runs more ranks than this process has CPUs to run on. Then a spinning
-/// rank holds a CPU that the rank it waits for needs: MPICH's
-/// pt2pt/sendflood (8 ranks on 2 cores, 1.4 million short messages into
-/// rank 0) took 16-34 s spinning and 8-11 s sleeping at once.
-pub fn default_spin_rounds(ranks_on_host: usize, cpus: usize) -> u32 {
-    if ranks_on_host > cpus {
-        0
-    } else {
-        2000
-    }
-}
-
-/// Whether WANMPI_SPIN_ROUNDS is set (else MPI_Init picks the default).
-pub(crate) fn spin_rounds_chosen() -> bool {
-    std::env::var_os("WANMPI_SPIN_ROUNDS").is_some()
+/// Whether this host runs more ranks than this process has CPUs to run
+/// on. A spinning rank then holds a CPU that the rank it waits for needs,
+/// so blocking calls give the CPU away on every idle round (`wait_until`).
+pub fn oversubscribed(ranks_on_host: usize, cpus: usize) -> bool {
+    ranks_on_host > cpus
 }
 
 fn env_num(name: &str, default: u64) -> MpiResult<u64> {
@@ -98,6 +89,7 @@ impl Default for RuntimeOptions {
             progress_thread: None,
             progress_interval: Duration::from_micros(1000),
             spin_rounds: 2000,
+            oversubscribed: false,
             job: None,
             tolerate_rank_failure: false,
             print_stats: false,
@@ -119,6 +111,7 @@ impl RuntimeOptions {
             progress_thread: std::env::var_os("WANMPI_PROGRESS_THREAD").map(|_| env_bool("WANMPI_PROGRESS_THREAD")),
             progress_interval: Duration::from_micros(env_num("WANMPI_PROGRESS_INTERVAL_US", 1000)?),
             spin_rounds: env_num("WANMPI_SPIN_ROUNDS", 2000)? as u32,
+            oversubscribed: false,
             tolerate_rank_failure: env_bool("WANMPI_TOLERATE_RANK_FAILURE"),
             print_stats: env_bool("WANMPI_STATS"),
             wan_window: env_num("WANMPI_WAN_WINDOW", 4 << 20)?,
@@ -131,12 +124,12 @@ impl RuntimeOptions {
 
 #[cfg(test)]
 mod spin_tests {
-    use super::default_spin_rounds;
+    use super::oversubscribed;
 
     #[test]
-    fn oversubscribed_hosts_do_not_spin() {
-        assert_eq!(default_spin_rounds(2, 2), 2000);
-        assert_eq!(default_spin_rounds(1, 8), 2000);
-        assert_eq!(default_spin_rounds(8, 2), 0);
+    fn more_ranks_than_cpus_is_oversubscribed() {
+        assert!(!oversubscribed(2, 2));
+        assert!(!oversubscribed(1, 8));
+        assert!(oversubscribed(8, 2));
     }
 }
