@@ -80,7 +80,7 @@ pub fn datatype_arg(h: c_int) -> R<DatatypeArg> {
 /// it leaves the caller's own handle valid).
 pub fn datatype_handle(d: &Datatype) -> R<c_int> {
     if d.combiner() == wanmpi_engine::datatype::Combiner::Named {
-        if let Some(h) = d.basic_kind().and_then(predef::datatype_handle) {
+        if let Some(h) = predef::handle_of(d).or_else(|| d.basic_kind().and_then(predef::datatype_handle)) {
             return Ok(h);
         }
     }

@@ -176,43 +176,15 @@ pub unsafe extern "C" fn PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, 
     })
 }
 
-/// MPI_Comm_split_type (MPI-4.0 §7.4.2). The one hardware resource wanmpi
-/// knows is a host's shared memory ("mpi_shared_memory"):
-/// - MPI_COMM_TYPE_SHARED groups the processes of one host (by host name);
-/// - MPI_COMM_TYPE_HW_GUIDED does the same when the info key
-///   "mpi_hw_resource_type" names "mpi_shared_memory", and gives
-///   MPI_COMM_NULL for any other (or no) resource type;
-/// - MPI_COMM_TYPE_HW_UNGUIDED gives the host's group when it is a strict
-///   subset of `comm` (and sets "mpi_hw_resource_type" in `info`), else
-///   MPI_COMM_NULL on every process (nothing finer is known);
-/// - MPI_UNDEFINED opts out.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, info: c_int, newcomm: *mut c_int) -> c_int {
-    call(comm, || {
-        let color = match split_type {
-            UNDEFINED => UNDEFINED,
-            COMM_TYPE_SHARED => host_color(),
-            COMM_TYPE_HW_GUIDED => {
-                if crate::info::get(info)?.get(HW_RESOURCE_TYPE) != Some(SHARED_MEMORY) {
-                    *out(newcomm, "newcomm")? = COMM_NULL;
-                    return Ok(());
-                }
-                host_color()
-            }
-            COMM_TYPE_HW_UNGUIDED => return hw_unguided(comm, key, info, newcomm),
-            t => return fail(ErrorClass::Arg, format!("split type {t} is not supported")),
-        };
-        split_inner(comm, color, key, newcomm)
-    })
-}
-
 const COMM_TYPE_SHARED: c_int = 1;
 const COMM_TYPE_HW_GUIDED: c_int = 2;
 const COMM_TYPE_HW_UNGUIDED: c_int = 3;
+/// The info key naming the hardware resource of MPI_COMM_TYPE_HW_GUIDED,
+/// and the one MPI_COMM_TYPE_HW_UNGUIDED reports back.
 const HW_RESOURCE_TYPE: &str = "mpi_hw_resource_type";
-const SHARED_MEMORY: &str = "mpi_shared_memory";
 
-/// A stable non-negative color per host name (FNV-1a).
+/// The color of this process's host: a stable non-negative hash of its
+/// host name (FNV-1a).
 fn host_color() -> c_int {
     let mut x: u32 = 0x811c_9dc5;
     for b in crate::env::hostname().bytes() {
@@ -221,28 +193,52 @@ fn host_color() -> c_int {
     (x & 0x3fff_ffff) as c_int
 }
 
-/// MPI_COMM_TYPE_HW_UNGUIDED: the host's group if it is smaller than
-/// `comm` (the same answer on every process: either every host holds part
-/// of `comm`, or one holds all of it).
-unsafe fn hw_unguided(comm: c_int, key: c_int, info: c_int, newcomm: *mut c_int) -> R<()> {
-    let o = out(newcomm, "newcomm")?;
-    let rt = rt()?;
-    let cid = comm_id(comm)?;
-    let whole = rt.comm_size(cid)?;
-    *o = match rt.comm_split(cid, host_color(), key)? {
-        Some(c) if rt.comm_size(c)? < whole => {
-            if info != crate::predef::INFO_NULL {
-                crate::info::with(info, |i| i.set(HW_RESOURCE_TYPE, SHARED_MEMORY))?;
+/// Whether a `mpi_hw_resource_type` value names a whole machine (hwloc's
+/// "Machine"; "node" as MPICH also says).
+fn names_machine(v: &str) -> bool {
+    v.eq_ignore_ascii_case("machine") || v.eq_ignore_ascii_case("node")
+}
+
+/// MPI_Comm_split_type (MPI-4.0 §7.4.2). wanmpi knows one level of
+/// hardware: the host (processes are not bound to cores, so no finer
+/// resource holds a process).
+/// - MPI_COMM_TYPE_SHARED: the processes of one host.
+/// - MPI_COMM_TYPE_HW_GUIDED: by the info value of `mpi_hw_resource_type`:
+///   "mpi_shared_memory" is MPI_COMM_TYPE_SHARED, "machine" (or "node") the
+///   host; any other resource, or no such key, gives MPI_COMM_NULL.
+/// - MPI_COMM_TYPE_HW_UNGUIDED: the host, when that is a strict subset of
+///   `comm` (and `info` is then given `mpi_hw_resource_type=machine`,
+///   as MPICH does); else MPI_COMM_NULL.
+/// - MPI_UNDEFINED opts out.
+///
+/// Every process takes part in one split whatever it asked for, so
+/// processes that disagree get MPI_COMM_NULL or their own groups, never a
+/// hang.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, info: c_int, newcomm: *mut c_int) -> c_int {
+    call(comm, || {
+        let hints = crate::info::get(info)?;
+        let color = match split_type {
+            UNDEFINED => UNDEFINED,
+            COMM_TYPE_SHARED | COMM_TYPE_HW_UNGUIDED => host_color(),
+            COMM_TYPE_HW_GUIDED => match hints.get(HW_RESOURCE_TYPE).map(str::trim) {
+                Some(v) if v == "mpi_shared_memory" || names_machine(v) => host_color(),
+                _ => UNDEFINED,
+            },
+            t => return fail(ErrorClass::Arg, format!("split type {t} is not MPI_COMM_TYPE_SHARED, _HW_GUIDED, _HW_UNGUIDED or MPI_UNDEFINED")),
+        };
+        split_inner(comm, color, key, newcomm)?;
+        if split_type == COMM_TYPE_HW_UNGUIDED && *newcomm != COMM_NULL {
+            // The host's processes are the widest proper subset there is;
+            // every host of `comm` finds the same, so all keep or all free.
+            if rt()?.comm_size(comm_id(*newcomm)?)? < rt()?.comm_size(comm_id(comm)?)? {
+                crate::info::set_if_user(info, HW_RESOURCE_TYPE, "machine")?;
+            } else {
+                free(&mut *newcomm)?;
             }
-            adopt(comm, c, false)?
         }
-        Some(c) => {
-            rt.comm_free(c)?;
-            COMM_NULL
-        }
-        None => COMM_NULL,
-    };
-    Ok(())
+        Ok(())
+    })
 }
 
 unsafe fn split_inner(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> R<()> {
@@ -270,16 +266,18 @@ pub unsafe extern "C" fn PMPI_Comm_create(comm: c_int, g: c_int, newcomm: *mut c
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut c_int) -> c_int {
     let h = if comm.is_null() { COMM_WORLD } else { *comm };
-    call(h, || {
-        let c = out(comm, "comm")?;
-        rt()?.comm_free(comm_id(*c)?)?;
-        let mut o = objs();
-        o.carts.remove(c);
-        o.graphs.remove(c);
-        o.comm_errh.remove(c);
-        *c = COMM_NULL;
-        Ok(())
-    })
+    call(h, || free(out(comm, "comm")?))
+}
+
+/// Frees the communicator `*c` and what the C API keeps beside it.
+fn free(c: &mut c_int) -> R<()> {
+    rt()?.comm_free(comm_id(*c)?)?;
+    let mut o = objs();
+    o.carts.remove(c);
+    o.graphs.remove(c);
+    o.comm_errh.remove(c);
+    *c = COMM_NULL;
+    Ok(())
 }
 
 /// MPI_Comm_disconnect (MPI-4.0 §11.10.4): collective over `comm`; the

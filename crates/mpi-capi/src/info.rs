@@ -31,8 +31,17 @@ pub fn insert(i: Info) -> R<c_int> {
     objs().infos.insert(i).ok_or_else(|| MpiError::new(ErrorClass::NoMem, "too many info objects"))
 }
 
-/// Runs `f` on the user info object `h`.
-pub fn with<T>(h: c_int, f: impl FnOnce(&mut Info) -> R<T>) -> R<T> {
+/// Sets `key` in the user's info object `h` (MPI_INFO_NULL and
+/// MPI_INFO_ENV are left alone): for calls that report through their info
+/// argument, as MPI_Comm_split_type with MPI_COMM_TYPE_HW_UNGUIDED does.
+pub fn set_if_user(h: c_int, key: &str, value: &str) -> R<()> {
+    match h {
+        INFO_NULL | INFO_ENV => Ok(()),
+        _ => with(h, |i| i.set(key, value)),
+    }
+}
+
+fn with<T>(h: c_int, f: impl FnOnce(&mut Info) -> R<T>) -> R<T> {
     let mut o = objs();
     let i = o.infos.get_mut(h).ok_or_else(|| MpiError::new(ErrorClass::Info, format!("{h:#x} is not a valid (user) info handle")))?;
     f(i)

@@ -9,73 +9,96 @@ use wanmpi_runtime::{BasicType, Datatype, PredefOp};
 
 use BasicType::*;
 
-/// (MPICH handle, basic type). Fortran types with a C twin map to it;
-/// the rest (MPI_LOGICAL, MPI_LB, MPI_UB, ...) are not supported.
-pub const DATATYPES: &[(u32, BasicType)] = &[
-    (0x4c00_0101, Char),
-    (0x4c00_0118, SignedChar),
-    (0x4c00_0102, UnsignedChar),
-    (0x4c00_010d, Byte),
-    (0x4c00_040e, WChar),
-    (0x4c00_0203, Short),
-    (0x4c00_0204, UnsignedShort),
-    (0x4c00_0405, Int),
-    (0x4c00_0406, Unsigned),
-    (0x4c00_0807, Long),
-    (0x4c00_0808, UnsignedLong),
-    (0x4c00_040a, Float),
-    (0x4c00_080b, Double),
-    (0x4c00_100c, LongDouble),
-    (0x4c00_0809, LongLong),
-    (0x4c00_0819, UnsignedLongLong),
-    (0x4c00_010f, Packed),
-    (0x8c00_0000, FloatInt),
-    (0x8c00_0001, DoubleInt),
-    (0x8c00_0002, LongInt),
-    (0x8c00_0003, ShortInt),
-    (0x4c00_0816, TwoInt),
-    (0x8c00_0004, LongDoubleInt),
-    (0x4c00_0137, Int8),
-    (0x4c00_0238, Int16),
-    (0x4c00_0439, Int32),
-    (0x4c00_083a, Int64),
-    (0x4c00_013b, Uint8),
-    (0x4c00_023c, Uint16),
-    (0x4c00_043d, Uint32),
-    (0x4c00_083e, Uint64),
-    (0x4c00_013f, CBool),
-    (0x4c00_0840, CFloatComplex),
-    (0x4c00_1041, CDoubleComplex),
-    (0x4c00_2042, CLongDoubleComplex),
-    (0x4c00_0843, Aint),
-    (0x4c00_0844, Offset),
-    (0x4c00_0845, Count),
-    (0x4c00_0133, CBool),              // MPI_CXX_BOOL
-    (0x4c00_0834, CFloatComplex),      // MPI_CXX_FLOAT_COMPLEX
-    (0x4c00_1035, CDoubleComplex),     // MPI_CXX_DOUBLE_COMPLEX
-    (0x4c00_2036, CLongDoubleComplex), // MPI_CXX_LONG_DOUBLE_COMPLEX
-    (0x4c00_041b, Int),                // MPI_INTEGER
-    (0x4c00_041c, Float),              // MPI_REAL
-    (0x4c00_081f, Double),             // MPI_DOUBLE_PRECISION
-    (0x4c00_011a, Char),               // MPI_CHARACTER
-    (0x4c00_081e, CFloatComplex),      // MPI_COMPLEX
-    (0x4c00_1022, CDoubleComplex),     // MPI_DOUBLE_COMPLEX
-    (0x4c00_0820, TwoInt),             // MPI_2INTEGER
-    (0x4c00_0427, Float),              // MPI_REAL4
-    (0x4c00_0829, Double),             // MPI_REAL8
-    (0x4c00_0828, CFloatComplex),      // MPI_COMPLEX8
-    (0x4c00_102a, CDoubleComplex),     // MPI_COMPLEX16
-    (0x4c00_012d, Int8),               // MPI_INTEGER1
-    (0x4c00_022f, Int16),              // MPI_INTEGER2
-    (0x4c00_0430, Int32),              // MPI_INTEGER4
-    (0x4c00_0831, Int64),              // MPI_INTEGER8
+/// (MPICH handle, basic type, name). Every handle is a type of its own
+/// (its own name, and what MPI_Type_get_contents gives back), but one that
+/// behaves everywhere as its basic type: layout, reductions, external32,
+/// MPI_COMBINER_NAMED. Fortran types map to their C twin of the same size;
+/// MPI_REAL16 and MPI_COMPLEX32 to the 16-byte C type, long double (x87
+/// extended, not the binary128 of gfortran's REAL*16: there is no Fortran
+/// binding to hand one over) and its complex. The rest (MPI_LOGICAL,
+/// MPI_2REAL, ...) are not supported.
+pub const DATATYPES: &[(u32, BasicType, &str)] = &[
+    (0x4c00_0101, Char, "MPI_CHAR"),
+    (0x4c00_0118, SignedChar, "MPI_SIGNED_CHAR"),
+    (0x4c00_0102, UnsignedChar, "MPI_UNSIGNED_CHAR"),
+    (0x4c00_010d, Byte, "MPI_BYTE"),
+    (0x4c00_040e, WChar, "MPI_WCHAR"),
+    (0x4c00_0203, Short, "MPI_SHORT"),
+    (0x4c00_0204, UnsignedShort, "MPI_UNSIGNED_SHORT"),
+    (0x4c00_0405, Int, "MPI_INT"),
+    (0x4c00_0406, Unsigned, "MPI_UNSIGNED"),
+    (0x4c00_0807, Long, "MPI_LONG"),
+    (0x4c00_0808, UnsignedLong, "MPI_UNSIGNED_LONG"),
+    (0x4c00_040a, Float, "MPI_FLOAT"),
+    (0x4c00_080b, Double, "MPI_DOUBLE"),
+    (0x4c00_100c, LongDouble, "MPI_LONG_DOUBLE"),
+    (0x4c00_0809, LongLong, "MPI_LONG_LONG_INT"),
+    (0x4c00_0819, UnsignedLongLong, "MPI_UNSIGNED_LONG_LONG"),
+    (0x4c00_010f, Packed, "MPI_PACKED"),
+    (0x8c00_0000, FloatInt, "MPI_FLOAT_INT"),
+    (0x8c00_0001, DoubleInt, "MPI_DOUBLE_INT"),
+    (0x8c00_0002, LongInt, "MPI_LONG_INT"),
+    (0x8c00_0003, ShortInt, "MPI_SHORT_INT"),
+    (0x4c00_0816, TwoInt, "MPI_2INT"),
+    (0x8c00_0004, LongDoubleInt, "MPI_LONG_DOUBLE_INT"),
+    (0x4c00_0137, Int8, "MPI_INT8_T"),
+    (0x4c00_0238, Int16, "MPI_INT16_T"),
+    (0x4c00_0439, Int32, "MPI_INT32_T"),
+    (0x4c00_083a, Int64, "MPI_INT64_T"),
+    (0x4c00_013b, Uint8, "MPI_UINT8_T"),
+    (0x4c00_023c, Uint16, "MPI_UINT16_T"),
+    (0x4c00_043d, Uint32, "MPI_UINT32_T"),
+    (0x4c00_083e, Uint64, "MPI_UINT64_T"),
+    (0x4c00_013f, CBool, "MPI_C_BOOL"),
+    (0x4c00_0840, CFloatComplex, "MPI_C_COMPLEX"),
+    (0x4c00_1041, CDoubleComplex, "MPI_C_DOUBLE_COMPLEX"),
+    (0x4c00_2042, CLongDoubleComplex, "MPI_C_LONG_DOUBLE_COMPLEX"),
+    (0x4c00_0843, Aint, "MPI_AINT"),
+    (0x4c00_0844, Offset, "MPI_OFFSET"),
+    (0x4c00_0845, Count, "MPI_COUNT"),
+    (0x4c00_0133, CBool, "MPI_CXX_BOOL"),
+    (0x4c00_0834, CFloatComplex, "MPI_CXX_FLOAT_COMPLEX"),
+    (0x4c00_1035, CDoubleComplex, "MPI_CXX_DOUBLE_COMPLEX"),
+    (0x4c00_2036, CLongDoubleComplex, "MPI_CXX_LONG_DOUBLE_COMPLEX"),
+    (0x4c00_041b, Int, "MPI_INTEGER"),
+    (0x4c00_041c, Float, "MPI_REAL"),
+    (0x4c00_081f, Double, "MPI_DOUBLE_PRECISION"),
+    (0x4c00_011a, Char, "MPI_CHARACTER"),
+    (0x4c00_081e, CFloatComplex, "MPI_COMPLEX"),
+    (0x4c00_1022, CDoubleComplex, "MPI_DOUBLE_COMPLEX"),
+    (0x4c00_0820, TwoInt, "MPI_2INTEGER"),
+    (0x4c00_0427, Float, "MPI_REAL4"),
+    (0x4c00_0829, Double, "MPI_REAL8"),
+    (0x4c00_0828, CFloatComplex, "MPI_COMPLEX8"),
+    (0x4c00_102a, CDoubleComplex, "MPI_COMPLEX16"),
+    (0x4c00_012d, Int8, "MPI_INTEGER1"),
+    (0x4c00_022f, Int16, "MPI_INTEGER2"),
+    (0x4c00_0430, Int32, "MPI_INTEGER4"),
+    (0x4c00_0831, Int64, "MPI_INTEGER8"),
+    (0x4c00_102b, LongDouble, "MPI_REAL16"),
+    (0x4c00_202c, CLongDoubleComplex, "MPI_COMPLEX32"),
 ];
 
 /// One `Datatype` value per predefined handle, so identity is stable.
-static TYPES: LazyLock<HashMap<i32, Datatype>> = LazyLock::new(|| DATATYPES.iter().map(|&(h, b)| (h as i32, Datatype::basic(b))).collect());
+static TYPES: LazyLock<HashMap<i32, Datatype>> = LazyLock::new(|| {
+    DATATYPES
+        .iter()
+        .map(|&(h, b, name)| {
+            let d = Datatype::basic(b);
+            d.set_name(name);
+            (h as i32, d)
+        })
+        .collect()
+});
 
 pub fn datatype(h: i32) -> Option<&'static Datatype> {
     TYPES.get(&h).or_else(|| marker(h))
+}
+
+/// The predefined handle whose type `d` is (the same value, not merely the
+/// same basic type): MPI_REAL4 stays MPI_REAL4 in MPI_Type_get_contents.
+pub fn handle_of(d: &Datatype) -> Option<i32> {
+    TYPES.iter().find(|(_, t)| t.ptr_eq(d)).map(|(&h, _)| h)
 }
 
 /// MPI_LB and MPI_UB as values: types of no data and no extent. Where they
@@ -100,7 +123,7 @@ pub fn marker(h: i32) -> Option<&'static Datatype> {
 
 /// The canonical C handle of a basic type (the first entry naming it).
 pub fn datatype_handle(b: BasicType) -> Option<i32> {
-    DATATYPES.iter().find(|(_, t)| *t == b).map(|&(h, _)| h as i32)
+    DATATYPES.iter().find(|(_, t, _)| *t == b).map(|&(h, _, _)| h as i32)
 }
 
 pub const OPS: [PredefOp; 14] = [
@@ -187,7 +210,7 @@ mod tests {
 
     #[test]
     fn datatype_handles_encode_their_size() {
-        for &(h, b) in DATATYPES {
+        for &(h, b, _) in DATATYPES {
             // Builtin handles (0x4c...) carry the size in bits 8-15.
             if h >> 24 == 0x4c {
                 assert_eq!(((h >> 8) & 0xff) as usize, b.size(), "{h:#x}");

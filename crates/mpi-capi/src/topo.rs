@@ -165,10 +165,19 @@ pub unsafe extern "C" fn PMPI_Cart_sub(comm: c_int, remain: *const c_int, newcom
             dims: (0..xs.len()).filter(|&i| keep[i]).map(|i| c.dims[i]).collect(),
             periods: (0..xs.len()).filter(|&i| keep[i]).map(|i| c.periods[i]).collect(),
         };
-        let id = rt()?.comm_split(cid, int(color), int(me))?.ok_or_else(|| MpiError::new(ErrorClass::Intern, "Cart_sub split lost this process"))?;
-        let h = comm_handle(id);
-        objs().carts.insert(h, sub);
-        *o = h;
+        // Keeping no dimension gives a zero-dimensional grid (MPI-4.0
+        // §8.5.7), which holds one process: as MPI_Cart_create with no
+        // dimensions, rank 0 gets it and the others MPI_COMM_NULL (MPICH
+        // does the same, and its test topo/cartsuball checks it).
+        let color = if sub.dims.is_empty() && me != 0 { UNDEFINED } else { int(color) };
+        *o = match rt()?.comm_split(cid, color, int(me))? {
+            Some(id) => {
+                let h = comm_handle(id);
+                objs().carts.insert(h, sub);
+                h
+            }
+            None => COMM_NULL,
+        };
         Ok(())
     })
 }

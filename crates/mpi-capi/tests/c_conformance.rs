@@ -83,6 +83,13 @@ fn mpi4_calls() {
     suite("mpi4", &[1, 2, 3]);
 }
 
+/// What MPICH's test suite checks of names, grids, hardware splits and
+/// communicator hints (tests/c/mpich_edges.c).
+#[test]
+fn mpich_suite_edges() {
+    suite("mpich_edges", &[1, 4]);
+}
+
 #[test]
 fn large_count_calls() {
     suite("large_count", &[1, 2, 3]);

@@ -12,7 +12,7 @@ use crate::coll_adapter::{coll_error, CollAdapter};
 use crate::comm::{Comm, CommId, COMM_SELF, COMM_WORLD};
 use crate::dynamic::GLOBAL_LEN;
 use crate::group::{Comparison, Group};
-use crate::info::{Info, ALLOW_OVERTAKING};
+use crate::info::{comm_hints, comm_hints_used, Info, ALLOW_OVERTAKING};
 use crate::p2p::comm_ref;
 use crate::runtime::{Runtime, State};
 use crate::tagged::Tagged;
@@ -39,6 +39,7 @@ impl Runtime {
     }
 
     pub(crate) fn install(&self, st: &mut State, mut c: Comm, info: Info) -> CommId {
+        let info = comm_hints(&Info::default(), &info);
         let relaxed = info.get_bool(ALLOW_OVERTAKING).unwrap_or(false);
         st.engine.set_allow_overtaking(c.p2p_ctx(), relaxed);
         c.info = info;
@@ -212,18 +213,22 @@ impl Runtime {
         })
     }
 
+    /// MPI_Comm_set_info: the hints MPI defines are kept (a key not given
+    /// keeps its value), others ignored (`comm_hints`).
     pub fn comm_set_info(&self, comm: CommId, info: Info) -> MpiResult<()> {
         let mut st = self.lock();
-        let ctx = comm_ref(&st, comm)?.p2p_ctx();
-        st.engine.set_allow_overtaking(ctx, info.get_bool(ALLOW_OVERTAKING).unwrap_or(false));
+        let c = comm_ref(&st, comm)?;
+        let (ctx, kept) = (c.p2p_ctx(), comm_hints(&c.info, &info));
+        st.engine.set_allow_overtaking(ctx, kept.get_bool(ALLOW_OVERTAKING).unwrap_or(false));
         if let Some(c) = st.comms.get_mut(comm) {
-            c.info = info;
+            c.info = kept;
         }
         Ok(())
     }
 
+    /// MPI_Comm_get_info: the hints in use, defaults included.
     pub fn comm_get_info(&self, comm: CommId) -> MpiResult<Info> {
-        Ok(comm_ref(&self.lock(), comm)?.info.clone())
+        Ok(comm_hints_used(&comm_ref(&self.lock(), comm)?.info))
     }
 
     pub fn comm_set_name(&self, comm: CommId, name: &str) -> MpiResult<()> {

@@ -71,9 +71,10 @@ impl Runtime {
         }
         let State { engine, transport, activity, .. } = &mut *st;
         // One look at least (a message already there costs no spin); no
-        // more polls than a blocking call may spin (none on a host with
-        // more ranks than CPUs).
-        let rounds = EXPRESS_ROUNDS.min(self.opts.spin_rounds).max(1);
+        // more polls than a blocking call may spin, and only that one look
+        // on a host with more ranks than CPUs (a spin without yielding holds
+        // the CPU the sender needs).
+        let rounds = if self.opts.oversubscribed { 1 } else { EXPRESS_ROUNDS.min(self.opts.spin_rounds).max(1) };
         for round in 0..rounds {
             let mut got = None;
             let mut declined = false;

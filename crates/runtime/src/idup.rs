@@ -157,7 +157,7 @@ impl Runtime {
         let (group, remote, rank, key, ctx) = (Arc::clone(&c.group), c.remote.clone(), c.rank, u64::from(c.pair), c.coll_ctx());
         let mut dup = Comm::new(Arc::clone(&group), remote.clone(), rank, PENDING, String::new());
         dup.errhandler = c.errhandler.clone();
-        dup.info = info.unwrap_or_else(|| c.info.clone());
+        dup.info = info.map_or_else(|| c.info.clone(), |i| crate::info::comm_hints(&Info::default(), &i));
         // The schedules' peers: the local group, then the remote leader.
         let (peers, inter) = match &remote {
             None => (Arc::clone(&group), None),

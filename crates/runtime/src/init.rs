@@ -36,6 +36,11 @@ impl Runtime {
             None => (Box::new(loopback_world(1, 1).pop().expect("one rank")), None),
             Some(env) => {
                 job_id = Some(env.job_id.clone());
+                let place = crate::transports::Placement::from_env(env.size)?;
+                let here = place.host.get(env.rank as usize).copied();
+                let ranks_on_host = place.host.iter().filter(|&&h| Some(h) == here).count();
+                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+                opts.oversubscribed = crate::options::oversubscribed(ranks_on_host, cpus);
                 let mut client = Client::connect(&env).map_err(boot)?;
                 let t = crate::transports::connect(&env, &mut client)?;
                 (t, Some(client))

@@ -15,9 +15,12 @@ pub struct RuntimeOptions {
     /// (WANMPI_PROGRESS_INTERVAL_US, default 1000 µs; arrivals wake it).
     pub progress_interval: Duration,
     /// Progress rounds a blocking call spins before sleeping on the transport
-    /// (WANMPI_SPIN_ROUNDS, default 2000; 0 sleeps at once, kind to
-    /// oversubscribed machines).
+    /// (WANMPI_SPIN_ROUNDS, default 2000; 0 sleeps at once).
     pub spin_rounds: u32,
+    /// This host runs more ranks than the process has CPUs (known at
+    /// MPI_Init from the launcher's host map): idle spins yield the CPU
+    /// every round instead of after the first few hundred.
+    pub oversubscribed: bool,
     /// WANMPI_TOLERATE_RANK_FAILURE=1 (mpirun --tolerate-rank-failure): a lost
     /// peer fails only the operations that involve it (MPIX_ERR_PROC_FAILED)
     /// instead of ending the job.
@@ -63,6 +66,13 @@ impl WanPeers {
     }
 }
 
+/// Whether this host runs more ranks than this process has CPUs to run
+/// on. A spinning rank then holds a CPU that the rank it waits for needs,
+/// so blocking calls give the CPU away on every idle round (`wait_until`).
+pub fn oversubscribed(ranks_on_host: usize, cpus: usize) -> bool {
+    ranks_on_host > cpus
+}
+
 fn env_num(name: &str, default: u64) -> MpiResult<u64> {
     match std::env::var(name) {
         Ok(v) => v.trim().parse().map_err(|_| MpiError::new(ErrorClass::Arg, format!("{name}={v:?} is not a number"))),
@@ -82,6 +92,7 @@ impl Default for RuntimeOptions {
             progress_thread: None,
             progress_interval: Duration::from_micros(1000),
             spin_rounds: 2000,
+            oversubscribed: false,
             job: None,
             tolerate_rank_failure: false,
             print_stats: false,
@@ -103,6 +114,7 @@ impl RuntimeOptions {
             progress_thread: std::env::var_os("WANMPI_PROGRESS_THREAD").map(|_| env_bool("WANMPI_PROGRESS_THREAD")),
             progress_interval: Duration::from_micros(env_num("WANMPI_PROGRESS_INTERVAL_US", 1000)?),
             spin_rounds: env_num("WANMPI_SPIN_ROUNDS", 2000)? as u32,
+            oversubscribed: false,
             tolerate_rank_failure: env_bool("WANMPI_TOLERATE_RANK_FAILURE"),
             print_stats: env_bool("WANMPI_STATS"),
             wan_window: env_num("WANMPI_WAN_WINDOW", 16 << 20)?,
@@ -110,5 +122,17 @@ impl RuntimeOptions {
             wan_peers: WanPeers::from_env()?,
             job: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod spin_tests {
+    use super::oversubscribed;
+
+    #[test]
+    fn more_ranks_than_cpus_is_oversubscribed() {
+        assert!(!oversubscribed(2, 2));
+        assert!(!oversubscribed(1, 8));
+        assert!(oversubscribed(8, 2));
     }
 }

@@ -207,6 +207,8 @@ impl Runtime {
         // a quiet 1-byte shm round trip about 9 % slower).
         const YIELD_AFTER: u32 = 256;
         const YIELD_EVERY: u32 = 2;
+        // Ranks that share their CPUs give them away at once.
+        let (yield_after, yield_every) = if self.opts.oversubscribed { (0, 1) } else { (YIELD_AFTER, YIELD_EVERY) };
         let mut idle_rounds = spun;
         let mut seen: Option<u64> = None;
         loop {
@@ -224,7 +226,7 @@ impl Runtime {
             };
             idle_rounds += 1;
             if idle_rounds < self.opts.spin_rounds {
-                if idle_rounds > YIELD_AFTER && idle_rounds.is_multiple_of(YIELD_EVERY) {
+                if idle_rounds > yield_after && idle_rounds.is_multiple_of(yield_every) {
                     // Past the first rounds, give the CPU away now and then:
                     // when the peer shares this core (more ranks than free
                     // cores) its answer can only come while we are off it,

@@ -66,9 +66,9 @@ impl Cart {
 
 /// `n` as a product of `k` factors in non-increasing order, as close to
 /// each other as possible: the smallest spread between the largest and the
-/// smallest factor, ties to the smaller factors after the first (what
-/// MPICH gives: 72 in 2 is 9 x 8, 5040 in 3 is 21 x 16 x 15, 5616 in 4 is
-/// 13 x 9 x 8 x 6).
+/// smallest factor. Ties go to the larger smallest factor, then the larger
+/// next-to-smallest, and so on up (MPICH's choice, which its `dims5` test
+/// checks: 13104 in 4 is 14 x 13 x 9 x 8, not 13 x 12 x 12 x 7).
 fn balanced(n: usize, k: usize) -> Vec<usize> {
     let mut divisors: Vec<usize> = (1..).take_while(|d| d * d <= n).filter(|d| n.is_multiple_of(*d)).flat_map(|d| [d, n / d]).collect();
     divisors.sort_unstable();
@@ -90,11 +90,19 @@ fn root(n: usize, k: usize) -> usize {
     r.max(1)
 }
 
+/// Whether the non-increasing factors `v` beat `b` (see [`balanced`]).
+fn better(v: &[usize], b: &[usize]) -> bool {
+    let (sv, sb) = (v[0] - v[v.len() - 1], b[0] - b[b.len() - 1]);
+    sv < sb || (sv == sb && v.iter().rev().gt(b.iter().rev()))
+}
+
+/// Tries every non-increasing way to write `n` as `k` factors of at most
+/// `cap` after the factors in `acc`, keeping the best in `best`. Each next
+/// factor runs upward from the k-th root of what is left (the most
+/// balanced first), and stops once even the best completion is worse than
+/// `best`: the spread is at least the largest factor minus the smallest
+/// factor still to come, which is at most the (k-1)-th root of the rest.
 fn search(n: usize, k: usize, cap: usize, divisors: &[usize], acc: &mut Vec<usize>, best: &mut Option<Vec<usize>>) {
-    let better = |v: &[usize], b: &[usize]| {
-        let (rv, rb) = (v[0] - v[v.len() - 1], b[0] - b[b.len() - 1]);
-        rv < rb || (rv == rb && v[1..] < b[1..])
-    };
     if k == 1 {
         if n <= cap {
             acc.push(n);
@@ -105,26 +113,62 @@ fn search(n: usize, k: usize, cap: usize, divisors: &[usize], acc: &mut Vec<usiz
         }
         return;
     }
-    // The smallest factor to come is at most the k-th root of what is left,
-    // so the spread is at least the largest so far minus that root.
+    // The largest remaining factor is at least the k-th root.
     let r = root(n, k);
-    if let (Some(&top), Some(b)) = (acc.first(), best.as_ref()) {
-        if top.saturating_sub(r) > b[0] - b[b.len() - 1] {
-            return;
+    let from = divisors.partition_point(|&d| d < r);
+    for &d in &divisors[from..] {
+        if d > cap || d > n {
+            break;
         }
-    }
-    for &d in divisors.iter().rev() {
-        if d > cap || !n.is_multiple_of(d) {
+        if !n.is_multiple_of(d) {
             continue;
         }
-        // The largest remaining factor is at least the k-th root.
-        if d < r {
-            break;
+        let top = acc.first().copied().unwrap_or(d);
+        if let Some(b) = best.as_ref() {
+            if top.saturating_sub(root(n / d, k - 1)) > b[0] - b[b.len() - 1] {
+                break;
+            }
         }
         acc.push(d);
         search(n / d, k - 1, d, divisors, acc, best);
         acc.pop();
     }
+}
+
+/// Splits off, largest first, the primes of `n` that occur once and exceed
+/// the square root of what is left: each must sit in a dimension of its
+/// own, as no other factor can share it without making that dimension the
+/// largest by far. At most `k - 1` are split off, and never the smallest
+/// prime. Returns them and what is left of `n`. (MPICH does this before
+/// balancing the rest, so the rest is balanced among itself; `dims5`
+/// checks the outcome.)
+fn split_large_primes(n: usize, k: usize) -> (Vec<usize>, usize) {
+    let mut primes: Vec<(usize, u32)> = Vec::new();
+    let mut m = n;
+    let mut p = 2;
+    while p * p <= m {
+        if m.is_multiple_of(p) {
+            let mut c = 0;
+            while m.is_multiple_of(p) {
+                m /= p;
+                c += 1;
+            }
+            primes.push((p, c));
+        }
+        p += 1;
+    }
+    if m > 1 {
+        primes.push((m, 1));
+    }
+    let (mut large, mut rest) = (Vec::new(), n);
+    for &(p, c) in primes.iter().skip(1).rev() {
+        if large.len() + 1 >= k || c != 1 || p * p <= rest {
+            break;
+        }
+        large.push(p);
+        rest /= p;
+    }
+    (large, rest)
 }
 
 /// MPI_Dims_create: fills zero entries of `dims` so their product is
@@ -138,7 +182,9 @@ pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
     if free == 0 {
         return if fixed == nnodes { Ok(()) } else { err(ErrorClass::Dims, "fixed dimensions do not multiply to the process count") };
     }
-    let mut parts = balanced(nnodes / fixed, free);
+    let (mut parts, rest) = split_large_primes(nnodes / fixed, free);
+    let k = free - parts.len();
+    parts.extend(balanced(rest, k));
     parts.sort_unstable_by(|a, b| b.cmp(a));
     let mut it = parts.into_iter();
     for d in dims.iter_mut().filter(|d| **d == 0) {
@@ -202,6 +248,15 @@ mod tests {
         let mut d = [0, 0];
         dims_create(1 << 20, &mut d).unwrap();
         assert_eq!(d, [1024, 1024]);
+        // Ties in spread go to the larger small factors.
+        let mut d = [0; 4];
+        dims_create(13104, &mut d).unwrap();
+        assert_eq!(d, [14, 13, 9, 8]);
+        // A prime above the square root of the rest gets a dimension of its
+        // own, and the rest is balanced among itself.
+        let mut d = [0; 3];
+        dims_create(110, &mut d).unwrap();
+        assert_eq!(d, [11, 5, 2]);
         let c = Cart { dims: vec![2, 3], periods: vec![false, true] };
         assert_eq!(c.coords(4), vec![1, 1]);
         assert_eq!(c.rank(&[1, 4]).unwrap(), Some(4));
