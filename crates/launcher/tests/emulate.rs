@@ -52,23 +52,38 @@ fn pingpong_round_trips_match_the_emulated_delay() {
     let Some((pingpong, _)) = ready("pingpong_round_trips_match_the_emulated_delay") else { return };
     let pp = pingpong.to_str().unwrap_or_default();
     for delay in [0u32, 20, 40, 80] {
-        let profile = format!("delay={delay}ms");
-        let r = mpirun(&["-n", "2", "--emulate", &profile, pp, "--sizes", "1,1024", "--iters", "10", "--csv"]);
-        assert_eq!(r.code, Some(0), "delay {delay}: {}", r.stderr);
-        let id = emulation_id(&r.stderr);
-        assert_gone(&id);
-        for size in ["1", "1024"] {
-            let line = r.stdout.lines().find(|l| l.split(',').next() == Some(size)).unwrap_or_else(|| panic!("no {size} B line: {}", r.stdout));
-            let rtt_ms: f64 = line.split(',').nth(2).and_then(|x| x.parse::<f64>().ok()).expect("rtt") / 1000.0;
-            let want = 2.0 * delay as f64;
-            // Below 2x delay is impossible; above it, the forwarder's and the
-            // runtime's own costs (a fraction of a ms) plus scheduling noise
-            // on a loaded 2-core machine.
-            let slack = 3.0f64.max(0.05 * want);
-            eprintln!("delay {delay} ms, {size} B: RTT {rtt_ms:.3} ms (want {want} .. {})", want + slack);
-            assert!(rtt_ms >= want - 0.2 && rtt_ms <= want + slack, "delay {delay} ms, {size} B: RTT {rtt_ms} ms, want {want} (+{slack})");
+        // A second run when the first is slow: on a loaded 2-core machine
+        // one scheduling stall of a few tens of ms lifts a mean of 10 round
+        // trips past the slack; twice in a row means the delay is wrong.
+        let slow = (0..2).map(|_| pingpong_at(pp, delay)).find(|slow| slow.is_empty());
+        assert!(slow.is_some(), "delay {delay} ms: round trips outside the bound in two runs (see above)");
+    }
+}
+
+/// One emulated ping-pong at `delay` ms: the sizes whose mean round trip
+/// is outside [2 x delay, 2 x delay + slack], described.
+fn pingpong_at(pp: &str, delay: u32) -> Vec<String> {
+    let profile = format!("delay={delay}ms");
+    let r = mpirun(&["-n", "2", "--emulate", &profile, pp, "--sizes", "1,1024", "--iters", "10", "--csv"]);
+    assert_eq!(r.code, Some(0), "delay {delay}: {}", r.stderr);
+    let id = emulation_id(&r.stderr);
+    assert_gone(&id);
+    let mut slow = vec![];
+    for size in ["1", "1024"] {
+        let line = r.stdout.lines().find(|l| l.split(',').next() == Some(size)).unwrap_or_else(|| panic!("no {size} B line: {}", r.stdout));
+        let rtt_ms: f64 = line.split(',').nth(2).and_then(|x| x.parse::<f64>().ok()).expect("rtt") / 1000.0;
+        let want = 2.0 * delay as f64;
+        // Below 2x delay is impossible; above it, the forwarder's and the
+        // runtime's own costs (a fraction of a ms) plus scheduling noise
+        // on a loaded 2-core machine.
+        let slack = 3.0f64.max(0.05 * want);
+        eprintln!("delay {delay} ms, {size} B: RTT {rtt_ms:.3} ms (want {want} .. {})", want + slack);
+        assert!(rtt_ms >= want - 0.2, "delay {delay} ms, {size} B: RTT {rtt_ms} ms is below the emulated {want} ms");
+        if rtt_ms > want + slack {
+            slow.push(format!("{size} B: {rtt_ms:.3} ms > {want} + {slack}"));
         }
     }
+    slow
 }
 
 #[test]
