@@ -316,14 +316,15 @@ impl Transport for Composite {
         Ok(n)
     }
 
-    /// Offered only when one part alone reaches `peer` (frames cannot
-    /// come by another part meanwhile) and the frame is next in its
-    /// channel's order with none held back.
+    /// Looks in the part that carries our short frames to `peer` (the
+    /// route is symmetric: a same-host peer's frames come by shared
+    /// memory). A frame is offered only when it is next in its channel's
+    /// order with none held back, so one that came by another part first
+    /// is never overtaken.
     fn take_next_from(&mut self, peer: PeerId, take: &mut dyn FnMut(&[u8]) -> bool) -> Option<bool> {
         let st = self.peers.get_mut(peer as usize)?;
-        let mut serving = self.parts.iter().enumerate().filter(|(_, p)| p.serves(peer)).map(|(i, _)| i);
-        let (Some(part), None) = (serving.next(), serving.next()) else { return None };
-        if st.pending_loss.is_some() {
+        let part = st.pick.small;
+        if st.pending_loss.is_some() || !self.parts.get(part)?.serves(peer) {
             return None;
         }
         self.parts[part].take_next_from(peer, &mut |bytes| {
