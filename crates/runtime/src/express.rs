@@ -56,25 +56,33 @@ fn quiet(st: &State) -> bool {
 impl Runtime {
     /// The message of a blocking receive if it came by the express path;
     /// `Err(spun)`: receive it the ordinary way (every argument error
-    /// included), after `spun` polls already spent waiting.
+    /// included), after `spun` polls already spent waiting. Runs under the
+    /// caller's lock, held across the polls (a few microseconds at most):
+    /// nothing can post, queue or take a frame meanwhile, so the checks hold
+    /// for every poll, and a poll is a load of the ring's next word.
     ///
     /// # Safety
     /// `buf` must have room for `count` elements of `dt`.
-    pub(crate) unsafe fn express_recv(&self, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32, comm: CommId) -> Result<Status, u32> {
-        // The lock is held across the polls (a few microseconds at most):
-        // nothing can post, queue or take a frame meanwhile, so the checks
-        // hold for every poll, and a poll is a load of the ring's next word.
-        let mut st = self.lock();
-        let p = plan(&st, buf, count, dt, source, tag, comm).ok_or(0u32)?;
-        if !quiet(&st) || !st.engine.express_ready(p.src, p.ctx) {
+    // MPI_Recv's arguments plus the locked state and the poll budget.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn express_recv(
+        st: &mut State,
+        rounds: u32,
+        buf: *mut u8,
+        count: usize,
+        dt: &Datatype,
+        source: i32,
+        tag: i32,
+        comm: CommId,
+    ) -> Result<Status, u32> {
+        let p = plan(st, buf, count, dt, source, tag, comm).ok_or(0u32)?;
+        // A transport that cannot offer this peer's frames one by one (all
+        // but shared memory) says so at once: the ordinary path, no more
+        // checks on its way.
+        if st.transport.take_next_from(p.src, &mut |_| false).is_none() || !quiet(st) || !st.engine.express_ready(p.src, p.ctx) {
             return Err(0);
         }
-        let State { engine, transport, activity, .. } = &mut *st;
-        // One look at least (a message already there costs no spin); no
-        // more polls than a blocking call may spin, and only that one look
-        // on a host with more ranks than CPUs (a spin without yielding holds
-        // the CPU the sender needs).
-        let rounds = if self.opts.oversubscribed { 1 } else { EXPRESS_ROUNDS.min(self.opts.spin_rounds).max(1) };
+        let State { engine, transport, activity, .. } = st;
         for round in 0..rounds {
             let mut got = None;
             let mut declined = false;

@@ -73,6 +73,21 @@ pub fn oversubscribed(ranks_on_host: usize, cpus: usize) -> bool {
     ranks_on_host > cpus
 }
 
+impl RuntimeOptions {
+    /// Polls an express receive (`express.rs`) may spend on one peer: one
+    /// look at least (a message already there costs no spin), no more than
+    /// a blocking call may spin, and only that look on a host with more
+    /// ranks than CPUs (a spin without yielding holds the CPU the sender
+    /// needs).
+    pub(crate) fn express_rounds(&self) -> u32 {
+        if self.oversubscribed {
+            1
+        } else {
+            crate::express::EXPRESS_ROUNDS.min(self.spin_rounds).max(1)
+        }
+    }
+}
+
 fn env_num(name: &str, default: u64) -> MpiResult<u64> {
     match std::env::var(name) {
         Ok(v) => v.trim().parse().map_err(|_| MpiError::new(ErrorClass::Arg, format!("{name}={v:?} is not a number"))),

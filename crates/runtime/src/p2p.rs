@@ -347,11 +347,11 @@ impl Runtime {
     /// # Safety
     /// `buf` must have room for `count` elements of `dt`.
     pub unsafe fn recv(&self, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32, comm: CommId) -> MpiResult<Status> {
-        let spun = match self.express_recv(buf, count, dt, source, tag, comm) {
+        let mut st = self.lock();
+        let spun = match Self::express_recv(&mut st, self.opts.express_rounds(), buf, count, dt, source, tag, comm) {
             Ok(s) => return Ok(s),
             Err(spun) => spun,
         };
-        let mut st = self.lock();
         let e = irecv_locked(&mut st, buf, count, dt, source, tag, comm, false)?;
         let Entry::Active { id, group, unpack } = e else {
             return Ok(Status::proc_null());
