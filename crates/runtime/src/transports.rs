@@ -69,7 +69,7 @@ fn wamp(env: &JobEnv, kv: &mut dyn KeyValue) -> Connected {
 /// (wanmpi_transport_composite::adaptive).
 fn adaptive(env: &JobEnv, kv: &mut dyn KeyValue) -> Connected {
     let parts = vec![tcp(env, kv)?, wamp(env, kv)?];
-    Ok(Box::new(Composite::new("adaptive", parts, Box::new(AdaptiveRoute { tcp: 0, wamp: 1 }))?))
+    Ok(Box::new(Composite::new("adaptive", parts, Box::new(AdaptiveRoute::new(0, 1)))?))
 }
 
 /// Shared memory to the ranks of `local` (this rank's host).

@@ -1,15 +1,28 @@
 //! The adaptive choice between tcp and wamp, as the WAMP paper proposes: per
-//! peer, from what the path measures. The threshold comes from the ping-pong
-//! grids in docs/benchmarks.md sections 11 and 13: across the emulator wamp
-//! won every cell with a round trip of 40 ms or more, lossy or not (no slow
-//! start per message, losses repaired without a round trip), while on a
-//! sub-millisecond path tcp was as fast or faster in every cell, lossy or
-//! not (a loss costs tcp little there, and its kernel path moves bulk data
-//! faster than wamp's one datagram per system call). So a peer goes over
-//! wamp when it is far, over tcp when it is near. The loss figure is kept in
-//! the reason, for the stats.
+//! peer, from what the path measures. The rule comes from the ping-pong
+//! grids in docs/benchmarks.md sections 11, 13 and 24:
+//!
+//! - across the emulator wamp won every cell with a round trip of 40 ms or
+//!   more, lossy or not (no slow start per message, losses repaired without
+//!   a round trip): a far peer goes over wamp;
+//! - on a sub-millisecond path without loss tcp is faster (its kernel path
+//!   moves bulk data faster than wamp's one datagram per system call): a
+//!   near clean peer goes over tcp;
+//! - on a sub-millisecond path *with* loss tcp pays a probe or a
+//!   retransmission timeout for every tail loss, and means over 200 round
+//!   trips were 4-10x wamp's (section 24): a near peer goes over wamp until
+//!   wamp's own loss figure, over enough packets, says the path is clean,
+//!   and back to wamp when tcp retransmits. Starting on wamp is what makes
+//!   the choice cheap: wamp counts losses without paying for them, while
+//!   tcp's first tail loss costs more than a short job's whole run.
+//!
+//! Loss figures are counted over the recent past, not since the connection
+//! began: tcp's counters (cumulative in TCP_INFO) are read against a
+//! baseline taken whenever the peer comes back to tcp, so an old loss does
+//! not send it away again at once.
 
 use crate::route::{Pick, Route};
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use wanmpi_transport::{PathStats, PeerId};
 
@@ -20,6 +33,17 @@ const MIN_SAMPLE: u64 = 100;
 /// Hysteresis: leaving the current choice needs the round trip this far
 /// past the threshold.
 const MARGIN: f64 = 1.25;
+/// A near peer whose tcp retransmits at least this share of its segments
+/// goes over wamp.
+pub const LOSSY: f64 = 0.003;
+/// A near peer on wamp goes to tcp once wamp has sent `CLEAN_PROOF` packets
+/// and loses less than this share of them.
+pub const CLEAN: f64 = 0.001;
+/// Packets wamp must have sent to call a path clean: at 1 % loss, 100
+/// packets show no loss a third of the time, 300 one time in twenty, 500
+/// one in 150 (and then tcp's first retransmission sends the peer back).
+/// 500 packets are 24 round trips of 30 KiB or 2 of 300 KiB.
+pub const CLEAN_PROOF: u64 = 500;
 
 /// Which side of `FAR` a peer is on: the near part (tcp) or the far one
 /// (wamp, or whatever carries WAN traffic).
@@ -39,16 +63,45 @@ fn loss_of(near: Option<&PathStats>, far: Option<&PathStats>) -> Option<f64> {
     [near, far].into_iter().flatten().filter(|p| p.sent >= MIN_SAMPLE).map(|p| p.loss).reduce(f64::max)
 }
 
-/// The rule, as a pure function of what the near and far parts measured
-/// and the current choice.
-pub fn decide(current: Choice, near: Option<&PathStats>, far: Option<&PathStats>) -> (Choice, String) {
+/// One part's loss share, when it rests on enough packets.
+fn measured_loss(p: Option<&PathStats>) -> Option<f64> {
+    p.filter(|p| p.sent >= MIN_SAMPLE).map(|p| p.loss)
+}
+
+/// Near or far by round trip alone (None: nothing measured yet), with the
+/// hysteresis around `FAR`.
+pub fn by_distance(current: Choice, near: Option<&PathStats>, far: Option<&PathStats>) -> Option<(Choice, String)> {
     let threshold = if current == Choice::Far { FAR.div_f64(MARGIN) } else { FAR.mul_f64(MARGIN) };
-    let rtt = rtt_of(near, far);
     let loss = loss_of(near, far).map_or(String::new(), |l| format!(", {:.2} % lost", l * 100.0));
-    match rtt {
-        Some(r) if r >= threshold => (Choice::Far, format!("far (round trip {:.1} ms{loss})", r.as_secs_f64() * 1e3)),
-        Some(r) => (Choice::Near, format!("near (round trip {:.2} ms{loss})", r.as_secs_f64() * 1e3)),
-        None => (Choice::Near, "no round trip measured yet".into()),
+    let r = rtt_of(near, far)?;
+    Some(if r >= threshold {
+        (Choice::Far, format!("far (round trip {:.1} ms{loss})", r.as_secs_f64() * 1e3))
+    } else {
+        (Choice::Near, format!("near (round trip {:.2} ms{loss})", r.as_secs_f64() * 1e3))
+    })
+}
+
+/// The adaptive rule, as a pure function of what the near and far parts
+/// measured (the near part's loss over the packets since it last carried
+/// the peer's frames) and the current choice.
+pub fn decide(current: Choice, near: Option<&PathStats>, far: Option<&PathStats>) -> (Choice, String) {
+    match by_distance(current, near, far) {
+        Some((Choice::Near, why)) => {
+            // Near: tcp only on a path wamp found clean, and only until tcp
+            // retransmits. The gap between LOSSY and CLEAN (and wamp's slowly
+            // decaying loss figure) keeps it from flapping.
+            let go_far = match current {
+                Choice::Near => measured_loss(near).is_some_and(|l| l >= LOSSY),
+                Choice::Far => !far.is_some_and(|p| p.sent >= CLEAN_PROOF && p.loss < CLEAN),
+            };
+            if go_far {
+                (Choice::Far, format!("{why}, lossy or not yet found clean"))
+            } else {
+                (Choice::Near, format!("{why}, clean"))
+            }
+        }
+        Some(far) => far,
+        None => (Choice::Far, "no round trip measured yet".into()),
     }
 }
 
@@ -56,12 +109,42 @@ pub fn decide(current: Choice, near: Option<&PathStats>, far: Option<&PathStats>
 pub struct AdaptiveRoute {
     pub tcp: usize,
     pub wamp: usize,
+    /// Per peer, tcp's cumulative (segments, retransmissions) when the peer
+    /// last came to tcp: its loss is counted from there.
+    tcp_base: HashMap<PeerId, (u64, f64)>,
+    /// Peers the route has decided on before.
+    decided: HashSet<PeerId>,
+}
+
+impl AdaptiveRoute {
+    pub fn new(tcp: usize, wamp: usize) -> AdaptiveRoute {
+        AdaptiveRoute { tcp, wamp, tcp_base: HashMap::new(), decided: HashSet::new() }
+    }
+}
+
+/// `p` counted from `base` (segments, retransmissions) on.
+fn since(p: &PathStats, base: (u64, f64)) -> PathStats {
+    let sent = p.sent.saturating_sub(base.0);
+    let lost = (p.loss * p.sent as f64 - base.1).max(0.0);
+    PathStats { sent, loss: if sent == 0 { 0.0 } else { lost / sent as f64 }, ..*p }
 }
 
 impl Route for AdaptiveRoute {
-    fn choose(&mut self, _peer: PeerId, current: &Pick, paths: &[Option<PathStats>]) -> Pick {
-        let cur = if current.small == self.wamp { Choice::Far } else { Choice::Near };
-        let (c, why) = decide(cur, paths[self.tcp].as_ref(), paths[self.wamp].as_ref());
+    fn choose(&mut self, peer: PeerId, current: &Pick, paths: &[Option<PathStats>]) -> Pick {
+        // Before the first decision every peer counts as on wamp: a near
+        // one must prove its path clean first.
+        let undecided = !self.decided.contains(&peer);
+        self.decided.insert(peer);
+        let cur = if undecided || current.small == self.wamp { Choice::Far } else { Choice::Near };
+        let tcp_now = paths[self.tcp].as_ref();
+        let base = self.tcp_base.get(&peer).copied().unwrap_or((0, 0.0));
+        let tcp_recent = tcp_now.map(|p| since(p, base));
+        let (c, why) = decide(cur, tcp_recent.as_ref(), paths[self.wamp].as_ref());
+        if c == Choice::Near && cur == Choice::Far {
+            if let Some(p) = tcp_now {
+                self.tcp_base.insert(peer, (p.sent, p.loss * p.sent as f64));
+            }
+        }
         Pick::all(if c == Choice::Far { self.wamp } else { self.tcp }, why)
     }
 }
@@ -79,27 +162,71 @@ mod tests {
     fn the_rule_as_a_table() {
         use Choice::*;
         let rows: &[(Choice, Option<PathStats>, Option<PathStats>, Choice)] = &[
-            // near: tcp, lossy or not
+            // near, on tcp: stays while tcp does not retransmit
             (Near, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 10)), Near),
+            (Near, Some(path(0.2, 0.002, 1000)), None, Near),
+            // ... not on a figure of a few packets
+            (Near, Some(path(0.2, 0.05, 20)), None, Near),
+            // ... and goes to wamp when it does
+            (Near, Some(path(0.2, 0.02, 1000)), Some(path(0.2, 0.02, 1000)), Far),
+            (Near, Some(path(0.2, 0.004, 1000)), None, Far),
+            // near, on wamp: to tcp once wamp found the path clean over
+            // enough packets
             (Far, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 1000)), Near),
-            (Near, Some(path(0.2, 0.02, 1000)), Some(path(0.2, 0.02, 1000)), Near),
+            (Far, None, Some(path(0.1, 0.0005, 5000)), Near),
+            (Far, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 499)), Far),
+            (Far, Some(path(0.2, 0.0, 1000)), Some(path(0.2, 0.005, 5000)), Far),
+            (Far, Some(path(0.2, 0.0, 1000)), None, Far),
             // far: wamp, whatever the loss
             (Near, Some(path(40.0, 0.0, 1000)), Some(path(40.0, 0.0, 0)), Far),
             (Near, None, Some(path(20.0, 0.0, 0)), Far),
             (Near, Some(path(160.0, 0.02, 1000)), None, Far),
             // the smaller of the two round trips counts
             (Near, Some(path(0.3, 0.0, 1000)), Some(path(40.0, 0.0, 0)), Near),
+            (Far, Some(path(0.3, 0.0, 1000)), Some(path(40.0, 0.0, 2000)), Near),
             // hysteresis around the threshold
-            (Far, Some(path(1.8, 0.0, 1000)), None, Far),
+            (Far, Some(path(1.8, 0.0, 1000)), Some(path(1.8, 0.0, 5000)), Far),
             (Near, Some(path(2.2, 0.0, 1000)), None, Near),
             (Near, Some(path(2.6, 0.0, 1000)), None, Far),
-            (Far, Some(path(1.5, 0.0, 1000)), None, Near),
-            // nothing known: tcp
-            (Near, None, None, Near),
+            (Far, Some(path(1.5, 0.0, 1000)), Some(path(1.5, 0.0, 5000)), Near),
+            // nothing known: wamp
+            (Near, None, None, Far),
         ];
         for (i, (cur, t, w, want)) in rows.iter().enumerate() {
             let (got, why) = decide(*cur, t.as_ref(), w.as_ref());
             assert_eq!(got, *want, "row {i}: {why}");
         }
+    }
+
+    /// The route counts tcp's loss from when the peer last came back to
+    /// tcp: the retransmissions that sent it to wamp do not send it there
+    /// again once wamp found the path clean.
+    #[test]
+    fn old_tcp_losses_do_not_count_after_coming_back() {
+        let mut r = AdaptiveRoute::new(0, 1);
+        let tcp = |loss, sent| Some(path(0.2, loss, sent));
+        let wamp = |loss, sent| Some(path(0.2, loss, sent));
+        // a near peer starts on wamp, whatever part the composite offered
+        let p = r.choose(3, &Pick::all(0, ""), &[tcp(0.0, 0), wamp(0.0, 10)]);
+        assert_eq!(p.small, 1, "{}", p.why);
+        // wamp found the path clean: tcp
+        let p = r.choose(3, &p, &[tcp(0.0, 10), wamp(0.0, 500)]);
+        assert_eq!(p.small, 0, "{}", p.why);
+        // tcp retransmits 2 %: wamp
+        let p = r.choose(3, &p, &[tcp(0.02, 1010), wamp(0.0, 1000)]);
+        assert_eq!(p.small, 1, "{}", p.why);
+        assert!(p.why.contains("lossy"), "{}", p.why);
+        // wamp clean again: back to tcp, whose cumulative figure still shows 2 %
+        let p = r.choose(3, &p, &[tcp(0.02, 1010), wamp(0.0005, 5000)]);
+        assert_eq!(p.small, 0, "{}", p.why);
+        // 500 more segments without a retransmission: stays on tcp
+        let p = r.choose(3, &p, &[tcp(20.2 / 1510.0, 1510), wamp(0.0005, 5000)]);
+        assert_eq!(p.small, 0, "{}", p.why);
+        // 500 more with 5 retransmissions (1 %): wamp again
+        let p = r.choose(3, &p, &[tcp(25.2 / 2010.0, 2010), wamp(0.0005, 5000)]);
+        assert_eq!(p.small, 1, "{}", p.why);
+        // another peer has its own history
+        let q = r.choose(4, &Pick::all(0, ""), &[tcp(0.0, 1000), wamp(0.0, 10)]);
+        assert_eq!(q.small, 1, "{}", q.why);
     }
 }

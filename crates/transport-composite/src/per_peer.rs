@@ -1,10 +1,11 @@
 //! The transport per peer: shared memory to ranks on this host, the LAN
 //! transport inside this site, the WAN transport to other sites. Where the
 //! launcher said which site a peer is in, its part is fixed; where it did
-//! not, the peer goes near or far by measured round trip, by the same rule
-//! as the adaptive transport (`adaptive::decide`).
+//! not, the peer goes near or far by measured round trip, with the same
+//! threshold as the adaptive transport (`adaptive::by_distance`; loss does
+//! not move it: the WAN part may be sctp or tcp).
 
-use crate::adaptive::{decide, Choice};
+use crate::adaptive::{by_distance, Choice};
 use crate::route::{Pick, Route};
 use wanmpi_transport::{PathStats, PeerId};
 
@@ -35,7 +36,8 @@ impl Route for PerPeerRoute {
             Some(Reach::Fixed(part, why)) => Pick::all(part, why),
             Some(Reach::ByDistance { near, far }) => {
                 let cur = if current.small == far { Choice::Far } else { Choice::Near };
-                let (c, why) = decide(cur, paths.get(near).and_then(|p| p.as_ref()), paths.get(far).and_then(|p| p.as_ref()));
+                let (c, why) = by_distance(cur, paths.get(near).and_then(|p| p.as_ref()), paths.get(far).and_then(|p| p.as_ref()))
+                    .unwrap_or((Choice::Near, "no round trip measured yet".into()));
                 Pick::all(if c == Choice::Far { far } else { near }, why)
             }
             None => Pick::all(0, "a rank outside the job"),

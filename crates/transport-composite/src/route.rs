@@ -4,8 +4,11 @@ use std::time::Duration;
 use wanmpi_transport::{PathStats, PeerId};
 
 /// A route is asked again for a peer at most this often (asking reads each
-/// transport's path measurements: a system call for tcp).
-pub const EVALUATE_EVERY: Duration = Duration::from_millis(50);
+/// transport's path measurements: a system call for tcp, about a
+/// microsecond; it happens only when a frame goes to that peer). Short
+/// enough that on a sub-millisecond lossy path a peer leaves tcp after a few
+/// round trips, not 50 ms of them (docs/benchmarks.md section 24).
+pub const EVALUATE_EVERY: Duration = Duration::from_millis(5);
 
 /// Where frames to one peer go until the route is asked again: frames
 /// shorter than `large_from` bytes over part `small`, the others over part
