@@ -35,7 +35,12 @@ struct Manager<'c> {
     book: Book,
     rows: Vec<WorkerRow>,
     req_recvs: Vec<(Op, usize)>,
+    /// With a writer: the workers' closing statistics, awaited at the end.
     stats_recvs: Vec<(Op, usize)>,
+    /// Workers that are finished, so that their leaving loses nothing: they
+    /// sent their closing statistics (with a writer) or were told that
+    /// every task has its result (without).
+    finished_workers: Vec<bool>,
     result_recvs: Vec<(Op, (usize, i32))>,
     sends: Vec<(Op, usize)>,
     reissued: u64,
@@ -63,6 +68,7 @@ pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data
         ranks,
         req_recvs: vec![],
         stats_recvs: vec![],
+        finished_workers: vec![false; nworkers],
         result_recvs: vec![],
         sends: vec![],
         reissued: 0,
@@ -70,8 +76,10 @@ pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data
     };
     for w in 0..nworkers {
         m.post_request_recv(w)?;
-        let s = m.ctl.irecv(WorkerStats::LEN, m.ranks[w], wire::STATS_TAG)?;
-        m.stats_recvs.push((s, w));
+        if m.writer.is_some() {
+            let s = m.ctl.irecv(WorkerStats::LEN, m.ranks[w], wire::STATS_TAG)?;
+            m.stats_recvs.push((s, w));
+        }
     }
     if let Some(wr) = m.writer {
         let r = m.ctl.irecv(Answer::BATCH * Answer::LEN, wr, wire::ANSWERS_TAG)?;
@@ -92,6 +100,9 @@ pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data
         rounds.end_round(events)?;
     }
     progress.finish();
+    if m.writer.is_none() {
+        m.tell_workers_done()?;
+    }
     // Every copy is answered, so the writer has every result it will get.
     let writer_stats = match m.writer {
         Some(wr) => Some(m.end_writer(wr)?),
@@ -131,8 +142,12 @@ impl Manager<'_> {
         Ok(())
     }
 
-    /// Done when every task has its result, every copy was answered and
-    /// every live worker has reported (so no request is still on its way).
+    /// Done when every task has its result, every copy was answered and,
+    /// with a writer, every live worker has reported (so no request is still
+    /// on its way). Without a writer the workers' statistics came with
+    /// their answers, and requests still on their way are left unanswered:
+    /// `tell_workers_done` ends every worker, which then cancels its
+    /// receives.
     fn finished(&self) -> bool {
         self.book.all_done() && self.book.inflight.is_empty() && self.stats_recvs.is_empty()
     }
@@ -141,9 +156,12 @@ impl Manager<'_> {
         if self.rows[w].lost {
             return Ok(());
         }
-        if self.rows[w].stats.is_some() {
-            // It had finished and reported: its leaving loses nothing.
+        if self.finished_workers[w] {
+            // Its leaving loses nothing; copies it had not answered yet
+            // are answered by nobody now.
+            self.book.worker_lost(w);
             self.req_recvs.retain(|(_, x)| *x != w);
+            self.result_recvs.retain(|(_, (x, _))| *x != w);
             self.sends.retain(|(_, x)| *x != w);
             return Ok(());
         }
@@ -293,6 +311,10 @@ impl Manager<'_> {
             let Some((h, body)) = ResultHeader::parse(&d.buf) else {
                 return Err(FarmError::Protocol { from: d.source, why: format!("result of {} bytes", d.buf.len()) });
             };
+            // Answers may overtake each other: keep the latest tally.
+            if self.rows[w].stats.is_none_or(|s| h.stats.answers() > s.answers()) {
+                self.rows[w].stats = Some(h.stats);
+            }
             match self.book.reply(w, tag, h.kind == ResultKind::Done, Instant::now()) {
                 Reply::First { id, cancel } => {
                     farm.process_result(id, body);
@@ -338,7 +360,10 @@ impl Manager<'_> {
             n += 1;
             match d.error {
                 Some(e) => self.on_error(w, e)?,
-                None => self.rows[w].stats = WorkerStats::parse(&d.buf),
+                None => {
+                    self.rows[w].stats = WorkerStats::parse(&d.buf);
+                    self.finished_workers[w] = true;
+                }
             }
         }
         for (d, w) in self.data.test_some(&mut self.sends)? {
@@ -362,6 +387,9 @@ impl Manager<'_> {
                 if self.book.all_done() {
                     for _ in 0..d.left {
                         self.send_to(d.worker, wire::NO_TASK_TAG, u64::MAX, &d, &[])?;
+                    }
+                    if self.writer.is_none() {
+                        self.finished_workers[d.worker] = true;
                     }
                     progressed = true;
                     continue;
@@ -406,6 +434,19 @@ impl Manager<'_> {
                 return Ok(sent);
             }
         }
+    }
+
+    /// One NO_TASK to every live worker: requests still on their way get no
+    /// answer, and a worker whose requests all were is told all the same.
+    fn tell_workers_done(&mut self) -> FarmResult<()> {
+        for w in 0..self.rows.len() {
+            if !self.rows[w].lost {
+                self.finished_workers[w] = true;
+                let d = Demand { worker: w, left: 1, seq: u32::MAX, since: Instant::now() };
+                self.send_to(w, wire::NO_TASK_TAG, u64::MAX, &d, &[])?;
+            }
+        }
+        Ok(())
     }
 
     fn send_to(&mut self, w: usize, tag: i32, id: u64, d: &Demand, body: &[u8]) -> FarmResult<()> {

@@ -1,10 +1,13 @@
 //! The farm's messages: fixed little-endian headers in front of user bytes.
 //!
 //! Communicator `data` (allow overtaking) carries tasks and results, each
-//! under its task's tag, and NO_TASK answers. Communicator `ctl` carries
-//! requests, cancels and the workers' final statistics; with a writer rank
-//! (`FarmConfig::writer`) also the writer's batches of answers to the
-//! scheduler, the scheduler's "end" and the writer's final counts.
+//! under its task's tag, and NO_TASK answers. Every result carries its
+//! worker's statistics so far, so the manager has them when the last result
+//! is in and need not wait a round trip for a closing report. Communicator
+//! `ctl` carries requests and cancels; with a writer rank
+//! (`FarmConfig::writer`) also the workers' final statistics (their results
+//! go to the writer), the writer's batches of answers to the scheduler, the
+//! scheduler's "end" and the writer's final counts.
 
 /// Tags on `data` at or above this name tasks; below are the farm's own.
 pub const NO_TASK_TAG: i32 = 0;
@@ -95,24 +98,29 @@ pub enum ResultKind {
     Dropped = 1,
 }
 
-/// Worker -> manager, in front of a result's bytes. Every task copy a worker
-/// receives gets exactly one of these back, so the manager knows when a tag
-/// is free again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Worker -> manager (or writer), in front of a result's bytes. Every task
+/// copy a worker receives gets exactly one of these back, so the manager
+/// knows when a tag is free again. `stats` is the worker's tally as of this
+/// answer (its tasks done plus dropped grow by one with every answer, which
+/// orders answers that overtook each other).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ResultHeader {
     pub task_id: u64,
     pub kind: ResultKind,
     pub task_ns: u64,
+    pub stats: WorkerStats,
 }
 
 impl ResultHeader {
-    pub const LEN: usize = 24;
+    const FIXED: usize = 24;
+    pub const LEN: usize = Self::FIXED + WorkerStats::LEN;
     pub fn emit_with(&self, body: &[u8]) -> Vec<u8> {
         let mut v = Vec::with_capacity(Self::LEN + body.len());
         v.extend_from_slice(&self.task_id.to_le_bytes());
         v.extend_from_slice(&(self.kind as u32).to_le_bytes());
         v.extend_from_slice(&0u32.to_le_bytes());
         v.extend_from_slice(&self.task_ns.to_le_bytes());
+        v.extend_from_slice(&self.stats.emit());
         v.extend_from_slice(body);
         v
     }
@@ -122,7 +130,8 @@ impl ResultHeader {
             1 => ResultKind::Dropped,
             _ => return None,
         };
-        let h = ResultHeader { task_id: u64_at(b, 0)?, kind, task_ns: u64_at(b, 16)? };
+        let stats = WorkerStats::parse(b.get(Self::FIXED..Self::LEN)?)?;
+        let h = ResultHeader { task_id: u64_at(b, 0)?, kind, task_ns: u64_at(b, 16)?, stats };
         Some((h, &b[Self::LEN..]))
     }
 }
@@ -228,7 +237,8 @@ impl WriterStats {
     }
 }
 
-/// Worker -> manager on `ctl` at the end: what the worker saw.
+/// What a worker saw: on every answer, and with a writer also on `ctl` at
+/// the end.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct WorkerStats {
     pub tasks_done: u64,
@@ -275,6 +285,10 @@ impl WorkerStats {
             depth_sum: u64_at(b, 72)?,
         })
     }
+    /// Answers the worker had sent when it made this tally.
+    pub fn answers(&self) -> u64 {
+        self.tasks_done + self.tasks_dropped
+    }
     pub fn mean_rtt(&self) -> Option<f64> {
         (self.rtt_samples > 0).then(|| self.rtt_sum_s / self.rtt_samples as f64)
     }
@@ -296,9 +310,13 @@ mod tests {
         let b = h.emit_with(b"abc");
         assert_eq!(b.len(), TaskHeader::LEN + 3);
         assert_eq!(TaskHeader::parse(&b), Some((h, &b"abc"[..])));
-        let r = ResultHeader { task_id: u64::MAX, kind: ResultKind::Dropped, task_ns: 5 };
+        let stats = WorkerStats { tasks_done: 4, busy_s: 0.25, ..Default::default() };
+        let r = ResultHeader { task_id: u64::MAX, kind: ResultKind::Dropped, task_ns: 5, stats };
         let b = r.emit_with(&[]);
         assert_eq!(ResultHeader::parse(&b), Some((r, &[][..])));
+        let b = r.emit_with(b"xyz");
+        assert_eq!(b.len(), ResultHeader::LEN + 3);
+        assert_eq!(ResultHeader::parse(&b), Some((r, &b"xyz"[..])));
         let q = Request { count: 10, seq: 4 };
         assert_eq!(Request::parse(&q.emit()), Some(q));
         let s = WorkerStats { tasks_done: 3, idle_s: 1.5, rtt_samples: 2, rtt_sum_s: 0.5, max_depth: 9, depth_sum: 17, ..Default::default() };
@@ -311,7 +329,8 @@ mod tests {
     fn short_or_bad_input_is_rejected() {
         assert_eq!(TaskHeader::parse(&[0; 31]), None);
         assert_eq!(Request::parse(&[1, 2, 3]), None);
-        let mut b = ResultHeader { task_id: 1, kind: ResultKind::Done, task_ns: 0 }.emit_with(&[]);
+        let mut b = ResultHeader { task_id: 1, kind: ResultKind::Done, task_ns: 0, stats: WorkerStats::default() }.emit_with(&[]);
+        assert_eq!(ResultHeader::parse(&b[..ResultHeader::LEN - 1]), None);
         b[8] = 9;
         assert_eq!(ResultHeader::parse(&b), None);
         assert_eq!(WorkerStats::parse(&[0; 71]), None);

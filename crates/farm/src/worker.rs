@@ -7,7 +7,10 @@
 //! sends each result with MPI_Isend. Every task copy it receives gets one
 //! answer: its result, or "dropped" when the manager cancelled it. With a
 //! writer rank the answers go there instead of to the manager (then the
-//! scheduler); requests and statistics still go to rank 0.
+//! scheduler); requests and statistics still go to rank 0. Every answer
+//! carries the worker's statistics so far; without a writer that is all
+//! the manager gets, so the worker's end (the first NO_TASK: every task has
+//! its result) costs no further round trip.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -173,10 +176,22 @@ impl Worker<'_> {
     /// Takes whatever has completed; returns how many things happened.
     fn poll(&mut self) -> FarmResult<usize> {
         let mut n = 0;
-        for (d, ()) in self.data.test_some(&mut self.task_recvs)? {
+        let done = self.data.test_some(&mut self.task_recvs)?;
+        // A manager that has every result may leave once it told us so: its
+        // leaving then fails our other receives, maybe in this same batch.
+        if done.iter().any(|(d, ())| d.error.is_none() && !d.cancelled && d.tag == wire::NO_TASK_TAG) {
+            self.end();
+        }
+        for (d, ()) in done {
             n += 1;
             if let Some(e) = d.error {
+                if self.finished {
+                    continue;
+                }
                 return Err(e.into());
+            }
+            if d.cancelled {
+                continue;
             }
             let Some((h, body)) = TaskHeader::parse(&d.buf) else {
                 return Err(FarmError::Protocol { from: d.source, why: format!("task message of {} bytes", d.buf.len()) });
@@ -184,7 +199,6 @@ impl Worker<'_> {
             self.remaining = h.remaining;
             self.alive = h.alive;
             if d.tag == wire::NO_TASK_TAG {
-                self.finished = true;
                 continue;
             }
             if let Some(sent) = self.pending_reqs.remove(&h.req_seq) {
@@ -214,6 +228,9 @@ impl Worker<'_> {
             for (d, ()) in got {
                 n += 1;
                 if let Some(e) = d.error {
+                    if self.finished {
+                        continue; // the manager may have left
+                    }
                     return Err(e.into());
                 }
                 if d.cancelled {
@@ -232,10 +249,24 @@ impl Worker<'_> {
         }
         for (d, dest) in self.data.test_some(&mut self.sends)? {
             if let Some(e) = d.error {
+                if self.finished && dest == MANAGER {
+                    continue; // it has every result, and may have left
+                }
                 return Err(self.lost(dest, e));
             }
         }
         Ok(n)
+    }
+
+    /// The manager has every result: nothing else will come (it answers no
+    /// more requests), so the receives still posted are cancelled.
+    fn end(&mut self) {
+        if !self.finished {
+            for (op, ()) in &self.task_recvs {
+                op.cancel();
+            }
+        }
+        self.finished = true;
     }
 
     /// The error for a failed operation with `peer`: a lost writer or
@@ -255,6 +286,7 @@ impl Worker<'_> {
 
     /// Sends a task's answer to where results go.
     fn answer(&mut self, tag: i32, h: ResultHeader, body: &[u8]) -> FarmResult<()> {
+        let h = ResultHeader { stats: self.stats, ..h };
         let op = self.data.isend(h.emit_with(body), self.results_to, tag).map_err(|e| self.lost(self.results_to, e))?;
         self.sends.push((op, self.results_to));
         Ok(())
@@ -264,9 +296,9 @@ impl Worker<'_> {
         let (gone, keep): (Vec<_>, Vec<_>) = self.buffered.drain(..).partition(|b| which(b));
         self.buffered = keep.into();
         for b in gone {
-            let h = ResultHeader { task_id: b.id, kind: ResultKind::Dropped, task_ns: 0 };
-            self.answer(b.tag, h, &[])?;
             self.stats.tasks_dropped += 1;
+            let h = ResultHeader { task_id: b.id, kind: ResultKind::Dropped, task_ns: 0, stats: self.stats };
+            self.answer(b.tag, h, &[])?;
         }
         Ok(())
     }
@@ -282,12 +314,12 @@ impl Worker<'_> {
         self.depth.on_task(took.as_secs_f64());
         self.stats.busy_s += took.as_secs_f64();
         self.stats.tasks_done += 1;
-        let h = ResultHeader { task_id: t.id, kind: ResultKind::Done, task_ns: took.as_nanos().min(u64::MAX as u128) as u64 };
-        self.answer(t.tag, h, &result)?;
         let d = self.target() as u64;
         self.stats.final_depth = d;
         self.stats.max_depth = self.stats.max_depth.max(d);
         self.stats.depth_sum = self.stats.depth_sum.saturating_add(d);
+        let h = ResultHeader { task_id: t.id, kind: ResultKind::Done, task_ns: took.as_nanos().min(u64::MAX as u128) as u64, stats: self.stats };
+        self.answer(t.tag, h, &result)?;
         Ok(took.as_secs_f64())
     }
 
@@ -301,6 +333,10 @@ impl Worker<'_> {
             op.cancel();
         }
         self.ctl.drain(&mut self.ctl_recv, Duration::from_secs(5));
+        if self.cfg.writer.is_none() {
+            // The manager has our statistics from our answers.
+            return Ok(WorkerReport { stats: self.stats });
+        }
         // Synchronous: the worker may exit right after, and its last words
         // must have been taken, not just queued.
         let mut stats_send = vec![(self.ctl.issend(self.stats.emit(), MANAGER, wire::STATS_TAG)?, ())];
