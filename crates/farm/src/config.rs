@@ -119,4 +119,13 @@ impl FarmConfig {
     pub fn max_depth(&self) -> u32 {
         self.max_requests.saturating_mul(self.fanout)
     }
+
+    /// Tasks the manager sends each worker unasked at the start, for which
+    /// the worker posts receives before it asks for anything: what a
+    /// worker would ask for first (its depth before any measurement is the
+    /// most it may hold), without the request's one-way trip. Every rank
+    /// must run the farm with the same configuration.
+    pub fn first_demand(&self) -> u32 {
+        self.max_depth()
+    }
 }

@@ -74,7 +74,10 @@ pub(crate) fn run_manager<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data
         reissued: 0,
         requeued: 0,
     };
+    let now = Instant::now();
     for w in 0..nworkers {
+        // Its first tasks go unasked: the worker posted their receives.
+        m.book.demand.push_back(Demand { worker: w, left: cfg.first_demand(), seq: wire::UNASKED, since: now });
         m.post_request_recv(w)?;
         if m.writer.is_some() {
             let s = m.ctl.irecv(WorkerStats::LEN, m.ranks[w], wire::STATS_TAG)?;
@@ -442,7 +445,7 @@ impl Manager<'_> {
         for w in 0..self.rows.len() {
             if !self.rows[w].lost {
                 self.finished_workers[w] = true;
-                let d = Demand { worker: w, left: 1, seq: u32::MAX, since: Instant::now() };
+                let d = Demand { worker: w, left: 1, seq: wire::UNASKED, since: Instant::now() };
                 self.send_to(w, wire::NO_TASK_TAG, u64::MAX, &d, &[])?;
             }
         }

@@ -51,6 +51,11 @@ impl Request {
     }
 }
 
+/// `TaskHeader::req_seq` of tasks that answer no request: the first tasks,
+/// which the manager sends every worker unasked (as many as the worker
+/// would ask for at once, `FarmConfig::first_demand`), and the final NO_TASK.
+pub const UNASKED: u32 = u32::MAX;
+
 /// Manager -> worker, in front of a task's bytes (and alone in NO_TASK).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TaskHeader {
@@ -250,13 +255,17 @@ pub struct WorkerStats {
     pub rtt_samples: u64,
     pub final_depth: u64,
     pub max_depth: u64,
-    /// Sum over computed tasks of the depth right after each (mean depth
-    /// = depth_sum / tasks_done).
+    /// Sum over computed tasks of the depth right after each, from the
+    /// first with a measured depth on (mean depth = depth_sum /
+    /// depth_samples). With `adaptive`, the tasks before the first
+    /// measurement ran under the unmeasured depth (the most allowed) and
+    /// are not counted: they are the manager's first, unasked tasks.
     pub depth_sum: u64,
+    pub depth_samples: u64,
 }
 
 impl WorkerStats {
-    pub const LEN: usize = 80;
+    pub const LEN: usize = 88;
     pub fn emit(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(Self::LEN);
         for x in [self.tasks_done, self.tasks_dropped, self.requests] {
@@ -265,7 +274,7 @@ impl WorkerStats {
         for x in [self.idle_s, self.busy_s, self.rtt_sum_s] {
             v.extend_from_slice(&x.to_bits().to_le_bytes());
         }
-        for x in [self.rtt_samples, self.final_depth, self.max_depth, self.depth_sum] {
+        for x in [self.rtt_samples, self.final_depth, self.max_depth, self.depth_sum, self.depth_samples] {
             v.extend_from_slice(&x.to_le_bytes());
         }
         v
@@ -283,6 +292,7 @@ impl WorkerStats {
             final_depth: u64_at(b, 56)?,
             max_depth: u64_at(b, 64)?,
             depth_sum: u64_at(b, 72)?,
+            depth_samples: u64_at(b, 80)?,
         })
     }
     /// Answers the worker had sent when it made this tally.
@@ -293,7 +303,7 @@ impl WorkerStats {
         (self.rtt_samples > 0).then(|| self.rtt_sum_s / self.rtt_samples as f64)
     }
     pub fn mean_depth(&self) -> Option<f64> {
-        (self.tasks_done > 0).then(|| self.depth_sum as f64 / self.tasks_done as f64)
+        (self.depth_samples > 0).then(|| self.depth_sum as f64 / self.depth_samples as f64)
     }
     pub fn mean_task(&self) -> Option<f64> {
         (self.tasks_done > 0).then(|| self.busy_s / self.tasks_done as f64)
@@ -319,7 +329,16 @@ mod tests {
         assert_eq!(ResultHeader::parse(&b), Some((r, &b"xyz"[..])));
         let q = Request { count: 10, seq: 4 };
         assert_eq!(Request::parse(&q.emit()), Some(q));
-        let s = WorkerStats { tasks_done: 3, idle_s: 1.5, rtt_samples: 2, rtt_sum_s: 0.5, max_depth: 9, depth_sum: 17, ..Default::default() };
+        let s = WorkerStats {
+            tasks_done: 3,
+            idle_s: 1.5,
+            rtt_samples: 2,
+            rtt_sum_s: 0.5,
+            max_depth: 9,
+            depth_sum: 17,
+            depth_samples: 2,
+            ..Default::default()
+        };
         assert_eq!(s.emit().len(), WorkerStats::LEN);
         assert_eq!(WorkerStats::parse(&s.emit()), Some(s));
         assert_eq!(parse_cancel(&emit_cancel(42)), Some(42));
@@ -333,7 +352,7 @@ mod tests {
         assert_eq!(ResultHeader::parse(&b[..ResultHeader::LEN - 1]), None);
         b[8] = 9;
         assert_eq!(ResultHeader::parse(&b), None);
-        assert_eq!(WorkerStats::parse(&[0; 71]), None);
+        assert_eq!(WorkerStats::parse(&[0; WorkerStats::LEN - 1]), None);
         assert_eq!(Answer::parse_all(&[0; 23]), None);
         let mut b = Answer::emit_all(&[Answer { task_id: 1, tag: 2, rank: 3, verdict: Verdict::First }]);
         b[16] = 7;

@@ -82,6 +82,11 @@ pub(crate) fn run_worker<F: Farm + ?Sized>(farm: &mut F, cfg: &FarmConfig, data:
         late_by: 0.0,
         stats: WorkerStats::default(),
     };
+    // The manager sends the first tasks unasked (`FarmConfig::first_demand`).
+    for _ in 0..cfg.first_demand() {
+        let r = w.data.irecv(cfg.max_task_bytes + TaskHeader::LEN, MANAGER, wanmpi::ANY_TAG)?;
+        w.task_recvs.push((r, ()));
+    }
     let cancel = w.ctl.irecv(8, MANAGER, wire::CANCEL_TAG)?;
     w.ctl_recv.push((cancel, ()));
     let mut last_event = Instant::now();
@@ -316,8 +321,11 @@ impl Worker<'_> {
         self.stats.tasks_done += 1;
         let d = self.target() as u64;
         self.stats.final_depth = d;
-        self.stats.max_depth = self.stats.max_depth.max(d);
-        self.stats.depth_sum = self.stats.depth_sum.saturating_add(d);
+        if !self.cfg.adaptive || self.depth.srtt().is_some() {
+            self.stats.max_depth = self.stats.max_depth.max(d);
+            self.stats.depth_sum = self.stats.depth_sum.saturating_add(d);
+            self.stats.depth_samples += 1;
+        }
         let h = ResultHeader { task_id: t.id, kind: ResultKind::Done, task_ns: took.as_nanos().min(u64::MAX as u128) as u64, stats: self.stats };
         self.answer(t.tag, h, &result)?;
         Ok(took.as_secs_f64())
