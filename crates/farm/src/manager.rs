@@ -493,6 +493,7 @@ impl Manager<'_> {
         let task = if rate > 0.0 { tasks.len() as f64 / rate } else { mean(&tasks) };
         let mut m = FarmModel::new(rtt, task, depth, self.rows.len() as u32, total);
         m.result_tail = rtt / 2.0;
+        m.first_fill = rtt / 2.0; // the first tasks came unasked
         Some(m)
     }
 }

@@ -13,13 +13,18 @@
 //! `T_b = RTT + n*T(do_task) + max((ceil(n/b)-1) * (RTT - b*T(do_task)), 0)`.
 //! With b = 1 this is the paper's formula. The farm takes the slowest worker,
 //! plus returning and processing the last result, and cannot beat the
-//! manager's link or its per-task service time.
+//! manager's link or its per-task service time. Our farm sends each
+//! worker's first tasks unasked, so its first tasks arrive after a one-way
+//! trip rather than the formula's first RTT (`FarmModel::first_fill`).
 
 /// Inputs of the farm model. Times in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FarmModel {
     /// Round trip of a request and its task (network plus manager service).
     pub rtt: f64,
+    /// Until a worker's first task arrives: `rtt` in the paper's form (it
+    /// asks first), half of it when the manager sends the first tasks unasked.
+    pub first_fill: f64,
     /// T(do_task).
     pub task_time: f64,
     /// Tasks requested ahead per worker (MAXREQS * k); 1 in the paper's form.
@@ -64,7 +69,18 @@ pub fn depth_to_cover(rtt: f64, task_time: f64) -> u32 {
 impl FarmModel {
     /// A model with no manager or link limit and no result tail.
     pub fn new(rtt: f64, task_time: f64, buffered: u32, workers: u32, tasks: u64) -> FarmModel {
-        FarmModel { rtt, task_time, buffered, workers, tasks, result_tail: 0.0, manager_per_task: 0.0, bytes_per_task: 0.0, bandwidth: 0.0 }
+        FarmModel {
+            rtt,
+            first_fill: rtt,
+            task_time,
+            buffered,
+            workers,
+            tasks,
+            result_tail: 0.0,
+            manager_per_task: 0.0,
+            bytes_per_task: 0.0,
+            bandwidth: 0.0,
+        }
     }
 
     /// Tasks of the busiest worker under an even split.
@@ -79,7 +95,8 @@ impl FarmModel {
 
     /// Predicted run time of the farm.
     pub fn predict(&self) -> f64 {
-        let worker = worker_time_buffered(self.rtt, self.task_time, self.tasks_per_worker(), self.buffered) + self.result_tail;
+        let worker =
+            worker_time_buffered(self.rtt, self.task_time, self.tasks_per_worker(), self.buffered) - self.rtt + self.first_fill + self.result_tail;
         let manager = self.tasks as f64 * self.manager_per_task;
         let link = if self.bandwidth > 0.0 { self.tasks as f64 * self.bytes_per_task / self.bandwidth } else { 0.0 };
         worker.max(manager).max(link)
