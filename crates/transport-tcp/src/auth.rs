@@ -121,6 +121,8 @@ fn exact<const N: usize>(msg: &[u8]) -> Result<&[u8; N], AuthError> {
 /// What an acceptor sends in place of CHALLENGE to a HELLO of another
 /// version: MAGIC | its own version. It then closes the connection.
 pub const VERSION_NOTICE_LEN: usize = 5;
+// Told apart from a CHALLENGE by its length.
+const _: () = assert!(VERSION_NOTICE_LEN < CHALLENGE_LEN);
 
 pub fn version_notice() -> [u8; VERSION_NOTICE_LEN] {
     let mut n = [0u8; VERSION_NOTICE_LEN];
@@ -364,7 +366,6 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("version 9") && msg.contains(&format!("version {VERSION}")), "{msg}");
         assert!(notice_version(&other[..4]).is_none() && notice_version(&[0xEE; VERSION_NOTICE_LEN]).is_none());
-        assert!(VERSION_NOTICE_LEN < CHALLENGE_LEN);
     }
 
     #[test]
