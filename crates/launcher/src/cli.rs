@@ -416,6 +416,17 @@ mod tests {
     }
 
     #[test]
+    fn net_and_if_reach_the_ranks_and_a_bad_network_is_a_usage_error() {
+        let a = Args::try_parse_from(normalize(v("mpirun --net 198.19.0.0/16 --if tun1 --host [2001:2::2]:2 prog --net x"))).unwrap();
+        assert_eq!(a.command, v("prog --net x"));
+        let s = a.to_spec().unwrap();
+        assert_eq!(s.env, vec![("WANMPI_NET".to_string(), "198.19.0.0/16".to_string()), ("WANMPI_IF".to_string(), "tun1".to_string())]);
+        assert_eq!((s.hosts[0].name.as_str(), s.hosts[0].slots), ("2001:2::2", 2));
+        let e = Args::try_parse_from(v("mpirun --net 198.19.0.0/40 p")).unwrap().to_spec().unwrap_err();
+        assert!(matches!(e, LaunchError::Usage(ref m) if m.contains("--net")), "{e}");
+    }
+
+    #[test]
     fn ssh_args_go_right_after_ssh() {
         let a = Args::try_parse_from(
             normalize(v("mpirun --ssh-args -p_2222 --ssh-args -J_jump --host far -np 1 prog -p"))
