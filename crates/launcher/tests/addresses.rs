@@ -10,7 +10,9 @@
 //! 198.19.x), sshd in each server host; the hostfile names hosts `alpha`
 //! and `beta`, names only mpirun's host knows (/etc/netns/NS/hosts, which
 //! `ip netns exec` mounts over /etc/hosts). IPv6: two namespaces joined by
-//! a veth pair, 2001:2::1 and 2001:2::2.
+//! a veth pair, 2001:2::1 and 2001:2::2. And ranks in namespaces named only
+//! by their names (`ip netns exec {host}`) publish an address that is not
+//! loopback.
 //!
 //! Needs root, sshd, the emulator's forwarder and the examples' `hello`
 //! (`cargo build -p wanmpi-emulator -p wanmpi-examples`, same profile);
@@ -266,4 +268,29 @@ fn an_ipv6_job_runs_over_tcp_sctp_and_wamp() {
     }
     drop(sshd);
     drop(pair);
+}
+
+#[test]
+fn ranks_in_namespaces_known_only_by_name_publish_a_reachable_address() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED ranks_in_namespaces_known_only_by_name_publish_a_reachable_address: {why}");
+        return;
+    }
+    // No addr=, names that are no addresses, the service on a Unix socket:
+    // nothing to route toward, so each rank takes its host's first address
+    // that is not loopback (before, 127.0.0.1, which the other host cannot
+    // reach).
+    let emu = Emulation::up(&Topology::uniform(2, LinkProfile::parse("delay=1ms").expect("profile")), &UpOptions::default()).expect("emulation up");
+    let hosts = emu.hosts();
+    let list = format!("{},{}", hosts[0].netns, hosts[1].netns);
+    let mut args = vec!["--host", &list, "--launch-agent", "ip netns exec {host}", "--tag-output", PROBE];
+    args.extend(PROBE_STEPS);
+    let r = mpirun(&args);
+    ok(&r, "probe");
+    assert_eq!(tagged(&r, "addr"), [(0, hosts[0].addrs[0].to_string()), (1, hosts[1].addrs[0].to_string())]);
+    let hello = sibling("hello").expect("hello");
+    let r = mpirun(&["--host", &list, "--launch-agent", "ip netns exec {host}", "--transport", "tcp", hello.to_str().expect("path")]);
+    ok(&r, "hello");
+    assert!(r.stdout.contains("sum of ranks = 1"), "{}", r.stdout);
+    drop(emu);
 }
