@@ -134,6 +134,7 @@ fn run_wanmpi(ctx: &Context, transport: &str, args: Vec<String>) -> Ran {
             slots: 1,
             addr: h.addrs.first().map(|a| a.to_string()),
             site: ctx.sites.get(i).map(|s| format!("site{s}")),
+            ..Default::default()
         })
         .collect();
     spec.np = Some(ctx.hosts.len() as u32);

@@ -24,8 +24,9 @@ pub const ENV_SECRET_FD: &str = "WANMPI_JOB_SECRET_FD";
 pub const ENV_JOB_ID: &str = "WANMPI_JOB_ID";
 /// The transport to use: tcp, sctp, ...
 pub const ENV_TRANSPORT: &str = "WANMPI_TRANSPORT";
-/// The address this rank publishes for its peers to reach it (optional;
-/// transports default to 127.0.0.1).
+/// The address this rank publishes for its peers to reach it. Without it
+/// the rank chooses by route (`own_addr`); transports default to 127.0.0.1
+/// when nothing is chosen (a job on one host).
 pub const ENV_ADDR: &str = "WANMPI_ADDR";
 
 /// Everything the launcher tells a rank.
@@ -163,11 +164,11 @@ impl JobEnv {
         Ok(Some(JobEnv {
             rank,
             size,
-            bootstrap,
+            bootstrap: bootstrap.clone(),
             secret: take_secret(crate::timeout_from_env())?,
             job_id,
             transport: std::env::var(ENV_TRANSPORT).unwrap_or_else(|_| "auto".into()),
-            addr: std::env::var(ENV_ADDR).ok().filter(|s| !s.is_empty()),
+            addr: crate::own_addr::choose(|k| std::env::var(k).ok(), rank, &bootstrap)?,
         }))
     }
 

@@ -7,8 +7,10 @@
 //! an in-process implementation for tests (`LocalKv`), the environment
 //! variables the launcher hands every rank (`JobEnv`), the service the
 //! launcher runs (`server`) and the client each rank uses (`Client`), which
-//! proves the job secret before anything else (`auth`), and the job's port
-//! range every listening socket binds in (`ports`).
+//! proves the job secret before anything else (`auth`), the job's port
+//! range every listening socket binds in (`ports`), and which local address
+//! peers can reach (`route`: by the kernel's route, a network or an
+//! interface).
 //!
 //! It is not a general database: keys and values are short words, and the
 //! table lives only as long as the job.
@@ -18,9 +20,11 @@ pub mod auth;
 mod client;
 mod env;
 mod local;
+mod own_addr;
 pub mod port;
 pub mod ports;
 pub mod proto;
+pub mod route;
 pub mod server;
 mod spawn;
 mod timeout;
@@ -29,6 +33,7 @@ pub use addr::{BootstrapAddr, Stream};
 pub use client::Client;
 pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
 pub use local::{local_kv_world, LocalKv};
+pub use own_addr::{ENV_HOST_ADDRS, ENV_HOST_MAP, ENV_IF, ENV_NET};
 pub use ports::{PortRange, ENV_PORT_RANGE};
 pub use server::{Notes, Server, ServerConfig, ServerEvent};
 pub use spawn::{failure_key, failure_note, read_failure_note, SpawnApp, SpawnRequest, ENV_APPNUM, ENV_PARENT_PORT, ENV_WDIR, MAX_SPAWN};

@@ -79,6 +79,15 @@ pub struct Args {
     /// WANMPI_ADDR for the ranks on HOST (repeatable).
     #[arg(long = "host-addr", value_name = "HOST=ADDR")]
     pub host_addr: Vec<String>,
+    /// Every rank publishes its address inside this network, e.g.
+    /// 198.19.0.0/16 (WANMPI_NET); default: the address the route toward
+    /// the other hosts uses. `net=` in a hostfile overrides it per host.
+    #[arg(long, value_name = "CIDR")]
+    pub net: Option<String>,
+    /// Every rank publishes this interface's address (WANMPI_IF); `if=` in
+    /// a hostfile overrides it per host.
+    #[arg(long = "if", value_name = "NAME")]
+    pub iface: Option<String>,
     /// Allow more ranks than slots (wrap around the hosts).
     #[arg(long)]
     pub oversubscribe: bool,
@@ -136,6 +145,8 @@ const TAKES_VALUE: &[&str] = &[
     "--bootstrap",
     "--port-range",
     "--host-addr",
+    "--net",
+    "--if",
     "--grace",
     "--emulate",
     "--emulate-cc",
@@ -221,6 +232,13 @@ impl Args {
                 return Err(LaunchError::Usage(format!("--env {e}: expected VAR=VALUE")));
             }
             spec.env.push(parse_assignment(e, lookup)?);
+        }
+        if let Some(n) = &self.net {
+            wanmpi_bootstrap::route::parse_net(n).map_err(|e| LaunchError::Usage(format!("--net: {e}")))?;
+            spec.env.push((wanmpi_bootstrap::ENV_NET.into(), n.clone()));
+        }
+        if let Some(i) = self.iface.as_ref().filter(|i| !i.is_empty()) {
+            spec.env.push((wanmpi_bootstrap::ENV_IF.into(), i.clone()));
         }
         spec.tag_output = self.tag_output;
         // MPIEXEC_TIMEOUT, as MPICH's and Open MPI's launchers read it, when --timeout is not given.
@@ -395,6 +413,17 @@ mod tests {
         assert!(Args::try_parse_from(v("mpirun --bootstrap carrier-pigeon p")).unwrap().to_spec().is_err());
         assert!(Args::try_parse_from(v("mpirun --timeout -1 p")).map(|a| a.to_spec().is_err()).unwrap_or(true));
         assert!(Args::try_parse_from(v("mpirun -n 2")).is_err());
+    }
+
+    #[test]
+    fn net_and_if_reach_the_ranks_and_a_bad_network_is_a_usage_error() {
+        let a = Args::try_parse_from(normalize(v("mpirun --net 198.19.0.0/16 --if tun1 --host [2001:2::2]:2 prog --net x"))).unwrap();
+        assert_eq!(a.command, v("prog --net x"));
+        let s = a.to_spec().unwrap();
+        assert_eq!(s.env, vec![("WANMPI_NET".to_string(), "198.19.0.0/16".to_string()), ("WANMPI_IF".to_string(), "tun1".to_string())]);
+        assert_eq!((s.hosts[0].name.as_str(), s.hosts[0].slots), ("2001:2::2", 2));
+        let e = Args::try_parse_from(v("mpirun --net 198.19.0.0/40 p")).unwrap().to_spec().unwrap_err();
+        assert!(matches!(e, LaunchError::Usage(ref m) if m.contains("--net")), "{e}");
     }
 
     #[test]

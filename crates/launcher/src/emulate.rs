@@ -105,7 +105,7 @@ pub fn hosts_of(emu: &Emulation, count: usize, slots: u32) -> Vec<HostEntry> {
         .into_iter()
         .take(count)
         .enumerate()
-        .map(|(i, h)| HostEntry { name: h.netns, slots, addr: h.addrs.first().map(|a| a.to_string()), site: site(i) })
+        .map(|(i, h)| HostEntry { name: h.netns, slots, addr: h.addrs.first().map(|a| a.to_string()), site: site(i), ..HostEntry::default() })
         .collect()
 }
 

@@ -2,14 +2,15 @@
 
 use crate::command::SECRET_FD;
 use crate::error::LaunchError;
+use crate::hosts::Placement;
 use crate::spec::JobSpec;
-use wanmpi_bootstrap::{ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
+use wanmpi_bootstrap::{ENV_ADDR, ENV_BOOTSTRAP, ENV_IF, ENV_JOB_ID, ENV_NET, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
 
 pub const ENV_EAGER_LIMIT: &str = "WANMPI_EAGER_LIMIT";
 pub const ENV_PROGRESS_THREAD: &str = "WANMPI_PROGRESS_THREAD";
 pub const ENV_TOLERATE: &str = "WANMPI_TOLERATE_RANK_FAILURE";
 /// Host index of every rank, comma-separated in rank order.
-pub const ENV_HOST_MAP: &str = "WANMPI_HOST_MAP";
+pub const ENV_HOST_MAP: &str = wanmpi_bootstrap::ENV_HOST_MAP;
 /// Set by `--insecure-lan`: tcp seals only connections between sites.
 pub const ENV_INSECURE_LAN: &str = "WANMPI_INSECURE_LAN";
 /// What carries traffic between sites under the auto transport.
@@ -97,14 +98,33 @@ pub struct Identity<'a> {
     pub size: u32,
     pub bootstrap: &'a str,
     pub job_id: &'a str,
-    pub addr: Option<&'a str>,
+    /// Its host: the address it publishes, or how to choose one.
+    pub place: &'a Placement,
+}
+
+/// How the rank chooses the address it publishes, highest first: the
+/// host's `addr=` (`WANMPI_ADDR`); its `net=`/`if=`, which replace the
+/// job's `--net`/`--if`; the job's; the host's name when that is an IP
+/// address; else the rank's own route (`wanmpi_bootstrap::route`).
+fn choose_addr(e: &mut EnvList, p: &Placement) {
+    if p.net.is_some() || p.iface.is_some() {
+        e.0.retain(|(k, _)| k != ENV_NET && k != ENV_IF);
+        for (k, v) in [(ENV_NET, &p.net), (ENV_IF, &p.iface)] {
+            if let Some(v) = v {
+                e.set(k, v);
+            }
+        }
+    }
+    let implied = p.addr.as_deref() == Some(p.host.as_str());
+    let chosen_by_net = e.get(ENV_NET).is_some() || e.get(ENV_IF).is_some();
+    if let Some(a) = p.addr.as_deref().filter(|_| !(implied && chosen_by_net)) {
+        e.set(ENV_ADDR, a);
+    }
 }
 
 pub fn for_rank(common: &EnvList, id: &Identity) -> EnvList {
     let mut e = common.clone();
-    if let Some(a) = id.addr {
-        e.set(ENV_ADDR, a);
-    }
+    choose_addr(&mut e, id.place);
     e.set(ENV_RANK, &id.rank.to_string());
     e.set(ENV_SIZE, &id.size.to_string());
     e.set(ENV_BOOTSTRAP, id.bootstrap);
@@ -162,11 +182,40 @@ mod tests {
         let c = common(&spec, &own);
         assert_eq!(c.get("WANMPI_TRANSPORT"), Some("wamp"));
         assert_eq!(c.get("WANMPI_EAGER_LIMIT"), Some("100"));
-        let r = for_rank(&c, &Identity { rank: 1, size: 2, bootstrap: "unix:/x", job_id: "j", addr: Some("198.18.0.2") });
+        let place = Placement { host: "h2".into(), addr: Some("198.18.0.2".into()), ..Placement::default() };
+        let r = for_rank(&c, &Identity { rank: 1, size: 2, bootstrap: "unix:/x", job_id: "j", place: &place });
         assert_eq!(r.get("WANMPI_RANK"), Some("1"));
         assert_eq!(r.get("WANMPI_JOB_SECRET_FD"), Some("3"));
         assert_eq!(r.get("WANMPI_JOB_SECRET"), None);
         assert_eq!(r.get("WANMPI_ADDR"), Some("198.18.0.2"));
         assert_eq!(common(&JobSpec::local("p", &[], 1), &[]).get("WANMPI_TRANSPORT"), Some("auto"));
+    }
+
+    #[test]
+    fn addresses_by_host_then_job_then_name() {
+        let mut job = EnvList::default();
+        job.set(ENV_NET, "198.19.0.0/16");
+        let addr_of = |job: &EnvList, host: &str, addr: Option<&str>, net: Option<&str>, iface: Option<&str>| {
+            let p = Placement {
+                host: host.into(),
+                addr: addr.map(str::to_string),
+                net: net.map(str::to_string),
+                iface: iface.map(str::to_string),
+                ..Placement::default()
+            };
+            let e = for_rank(job, &Identity { rank: 0, size: 1, bootstrap: "unix:/x", job_id: "j", place: &p });
+            [ENV_ADDR, ENV_NET, ENV_IF].map(|k| e.get(k).map(str::to_string))
+        };
+        let s = |v: &str| Some(v.to_string());
+        // The job's --net beats an address implied by the host's name...
+        assert_eq!(addr_of(&job, "198.18.0.2", Some("198.18.0.2"), None, None), [None, s("198.19.0.0/16"), None]);
+        // ...but not an explicit addr=.
+        assert_eq!(addr_of(&job, "h2", Some("198.18.0.2"), None, None), [s("198.18.0.2"), s("198.19.0.0/16"), None]);
+        // A host's if= replaces the job's --net.
+        assert_eq!(addr_of(&job, "h2", None, None, Some("tun1")), [None, None, s("tun1")]);
+        // Without any choice the name's address stays.
+        let none = EnvList::default();
+        assert_eq!(addr_of(&none, "198.18.0.2", Some("198.18.0.2"), None, None), [s("198.18.0.2"), None, None]);
+        assert_eq!(addr_of(&none, "h3", None, Some("2001:2::/48"), None), [None, s("2001:2::/48"), None]);
     }
 }

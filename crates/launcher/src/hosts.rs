@@ -4,7 +4,7 @@ use crate::error::LaunchError;
 use std::net::IpAddr;
 
 /// A host with a number of slots (ranks it takes before the next host is used).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostEntry {
     pub name: String,
     pub slots: u32,
@@ -14,12 +14,21 @@ pub struct HostEntry {
     /// The site the host belongs to (`site=NAME` in a hostfile): hosts of
     /// one site are near each other, sites are joined by the WAN.
     pub site: Option<String>,
+    /// `net=CIDR`: ranks on this host publish their address in this
+    /// network (`WANMPI_NET`), instead of the job's `--net`/`--if`.
+    pub net: Option<String>,
+    /// `if=NAME`: ranks on this host publish this interface's address
+    /// (`WANMPI_IF`).
+    pub iface: Option<String>,
 }
 
 impl HostEntry {
+    /// `name` may be an IPv6 address in brackets (`[2001:2::2]`); it is
+    /// kept without them, as ssh takes it.
     pub fn new(name: &str, slots: u32) -> HostEntry {
+        let name = name.strip_prefix('[').and_then(|n| n.strip_suffix(']')).unwrap_or(name);
         let addr = name.parse::<IpAddr>().ok().map(|_| name.to_string());
-        HostEntry { name: name.to_string(), slots, addr, site: None }
+        HostEntry { name: name.to_string(), slots, addr, ..HostEntry::default() }
     }
 }
 
@@ -30,11 +39,25 @@ fn slots(s: &str) -> Result<u32, String> {
     }
 }
 
-/// `name` or `name:slots`. IPv6 literals need no slot suffix ambiguity: an
-/// entry with more than one colon is taken whole as the name.
+/// `name` or `name:slots`. An IPv6 address is either bare (an entry with
+/// more than one colon is taken whole as the name) or in brackets, then
+/// with slots after them: `[2001:2::2]:4`.
 fn host_and_slots(s: &str) -> Result<HostEntry, String> {
     if s.is_empty() {
         return Err("empty host name".into());
+    }
+    if let Some(rest) = s.strip_prefix('[') {
+        let (addr, after) = rest.split_once(']').ok_or_else(|| format!("{s:?}: no closing bracket"))?;
+        if addr.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(format!("{s:?}: {addr:?} in brackets is not an IPv6 address"));
+        }
+        return match after {
+            "" => Ok(HostEntry::new(addr, 1)),
+            _ => match after.strip_prefix(':') {
+                Some(n) => Ok(HostEntry::new(addr, slots(n)?)),
+                None => Err(format!("{s:?}: expected [ADDRESS] or [ADDRESS]:SLOTS")),
+            },
+        };
     }
     match s.split_once(':') {
         Some((name, n)) if !n.contains(':') => {
@@ -53,7 +76,7 @@ pub fn parse_host_list(s: &str) -> Result<Vec<HostEntry>, LaunchError> {
 }
 
 /// Hostfile lines: `host`, `host:N`, or `host slots=N [max_slots=M] [addr=A]
-/// [site=NAME]`; `#` starts a comment.
+/// [net=CIDR] [if=NAME] [site=NAME]`; `#` starts a comment.
 pub fn parse_hostfile(file: &str, text: &str) -> Result<Vec<HostEntry>, LaunchError> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -73,7 +96,12 @@ pub fn parse_hostfile(file: &str, text: &str) -> Result<Vec<HostEntry>, LaunchEr
                 }
                 Some(("addr", a)) if !a.is_empty() => entry.addr = Some(a.to_string()),
                 Some(("site", n)) if !n.is_empty() => entry.site = Some(n.to_string()),
-                _ => return Err(err(format!("unknown field {w:?} (expected slots=N, max_slots=N, addr=ADDRESS or site=NAME)"))),
+                Some(("net", n)) if !n.is_empty() => {
+                    wanmpi_bootstrap::route::parse_net(n).map_err(err)?;
+                    entry.net = Some(n.to_string());
+                }
+                Some(("if", n)) if !n.is_empty() => entry.iface = Some(n.to_string()),
+                _ => return Err(err(format!("unknown field {w:?} (expected slots=N, max_slots=N, addr=ADDRESS, net=CIDR, if=NAME or site=NAME)"))),
             }
         }
         out.push(entry);
@@ -85,11 +113,14 @@ pub fn parse_hostfile(file: &str, text: &str) -> Result<Vec<HostEntry>, LaunchEr
 }
 
 /// Where one rank runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Placement {
     pub host: String,
     pub addr: Option<String>,
     pub site: Option<String>,
+    /// The host's `net=` and `if=` (see `HostEntry`).
+    pub net: Option<String>,
+    pub iface: Option<String>,
 }
 
 /// Fills hosts' slots in order. With no hosts every rank is local and `np`
@@ -97,7 +128,7 @@ pub struct Placement {
 pub fn place(hosts: &[HostEntry], np: Option<u32>, oversubscribe: bool) -> Result<Vec<Placement>, LaunchError> {
     if hosts.is_empty() {
         let n = np.ok_or_else(|| LaunchError::Usage("give the number of ranks with -n N (or hosts with --host/--hostfile)".into()))?;
-        return Ok((0..n).map(|_| Placement { host: "localhost".into(), addr: None, site: None }).collect());
+        return Ok((0..n).map(|_| Placement { host: "localhost".into(), ..Placement::default() }).collect());
     }
     let total: u64 = hosts.iter().map(|h| u64::from(h.slots)).sum();
     let n = u64::from(np.unwrap_or(total.min(u64::from(u32::MAX)) as u32));
@@ -107,7 +138,7 @@ pub fn place(hosts: &[HostEntry], np: Option<u32>, oversubscribe: bool) -> Resul
     let slots: Vec<&HostEntry> = hosts.iter().flat_map(|h| (0..h.slots).map(move |_| h)).collect();
     Ok((0..n as usize)
         .map(|i| slots[i % slots.len()])
-        .map(|h| Placement { host: h.name.clone(), addr: h.addr.clone(), site: h.site.clone() })
+        .map(|h| Placement { host: h.name.clone(), addr: h.addr.clone(), site: h.site.clone(), net: h.net.clone(), iface: h.iface.clone() })
         .collect())
 }
 
@@ -141,15 +172,7 @@ pub fn rank_maps(placements: &[Placement]) -> (String, Option<String>) {
 
 /// This machine's host name.
 pub fn own_hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates
-    // when the name fits, and we stop at the first NUL either way.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return String::new();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    wanmpi_bootstrap::route::hostname()
 }
 
 /// Hosts started directly, without the launch agent.
@@ -166,15 +189,18 @@ mod tests {
         let h = parse_host_list("a:2,b, 198.18.0.2:3").unwrap();
         assert_eq!(h[0], HostEntry::new("a", 2));
         assert_eq!(h[1], HostEntry::new("b", 1));
-        assert_eq!(h[2], HostEntry { name: "198.18.0.2".into(), slots: 3, addr: Some("198.18.0.2".into()), site: None });
-        for bad in ["", "a:0", "a:x", ":2", "a,,b"] {
+        assert_eq!(h[2], HostEntry { name: "198.18.0.2".into(), slots: 3, addr: Some("198.18.0.2".into()), ..HostEntry::default() });
+        let v6 = parse_host_list("[2001:2::2]:4,2001:2::3,[2001:2::4]").unwrap();
+        let got: Vec<_> = v6.iter().map(|h| (h.name.as_str(), h.slots, h.addr.as_deref())).collect();
+        assert_eq!(got, [("2001:2::2", 4, Some("2001:2::2")), ("2001:2::3", 1, Some("2001:2::3")), ("2001:2::4", 1, Some("2001:2::4"))]);
+        for bad in ["", "a:0", "a:x", ":2", "a,,b", "[2001:2::2", "[h1]:2", "[2001:2::2]x", "[2001:2::2]:0"] {
             assert!(parse_host_list(bad).is_err(), "{bad:?}");
         }
     }
 
     #[test]
     fn hostfiles() {
-        let text = "# emulated hosts\n\nh1 slots=2\nh2:3   # three\n198.18.0.9\nns4 slots=1 max_slots=4 addr=198.18.1.4 site=east\n";
+        let text = "# emulated hosts\n\nh1 slots=2\nh2:3   # three\n198.18.0.9\nns4 slots=1 max_slots=4 addr=198.18.1.4 site=east\n[2001:2::5] slots=2 net=2001:2::/48 if=v6a\n";
         let h = parse_hostfile("hf", text).unwrap();
         assert_eq!(
             h,
@@ -182,9 +208,19 @@ mod tests {
                 HostEntry::new("h1", 2),
                 HostEntry::new("h2", 3),
                 HostEntry::new("198.18.0.9", 1),
-                HostEntry { name: "ns4".into(), slots: 1, addr: Some("198.18.1.4".into()), site: Some("east".into()) },
+                HostEntry { name: "ns4".into(), slots: 1, addr: Some("198.18.1.4".into()), site: Some("east".into()), ..HostEntry::default() },
+                HostEntry {
+                    name: "2001:2::5".into(),
+                    slots: 2,
+                    addr: Some("2001:2::5".into()),
+                    net: Some("2001:2::/48".into()),
+                    iface: Some("v6a".into()),
+                    ..HostEntry::default()
+                },
             ]
         );
+        let e = parse_hostfile("hf", "a net=10.0.0.0/99\n").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("not a network"), "{e}");
         let e = parse_hostfile("hf", "a\nb slots=zero\n").unwrap_err().to_string();
         assert!(e.contains("line 2"), "{e}");
         assert!(parse_hostfile("hf", "a colour=red\n").is_err());

@@ -27,6 +27,7 @@ pub mod hosts;
 mod job;
 mod output;
 pub mod process;
+mod routes;
 mod spec;
 
 pub use error::LaunchError;

@@ -14,6 +14,11 @@
 //!          <-  VERDICT   = ACCEPT (or the connection is closed)
 //! ```
 //!
+//! A HELLO of another version gets, instead of CHALLENGE, a
+//! [`version_notice`] (MAGIC | our version, then the connection closes),
+//! so the dialling rank fails at once naming both versions
+//! ([`notice_version`]) instead of retrying until its setup timeout.
+//!
 //! Each side's MAC covers a nonce the *other* side chose fresh, so a recorded
 //! exchange cannot be replayed; the role labels differ, so one side's answer
 //! can never be reflected back as the other's. The secret never travels.
@@ -111,6 +116,26 @@ fn nonce() -> Result<[u8; NONCE_LEN], AuthError> {
 
 fn exact<const N: usize>(msg: &[u8]) -> Result<&[u8; N], AuthError> {
     msg.try_into().map_err(|_| AuthError::BadLength { got: msg.len(), want: N })
+}
+
+/// What an acceptor sends in place of CHALLENGE to a HELLO of another
+/// version: MAGIC | its own version. It then closes the connection.
+pub const VERSION_NOTICE_LEN: usize = 5;
+// Told apart from a CHALLENGE by its length.
+const _: () = assert!(VERSION_NOTICE_LEN < CHALLENGE_LEN);
+
+pub fn version_notice() -> [u8; VERSION_NOTICE_LEN] {
+    let mut n = [0u8; VERSION_NOTICE_LEN];
+    n[..4].copy_from_slice(&MAGIC);
+    n[4] = VERSION;
+    n
+}
+
+/// What a connector makes of the bytes it got before the acceptor closed
+/// while it waited for CHALLENGE: the acceptor's version, when they are a
+/// notice of another version than ours. (A real CHALLENGE is longer.)
+pub fn notice_version(got: &[u8]) -> Option<AuthError> {
+    (got.len() == VERSION_NOTICE_LEN && got[..4] == MAGIC && got[4] != VERSION).then(|| AuthError::BadVersion(got[4]))
 }
 
 /// The side that opens the connection and names its rank.
@@ -219,7 +244,15 @@ pub fn connect_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: 
     let mut c = Connector::new(secret, my_rank, peer_rank)?;
     s.write_all(c.hello())?;
     let mut chal = [0u8; CHALLENGE_LEN];
-    s.read_exact(&mut chal)?;
+    let mut got = 0;
+    while got < CHALLENGE_LEN {
+        match s.read(&mut chal[got..]) {
+            Ok(0) => return Err(notice_version(&chal[..got]).unwrap_or(AuthError::Refused)),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     s.write_all(&c.answer(&chal)?)?;
     let mut verdict = [0u8; VERDICT_LEN];
     match s.read_exact(&mut verdict) {
@@ -242,7 +275,14 @@ pub fn accept_blocking<S: Read + Write>(
     let mut a = Acceptor::new(secret, my_rank);
     let mut hello = [0u8; HELLO_LEN];
     s.read_exact(&mut hello)?;
-    let (_, chal) = a.challenge(&hello, |_| false)?;
+    let (_, chal) = match a.challenge(&hello, |_| false) {
+        Err(e @ AuthError::BadVersion(_)) => {
+            // Best effort: the caller learns our version and stops at once.
+            let _ = s.write_all(&version_notice());
+            return Err(e);
+        }
+        other => other?,
+    };
     s.write_all(&chal)?;
     let mut proof = [0u8; PROOF_LEN];
     s.read_exact(&mut proof)?;
@@ -315,6 +355,53 @@ mod tests {
         assert!(matches!(e, AuthError::BadVersion(2)));
         let msg = e.to_string();
         assert!(msg.contains("version 2") && msg.contains(&format!("version {VERSION}")), "{msg}");
+    }
+
+    #[test]
+    fn a_version_notice_is_told_from_a_challenge() {
+        let mut other = version_notice();
+        assert!(notice_version(&other).is_none(), "our own version is no mismatch");
+        other[4] = 9;
+        let e = notice_version(&other).expect("another version");
+        let msg = e.to_string();
+        assert!(msg.contains("version 9") && msg.contains(&format!("version {VERSION}")), "{msg}");
+        assert!(notice_version(&other[..4]).is_none() && notice_version(&[0xEE; VERSION_NOTICE_LEN]).is_none());
+    }
+
+    #[test]
+    fn blocking_sides_of_different_versions_both_fail_naming_both() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let acceptor = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            accept_blocking(&mut s, &S, 5, |_| true).map(|_| ())
+        });
+        // A dialler of version 9: its HELLO, then whatever comes back.
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+        let mut hello = *Connector::new(&S, 1, 5).unwrap().hello();
+        hello[4] = 9;
+        s.write_all(&hello).unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        assert_eq!(got, version_notice(), "the acceptor says its version and closes");
+        assert!(matches!(acceptor.join().unwrap(), Err(AuthError::BadVersion(9))));
+        // The dialler of our version facing an acceptor of another.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let other = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut h = [0u8; HELLO_LEN];
+            s.read_exact(&mut h).unwrap();
+            let mut n = version_notice();
+            n[4] = 4;
+            s.write_all(&n).unwrap();
+        });
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+        let e = connect_blocking(&mut s, &S, 1, 5).err().expect("version 4 refused");
+        other.join().unwrap();
+        assert!(matches!(e, AuthError::BadVersion(4)), "{e}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! says in the exchange whether it wants the connection sealed; the result
 //! is the connection's keys, or none.
 
-use crate::auth::{Acceptor, Connector, CHALLENGE_LEN, HELLO_LEN, PROOF_LEN, VERDICT_ACCEPT, VERDICT_LEN};
+use crate::auth::{self, Acceptor, AuthError, Connector, CHALLENGE_LEN, HELLO_LEN, PROOF_LEN, VERDICT_ACCEPT, VERDICT_LEN};
 use crate::seal::Keys;
 use crate::sys::send_vectored;
 use socket2::Socket;
@@ -67,17 +67,20 @@ pub(crate) struct Handshake {
     want: usize,
     /// The acceptor's keys, from the proof until the verdict is sent.
     keys: Option<Keys>,
+    /// Set when the peer we dialled runs another handshake version: setup
+    /// fails at once instead of dialling again.
+    pub(crate) fatal: Option<String>,
 }
 
 impl Handshake {
     pub(crate) fn outgoing(sock: Socket, addr: String, peer: u32, conn: Connector, deadline: Instant) -> Handshake {
         let role = Role::Out { peer, conn, step: OutStep::Connecting };
-        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: 0, keys: None }
+        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: 0, keys: None, fatal: None }
     }
 
     pub(crate) fn incoming(sock: Socket, addr: String, acc: Acceptor, deadline: Instant) -> Handshake {
         let role = Role::In { acc, step: InStep::AwaitHello };
-        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: HELLO_LEN, keys: None }
+        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: HELLO_LEN, keys: None, fatal: None }
     }
 
     /// The rank we dialled, for outgoing handshakes.
@@ -109,7 +112,7 @@ impl Handshake {
                 let mut tmp = [0u8; MSG_ROOM];
                 let room = self.want - self.inb.len();
                 match (&self.sock).read(&mut tmp[..room]) {
-                    Ok(0) => return Err("closed during the handshake".into()),
+                    Ok(0) => return Err(self.closed_early()),
                     Ok(n) => self.inb.extend_from_slice(&tmp[..n]),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Blocked { write: false }),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -120,6 +123,20 @@ impl Handshake {
             if let Some(rank) = self.advance(admit)? {
                 return Ok(Step::Done(rank, self.keys.take().map(Box::new)));
             }
+        }
+    }
+
+    /// Why the peer closed before its message was whole: a notice that it
+    /// runs another version (fatal for setup), or nothing said.
+    fn closed_early(&mut self) -> String {
+        let awaiting_challenge = matches!(self.role, Role::Out { step: OutStep::AwaitChallenge, .. });
+        match auth::notice_version(&self.inb).filter(|_| awaiting_challenge) {
+            Some(e) => {
+                let msg = e.to_string();
+                self.fatal = Some(msg.clone());
+                msg
+            }
+            None => "closed during the handshake".into(),
         }
     }
 
@@ -172,7 +189,15 @@ impl Handshake {
             },
             Role::In { acc, step } => match *step {
                 InStep::AwaitHello => {
-                    let (claimed, chal) = acc.challenge(&msg, |claimed| admit.wants_seal(claimed, local, remote)).map_err(|e| e.to_string())?;
+                    let (claimed, chal) = match acc.challenge(&msg, |claimed| admit.wants_seal(claimed, local, remote)) {
+                        Err(e @ AuthError::BadVersion(_)) => {
+                            // A few bytes into an empty send buffer: the
+                            // caller learns our version and stops at once.
+                            let _ = send_vectored(self.sock.as_raw_fd(), &[&auth::version_notice()]);
+                            return Err(e.to_string());
+                        }
+                        other => other.map_err(|e| e.to_string())?,
+                    };
                     admit.may_claim(claimed)?;
                     self.out = chal.to_vec();
                     self.want = PROOF_LEN;

@@ -75,6 +75,21 @@ fn bad(var: &str, v: &str, why: &str) -> TransportError {
 }
 
 impl TcpOptions {
+    /// The address the listener binds: `bind_addr`, except that the IPv4
+    /// wildcard becomes the IPv6 one when this rank publishes an IPv6
+    /// address (peers dial that; Linux's `::` takes IPv4 too).
+    pub fn listen_addr(&self) -> IpAddr {
+        let v6 = self
+            .publish_addr
+            .as_deref()
+            .and_then(|a| a.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().ok())
+            .is_some_and(|a| a.is_ipv6());
+        match self.bind_addr {
+            IpAddr::V4(a) if a.is_unspecified() && v6 => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+            other => other,
+        }
+    }
+
     /// Defaults overridden by WANMPI_TCP_SNDBUF, WANMPI_TCP_RCVBUF,
     /// WANMPI_TCP_SETUP_TIMEOUT, WANMPI_TCP_ENCRYPT and the launcher's
     /// WANMPI_ADDR, WANMPI_PORT_RANGE and WANMPI_INSECURE_LAN.
@@ -138,6 +153,9 @@ mod tests {
         assert_eq!((o.sndbuf, o.rcvbuf), (4 << 20, 1 << 20));
         assert_eq!(o.setup_timeout, Duration::from_millis(2500));
         assert_eq!(o.publish_addr.as_deref(), Some("10.1.2.3"));
+        assert_eq!(o.listen_addr(), IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        let v6 = TcpOptions::from_lookup(lookup(&[("WANMPI_ADDR", "2001:2::2")])).unwrap();
+        assert_eq!(v6.listen_addr(), "::".parse::<IpAddr>().unwrap(), "an IPv6 address is dialled on the IPv6 wildcard");
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub(crate) fn tune(sock: &Socket, opts: &TcpOptions) -> io::Result<()> {
 
 fn listen(opts: &TcpOptions) -> io::Result<Socket> {
     let s = wanmpi_bootstrap::ports::bind_in(opts.port_range, |port| {
-        let addr = SocketAddr::new(opts.bind_addr, port);
+        let addr = SocketAddr::new(opts.listen_addr(), port);
         let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
         // Set on the listener so accepted sockets inherit them before the
         // SYN-ACK fixes the window scale.
@@ -115,6 +115,8 @@ struct Setup<'a> {
     retries: Vec<(Instant, u32)>,
     /// Current retry delay per peer (doubles on each failure).
     backoff: Vec<Duration>,
+    /// A peer runs another handshake version: setup ends with this.
+    fatal: Option<String>,
 }
 
 /// Runs setup; returns one connected, authenticated, nonblocking socket per
@@ -152,6 +154,7 @@ pub(crate) fn establish(
         pending: vec![],
         retries: vec![],
         backoff: vec![Duration::ZERO; size as usize],
+        fatal: None,
     };
     let now = Instant::now();
     s.retries = s.targets.iter().map(|&(p, _)| (now, p)).collect();
@@ -182,6 +185,9 @@ impl Setup<'_> {
             let now = Instant::now();
             self.start_due_dials(now);
             self.expire(now);
+            if let Some(why) = self.fatal.take() {
+                return Err(TransportError::Setup(format!("rank {}: {why}", self.ranks.me)));
+            }
             let missing = self.missing();
             if missing.is_empty() {
                 return Ok(());
@@ -310,6 +316,10 @@ impl Setup<'_> {
         self.log_drop(&h, reason);
         if let Some(rank) = h.claimed() {
             self.ranks.claimed[rank as usize] = false;
+        }
+        if let (Some(why), Some(peer)) = (&h.fatal, h.dialled()) {
+            self.fatal = Some(format!("rank {peer} at {}: {why}", h.addr));
+            return;
         }
         if let Some(peer) = h.dialled() {
             self.schedule_retry(peer, Instant::now());

@@ -7,6 +7,7 @@
 //!   env:VAR           print VAR=value (or VAR unset)
 //!   envhex:VAR        print VAR=<value's bytes in hex> (or VAR unset)
 //!   secret            print secret=<the job secret it read, in hex>
+//!   addr              print addr=<the address it publishes> (or addr=none)
 //!   stdin             print stdin=<what standard input holds, in hex>
 //!   exit:C  kill  sleep:S  ignore-term  grandchild:S
 //!   abort:C:MSG  lost:R:REASON  intrude (connect with a wrong secret)
@@ -57,6 +58,7 @@ fn main() {
                 None => println!("{arg} unset"),
             },
             "secret" => println!("secret={}", hex(&env.secret)),
+            "addr" => println!("addr={}", env.addr.as_deref().unwrap_or("none")),
             "stdin" => {
                 let mut all = Vec::new();
                 let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut all);

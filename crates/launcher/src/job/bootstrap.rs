@@ -1,23 +1,40 @@
 //! Choosing where the key/value service listens, and starting it.
+//!
+//! With remote hosts it listens on every address and tells each host the
+//! one that host reaches this machine at, by route (`routes`): a host
+//! name may resolve to loopback where the ranks run.
 
 use crate::error::LaunchError;
-use crate::hosts;
+use crate::hosts::{self, Placement};
+use crate::routes::{self, HostAddrs};
 use crate::spec::{BootstrapChoice, JobSpec};
+use std::collections::HashMap;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
+use wanmpi_bootstrap::route::{self, AddrChoice};
 use wanmpi_bootstrap::server::Sink;
-use wanmpi_bootstrap::{BootstrapAddr, PortRange, Server, ServerConfig};
+use wanmpi_bootstrap::{BootstrapAddr, PortRange, Server, ServerConfig, ENV_IF, ENV_NET};
 
 /// The running service and the private directory of its socket, removed
 /// together when the job ends.
 pub struct Service {
     server: Server,
     dir: Option<PathBuf>,
+    /// The address each host connects to, where it is not `address()`.
+    per_host: HashMap<String, String>,
+    hosts: HostAddrs,
 }
 
 impl Service {
-    pub fn address(&self) -> &str {
-        self.server.address()
+    /// The address ranks on `host` connect to (`WANMPI_BOOTSTRAP`).
+    pub fn address_for(&self, host: &str) -> &str {
+        let key = if hosts::is_local(host) { "localhost" } else { host };
+        self.per_host.get(key).map(String::as_str).unwrap_or_else(|| self.server.address())
+    }
+
+    /// `WANMPI_HOST_ADDRS` for the ranks, when any host's address is known.
+    pub fn host_addrs(&self) -> Option<String> {
+        self.hosts.render()
     }
     pub fn notes(&self) -> wanmpi_bootstrap::Notes {
         self.server.notes()
@@ -33,27 +50,42 @@ impl Drop for Service {
     }
 }
 
+/// The job's `--net`/`--if` (or `-x WANMPI_NET=...`), as the ranks get them.
+fn job_choice(spec: &JobSpec) -> AddrChoice {
+    let get = |k: &str| {
+        let given = spec.env.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        given.or_else(|| spec.pass_wanmpi_env.then(|| std::env::var(k).ok()).flatten()).filter(|v| !v.trim().is_empty())
+    };
+    AddrChoice { net: get(ENV_NET).and_then(|n| route::parse_net(&n).ok()), iface: get(ENV_IF) }
+}
+
 /// Starts the service for a job of `size` ranks; a TCP service on a port
 /// of its own choosing takes it in `port_range`.
 pub fn start(
     spec: &JobSpec,
     job_id: &str,
-    local: &[bool],
+    placements: &[Placement],
     (size, port_range): (u32, Option<PortRange>),
     secret: [u8; 32],
     sink: Sink,
 ) -> Result<Service, LaunchError> {
-    let all_local = local.iter().all(|l| *l);
-    // `{host}` agents (ip netns exec) run on this machine and share its files.
-    let shared_fs = all_local || spec.launch_agent.contains("{host}");
+    let all_local = placements.iter().all(|p| hosts::is_local(&p.host));
+    // `{host}` agents (ip netns exec) run on this machine and share its
+    // files; their hosts are namespaces, whose names mean nothing to DNS.
+    let netns_agent = spec.launch_agent.contains("{host}");
+    let shared_fs = all_local || netns_agent;
+    let hosts = if all_local { HostAddrs::default() } else { HostAddrs::of(placements, !netns_agent) };
     let mut dir = None;
+    // Listening on every address, IPv6 too when a host has only that.
+    let wildcard = if hosts.any_ipv6() { "::" } else { "0.0.0.0" };
     let bind = match &spec.bootstrap {
         BootstrapChoice::Unix => unix_in_private_dir(job_id, &mut dir)?,
         BootstrapChoice::Auto if shared_fs => unix_in_private_dir(job_id, &mut dir)?,
         BootstrapChoice::Tcp | BootstrapChoice::Auto if all_local => BootstrapAddr::Tcp("127.0.0.1".into(), 0),
-        BootstrapChoice::Tcp | BootstrapChoice::Auto => BootstrapAddr::Tcp("0.0.0.0".into(), 0),
+        BootstrapChoice::Tcp | BootstrapChoice::Auto => BootstrapAddr::Tcp(wildcard.into(), 0),
         BootstrapChoice::Address(a) => BootstrapAddr::parse(a)?,
     };
+    let routed = matches!(&bind, BootstrapAddr::Tcp(h, 0) if h == wildcard);
     let mut config = ServerConfig::new(size, secret);
     if let Some(t) = spec.bootstrap_timeout {
         config.fence_timeout = t;
@@ -69,7 +101,19 @@ pub fn start(
             return Err(e.into());
         }
     };
-    Ok(Service { server, dir })
+    let mut per_host = HashMap::new();
+    if routed {
+        if let Ok(BootstrapAddr::Tcp(_, port)) = BootstrapAddr::parse(server.address()) {
+            let at = |ip: std::net::IpAddr| BootstrapAddr::Tcp(ip.to_string(), port).render();
+            for (host, src) in routes::kv_addresses(&hosts, &job_choice(spec)) {
+                per_host.insert(host, at(src));
+            }
+            // Ranks on this machine come over loopback.
+            let lo: std::net::IpAddr = if wildcard == "::" { std::net::Ipv6Addr::LOCALHOST.into() } else { std::net::Ipv4Addr::LOCALHOST.into() };
+            per_host.insert("localhost".into(), at(lo));
+        }
+    }
+    Ok(Service { server, dir, per_host, hosts })
 }
 
 /// A socket in a new directory only we can enter.

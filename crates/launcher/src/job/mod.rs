@@ -49,7 +49,7 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let service = bootstrap::start(
         spec,
         &job_id,
-        &local,
+        &placements,
         (size, port_range),
         secret,
         Box::new(move |e| {
@@ -61,6 +61,10 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     // share memory (different containers) say so with distinct hosts.
     if common.get(env_vars::ENV_HOST_MAP).is_none() {
         common.set(env_vars::ENV_HOST_MAP, &host_map);
+        // Indexed like our host map: what ranks route toward (issue 14).
+        if let Some(a) = service.host_addrs() {
+            common.set(wanmpi_bootstrap::ENV_HOST_ADDRS, &a);
+        }
     }
     if let Some(sites) = site_map {
         common.set(env_vars::ENV_SITE_MAP, &sites);
@@ -100,7 +104,7 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
                 }
                 None => agent.clone(),
             };
-            let id = Identity { rank, size, bootstrap: service.address(), job_id: &job_id, addr: p.addr.as_deref() };
+            let id = Identity { rank, size, bootstrap: service.address_for(&p.host), job_id: &job_id, place: p };
             let (program, args, app_env) = spec.command_of(rank);
             let mut env = env_vars::for_rank(&common, &id);
             for (k, v) in app_env {
