@@ -32,10 +32,12 @@ impl Runtime {
         // keep this ahead of the transport and the progress thread.
         let spawned = crate::dynamic::Spawned::from_env()?;
         let mut job_id = None;
+        let mut published = None;
         let (transport, kv): (Box<dyn Transport>, Option<Client>) = match JobEnv::from_env().map_err(boot)? {
             None => (Box::new(loopback_world(1, 1).pop().expect("one rank")), None),
             Some(env) => {
                 job_id = Some(env.job_id.clone());
+                published = env.addr.clone();
                 let place = crate::transports::Placement::from_env(env.size)?;
                 let here = place.host.get(env.rank as usize).copied();
                 let ranks_on_host = place.host.iter().filter(|&&h| Some(h) == here).count();
@@ -52,6 +54,9 @@ impl Runtime {
         opts.job = Some(job_id.unwrap_or_else(|| format!("singleton-{}-{started}", std::process::id())));
         let rt = Self::bring_up(transport, opts, kv, sites)?;
         let _ = rt.dynamic.spawned.set(spawned);
+        if let Some(a) = published {
+            let _ = rt.dynamic.published_addr.set(a);
+        }
         rt.connect_to_parent()?;
         Ok(rt)
     }

@@ -1,6 +1,6 @@
 //! The adaptive choice between tcp and wamp, as the WAMP paper proposes: per
 //! peer, from what the path measures. The rule comes from the ping-pong
-//! grids in docs/benchmarks.md sections 11, 13 and 24:
+//! grids in docs/benchmarks.md sections 11, 13 and 25:
 //!
 //! - across the emulator wamp won every cell with a round trip of 40 ms or
 //!   more, lossy or not (no slow start per message, losses repaired without
@@ -10,7 +10,7 @@
 //!   near clean peer goes over tcp;
 //! - on a sub-millisecond path *with* loss tcp pays a probe or a
 //!   retransmission timeout for every tail loss, and means over 200 round
-//!   trips were 4-10x wamp's (section 24): a near peer goes over wamp until
+//!   trips were 4-10x wamp's (section 25): a near peer goes over wamp until
 //!   wamp's own loss figure, over enough packets, says the path is clean,
 //!   and back to wamp when tcp retransmits. Starting on wamp is what makes
 //!   the choice cheap: wamp counts losses without paying for them, while

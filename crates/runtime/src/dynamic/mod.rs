@@ -40,7 +40,8 @@ use join::{RootLink, Side};
 /// How long MPI_Comm_accept waits for a connector (seconds).
 pub const ENV_ACCEPT_TIMEOUT: &str = "WANMPI_ACCEPT_TIMEOUT";
 const DEFAULT_ACCEPT_TIMEOUT: Duration = Duration::from_secs(600);
-/// The address a port is named after (default `WANMPI_ADDR`, else loopback).
+/// The address a port is named after (default: the address this rank
+/// publishes, chosen at init; else loopback).
 pub const ENV_PORT_HOST: &str = "WANMPI_PORT_HOST";
 
 /// What a process keeps for dynamic processes.
@@ -56,15 +57,18 @@ pub struct DynamicState {
     pub(crate) job_uid: OnceLock<u64>,
     /// Peers joined from other jobs, in the order they were.
     joins: Mutex<Vec<Joined>>,
+    /// The address this rank publishes (`WANMPI_ADDR`, or chosen by route
+    /// at init): what other hosts reach it at.
+    pub(crate) published_addr: OnceLock<String>,
 }
 
-/// A fresh port, named after `WANMPI_PORT_HOST`, else this rank's
-/// `WANMPI_ADDR` (what other hosts reach it at), else loopback; bound in
+/// A fresh port, named after `WANMPI_PORT_HOST`, else the address this
+/// rank publishes (what other hosts reach it at), else loopback; bound in
 /// the job's port range.
-pub(super) fn new_port() -> Result<Port, String> {
+pub(super) fn new_port(published: Option<&str>) -> Result<Port, String> {
     let advertise = std::env::var(ENV_PORT_HOST)
-        .or_else(|_| std::env::var(wanmpi_bootstrap::ENV_ADDR))
         .ok()
+        .or_else(|| published.map(str::to_string))
         .filter(|a| !a.trim().is_empty())
         .unwrap_or_else(|| "127.0.0.1".into());
     let loopback = advertise.trim().parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback());
@@ -90,7 +94,7 @@ fn accept_timeout() -> MpiResult<Duration> {
 impl Runtime {
     /// MPI_Open_port (§11.2.2): a port others can MPI_Comm_connect to.
     pub fn open_port(&self) -> MpiResult<String> {
-        let p = new_port().map_err(port_error)?;
+        let p = new_port(self.dynamic.published_addr.get().map(String::as_str)).map_err(port_error)?;
         let name = p.name();
         self.dynamic.ports.lock().unwrap_or_else(|e| e.into_inner()).insert(name.clone(), Arc::new(p));
         Ok(name)

@@ -53,7 +53,7 @@ impl Runtime {
             }
             let spawn_err = |t: String| MpiError::new(ErrorClass::Spawn, t);
             // Children on other hosts reach it as they would MPI_Open_port's.
-            let p = new_port().map_err(spawn_err)?;
+            let p = new_port(self.dynamic.published_addr.get().map(String::as_str)).map_err(spawn_err)?;
             let request = wanmpi_bootstrap::SpawnRequest { port: p.name(), apps };
             {
                 let mut kv = self.kv.lock().unwrap_or_else(|e| e.into_inner());
