@@ -104,6 +104,8 @@ pub struct StackCounters {
     /// Fast retransmits it backed off for: loss rate above 5 %, or RTT doubled.
     pub cc_backoffs_rate: u32,
     pub cc_backoffs_delay: u32,
+    /// T3 expiries it answered by halving cwnd instead of one MTU.
+    pub cc_t3_halved: u32,
 }
 
 impl StackCounters {
@@ -123,6 +125,7 @@ impl StackCounters {
             cc_tolerated: s.raw[stat::WANMPI_LT_TOLERATED],
             cc_backoffs_rate: s.raw[stat::WANMPI_LT_BACKOFFS_RATE],
             cc_backoffs_delay: s.raw[stat::WANMPI_LT_BACKOFFS_DELAY],
+            cc_t3_halved: s.raw[stat::WANMPI_LT_T3_HALVED],
         }
     }
 }
@@ -232,8 +235,8 @@ impl fmt::Display for Counters {
         if usrsctp_sys::PATCHED {
             write!(
                 f,
-                "\n  usrsctp patched: tail-loss probes {}, loss-tolerant cc: losses tolerated {}, back-offs for loss rate {}, for delay {}",
-                s.tlp_probes, s.cc_tolerated, s.cc_backoffs_rate, s.cc_backoffs_delay
+                "\n  usrsctp patched: tail-loss probes {}, loss-tolerant cc: losses tolerated {}, back-offs for loss rate {}, for delay {}, T3 expiries halved {}",
+                s.tlp_probes, s.cc_tolerated, s.cc_backoffs_rate, s.cc_backoffs_delay, s.cc_t3_halved
             )
         } else {
             write!(f, "\n  usrsctp: Debian's library (no tail-loss probe, no loss-tolerant cc)")
