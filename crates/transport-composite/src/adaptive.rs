@@ -10,11 +10,13 @@
 //!   near clean peer goes over tcp;
 //! - on a sub-millisecond path *with* loss tcp pays a probe or a
 //!   retransmission timeout for every tail loss, and means over 200 round
-//!   trips were 4-10x wamp's (section 25): a near peer goes over wamp until
-//!   wamp's own loss figure, over enough packets, says the path is clean,
-//!   and back to wamp when tcp retransmits. Starting on wamp is what makes
-//!   the choice cheap: wamp counts losses without paying for them, while
-//!   tcp's first tail loss costs more than a short job's whole run.
+//!   trips were 4-10x wamp's (section 25): a near peer starts on trial, its
+//!   frames over tcp and a copy of each over wamp (the receiver takes
+//!   whichever comes first), until wamp's own loss figure, over enough
+//!   packets, says the path is clean (then tcp alone) or tcp retransmits
+//!   (then wamp alone, until wamp finds the path clean again). The trial is
+//!   what makes the choice cheap: neither a tcp tail loss nor wamp's slower
+//!   start is paid while the path is being measured, only the copies.
 //!
 //! Loss figures are counted over the recent past, not since the connection
 //! began: tcp's counters (cumulative in TCP_INFO) are read against a
@@ -22,7 +24,7 @@
 //! not send it away again at once.
 
 use crate::route::{Pick, Route};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::Duration;
 use wanmpi_transport::{PathStats, PeerId};
 
@@ -46,11 +48,13 @@ pub const CLEAN: f64 = 0.001;
 pub const CLEAN_PROOF: u64 = 500;
 
 /// Which side of `FAR` a peer is on: the near part (tcp) or the far one
-/// (wamp, or whatever carries WAN traffic).
+/// (wamp, or whatever carries WAN traffic); for the adaptive rule also a
+/// near peer on trial (tcp, with a copy of every frame over wamp).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
     Near,
     Far,
+    Trial,
 }
 
 fn rtt_of(near: Option<&PathStats>, far: Option<&PathStats>) -> Option<Duration> {
@@ -86,22 +90,23 @@ pub fn by_distance(current: Choice, near: Option<&PathStats>, far: Option<&PathS
 /// the peer's frames) and the current choice.
 pub fn decide(current: Choice, near: Option<&PathStats>, far: Option<&PathStats>) -> (Choice, String) {
     match by_distance(current, near, far) {
-        Some((Choice::Near, why)) => {
+        Some((Choice::Far, why)) => (Choice::Far, why),
+        Some((_, why)) => {
             // Near: tcp only on a path wamp found clean, and only until tcp
             // retransmits. The gap between LOSSY and CLEAN (and wamp's slowly
             // decaying loss figure) keeps it from flapping.
-            let go_far = match current {
-                Choice::Near => measured_loss(near).is_some_and(|l| l >= LOSSY),
-                Choice::Far => !far.is_some_and(|p| p.sent >= CLEAN_PROOF && p.loss < CLEAN),
-            };
-            if go_far {
-                (Choice::Far, format!("{why}, lossy or not yet found clean"))
-            } else {
-                (Choice::Near, format!("{why}, clean"))
+            let tcp_lossy = measured_loss(near).is_some_and(|l| l >= LOSSY);
+            let wamp_clean = far.is_some_and(|p| p.sent >= CLEAN_PROOF && p.loss < CLEAN);
+            match current {
+                Choice::Near | Choice::Trial if tcp_lossy => (Choice::Far, format!("{why}, tcp retransmits")),
+                Choice::Near => (Choice::Near, format!("{why}, clean")),
+                Choice::Trial if wamp_clean => (Choice::Near, format!("{why}, found clean")),
+                Choice::Trial => (Choice::Trial, format!("{why}, on trial")),
+                Choice::Far if wamp_clean => (Choice::Near, format!("{why}, clean again")),
+                Choice::Far => (Choice::Far, format!("{why}, lossy")),
             }
         }
-        Some(far) => far,
-        None => (Choice::Far, "no round trip measured yet".into()),
+        None => (Choice::Trial, "no round trip measured yet".into()),
     }
 }
 
@@ -112,13 +117,14 @@ pub struct AdaptiveRoute {
     /// Per peer, tcp's cumulative (segments, retransmissions) when the peer
     /// last came to tcp: its loss is counted from there.
     tcp_base: HashMap<PeerId, (u64, f64)>,
-    /// Peers the route has decided on before.
-    decided: HashSet<PeerId>,
+    /// The choice for each peer decided on before (a new peer starts on
+    /// trial).
+    state: HashMap<PeerId, Choice>,
 }
 
 impl AdaptiveRoute {
     pub fn new(tcp: usize, wamp: usize) -> AdaptiveRoute {
-        AdaptiveRoute { tcp, wamp, tcp_base: HashMap::new(), decided: HashSet::new() }
+        AdaptiveRoute { tcp, wamp, tcp_base: HashMap::new(), state: HashMap::new() }
     }
 }
 
@@ -130,22 +136,24 @@ fn since(p: &PathStats, base: (u64, f64)) -> PathStats {
 }
 
 impl Route for AdaptiveRoute {
-    fn choose(&mut self, peer: PeerId, current: &Pick, paths: &[Option<PathStats>]) -> Pick {
-        // Before the first decision every peer counts as on wamp: a near
-        // one must prove its path clean first.
-        let undecided = !self.decided.contains(&peer);
-        self.decided.insert(peer);
-        let cur = if undecided || current.small == self.wamp { Choice::Far } else { Choice::Near };
+    fn choose(&mut self, peer: PeerId, _current: &Pick, paths: &[Option<PathStats>]) -> Pick {
+        let cur = self.state.get(&peer).copied().unwrap_or(Choice::Trial);
         let tcp_now = paths[self.tcp].as_ref();
         let base = self.tcp_base.get(&peer).copied().unwrap_or((0, 0.0));
         let tcp_recent = tcp_now.map(|p| since(p, base));
         let (c, why) = decide(cur, tcp_recent.as_ref(), paths[self.wamp].as_ref());
-        if c == Choice::Near && cur == Choice::Far {
+        if cur == Choice::Far && c != Choice::Far {
+            // Back on tcp: its loss counts from here.
             if let Some(p) = tcp_now {
                 self.tcp_base.insert(peer, (p.sent, p.loss * p.sent as f64));
             }
         }
-        Pick::all(if c == Choice::Far { self.wamp } else { self.tcp }, why)
+        self.state.insert(peer, c);
+        match c {
+            Choice::Far => Pick::all(self.wamp, why),
+            Choice::Near => Pick::all(self.tcp, why),
+            Choice::Trial => Pick::with_copy(self.tcp, self.wamp, why),
+        }
     }
 }
 
@@ -170,8 +178,13 @@ mod tests {
             // ... and goes to wamp when it does
             (Near, Some(path(0.2, 0.02, 1000)), Some(path(0.2, 0.02, 1000)), Far),
             (Near, Some(path(0.2, 0.004, 1000)), None, Far),
-            // near, on wamp: to tcp once wamp found the path clean over
-            // enough packets
+            // near, on trial: to tcp once wamp found the path clean over
+            // enough packets, to wamp as soon as tcp retransmits
+            (Trial, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 499)), Trial),
+            (Trial, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 500)), Near),
+            (Trial, Some(path(0.1, 0.01, 1000)), Some(path(0.1, 0.0, 200)), Far),
+            (Trial, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.01, 5000)), Trial),
+            // near, on wamp for loss: to tcp once wamp finds the path clean
             (Far, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 1000)), Near),
             (Far, None, Some(path(0.1, 0.0005, 5000)), Near),
             (Far, Some(path(0.1, 0.0, 1000)), Some(path(0.1, 0.0, 499)), Far),
@@ -181,6 +194,7 @@ mod tests {
             (Near, Some(path(40.0, 0.0, 1000)), Some(path(40.0, 0.0, 0)), Far),
             (Near, None, Some(path(20.0, 0.0, 0)), Far),
             (Near, Some(path(160.0, 0.02, 1000)), None, Far),
+            (Trial, Some(path(40.0, 0.0, 1000)), None, Far),
             // the smaller of the two round trips counts
             (Near, Some(path(0.3, 0.0, 1000)), Some(path(40.0, 0.0, 0)), Near),
             (Far, Some(path(0.3, 0.0, 1000)), Some(path(40.0, 0.0, 2000)), Near),
@@ -189,8 +203,8 @@ mod tests {
             (Near, Some(path(2.2, 0.0, 1000)), None, Near),
             (Near, Some(path(2.6, 0.0, 1000)), None, Far),
             (Far, Some(path(1.5, 0.0, 1000)), Some(path(1.5, 0.0, 5000)), Near),
-            // nothing known: wamp
-            (Near, None, None, Far),
+            // nothing known: on trial
+            (Near, None, None, Trial),
         ];
         for (i, (cur, t, w, want)) in rows.iter().enumerate() {
             let (got, why) = decide(*cur, t.as_ref(), w.as_ref());
@@ -206,16 +220,16 @@ mod tests {
         let mut r = AdaptiveRoute::new(0, 1);
         let tcp = |loss, sent| Some(path(0.2, loss, sent));
         let wamp = |loss, sent| Some(path(0.2, loss, sent));
-        // a near peer starts on wamp, whatever part the composite offered
+        // a near peer starts on trial: tcp, with copies over wamp
         let p = r.choose(3, &Pick::all(0, ""), &[tcp(0.0, 0), wamp(0.0, 10)]);
-        assert_eq!(p.small, 1, "{}", p.why);
-        // wamp found the path clean: tcp
+        assert_eq!((p.small, p.copy), (0, Some(1)), "{}", p.why);
+        // wamp found the path clean: tcp alone
         let p = r.choose(3, &p, &[tcp(0.0, 10), wamp(0.0, 500)]);
-        assert_eq!(p.small, 0, "{}", p.why);
+        assert_eq!((p.small, p.copy), (0, None), "{}", p.why);
         // tcp retransmits 2 %: wamp
         let p = r.choose(3, &p, &[tcp(0.02, 1010), wamp(0.0, 1000)]);
-        assert_eq!(p.small, 1, "{}", p.why);
-        assert!(p.why.contains("lossy"), "{}", p.why);
+        assert_eq!((p.small, p.copy), (1, None), "{}", p.why);
+        assert!(p.why.contains("retransmits"), "{}", p.why);
         // wamp clean again: back to tcp, whose cumulative figure still shows 2 %
         let p = r.choose(3, &p, &[tcp(0.02, 1010), wamp(0.0005, 5000)]);
         assert_eq!(p.small, 0, "{}", p.why);
@@ -225,8 +239,8 @@ mod tests {
         // 500 more with 5 retransmissions (1 %): wamp again
         let p = r.choose(3, &p, &[tcp(25.2 / 2010.0, 2010), wamp(0.0005, 5000)]);
         assert_eq!(p.small, 1, "{}", p.why);
-        // another peer has its own history
-        let q = r.choose(4, &Pick::all(0, ""), &[tcp(0.0, 1000), wamp(0.0, 10)]);
-        assert_eq!(q.small, 1, "{}", q.why);
+        // another peer has its own history: on trial
+        let q = r.choose(4, &Pick::all(1, ""), &[tcp(0.0, 1000), wamp(0.0, 10)]);
+        assert_eq!((q.small, q.copy), (0, Some(1)), "{}", q.why);
     }
 }

@@ -50,6 +50,9 @@ pub struct Composite {
     /// Frames with a bad prefix (a part's bug, never a stranger: every part
     /// authenticates its peers).
     pub bad_frames: u64,
+    /// Frames that came a second time (a route's copy, `Pick::copy`, or a
+    /// part delivering twice), dropped.
+    pub duplicates: u64,
 }
 
 pub(crate) fn epoll_of(parts: &[Box<dyn Transport>]) -> Result<(OwnedFd, bool), TransportError> {
@@ -133,7 +136,7 @@ impl Composite {
             })
             .collect();
         let (epoll, blind) = epoll_of(&parts)?;
-        Ok(Composite { parts, caps, route, peers, epoll, blind, evaluate_every: EVALUATE_EVERY, bad_frames: 0 })
+        Ok(Composite { parts, caps, route, peers, epoll, blind, evaluate_every: EVALUATE_EVERY, bad_frames: 0, duplicates: 0 })
     }
 
     /// How often the route is asked again per peer (tests switch faster).
@@ -151,22 +154,25 @@ impl Composite {
         serving(&self.parts, peer, i)
     }
 
-    fn pick(&mut self, peer: PeerId, len: usize) -> usize {
+    /// The part for a frame of `len` bytes to `peer`, and the part that
+    /// carries a copy of it, if any.
+    fn pick(&mut self, peer: PeerId, len: usize) -> (usize, Option<usize>) {
         let now = Instant::now();
         let st = &self.peers[peer as usize];
         if st.decided.is_some_and(|t| now.saturating_duration_since(t) < self.evaluate_every) {
-            return st.pick.part_for(len);
+            return (st.pick.part_for(len), st.pick.copy);
         }
         let paths: Vec<Option<PathStats>> = self.parts.iter().map(|p| p.path(peer)).collect();
         let mut pick = self.route.choose(peer, &st.pick, &paths);
         (pick.small, pick.large) = (self.serving(peer, pick.small), self.serving(peer, pick.large));
+        pick.copy = pick.copy.filter(|&c| self.parts.get(c).is_some_and(|p| p.serves(peer)));
         let st = &mut self.peers[peer as usize];
         if st.decided.is_some() && (pick.small, pick.large) != (st.pick.small, st.pick.large) {
             st.switches += 1;
         }
         st.pick = pick;
         st.decided = Some(now);
-        st.pick.part_for(len)
+        (st.pick.part_for(len), st.pick.copy)
     }
 
     /// Per peer, what went where and why (WANMPI_STATS=1).
@@ -178,12 +184,18 @@ impl Composite {
             }
             let per: Vec<String> = self.parts.iter().zip(&st.sent).map(|(p, (f, b))| format!("{} {f} frames / {b} B", p.caps().name)).collect();
             let name = |i: usize| self.parts[i].caps().name;
-            let now = if st.pick.small == st.pick.large {
+            let mut now = if st.pick.small == st.pick.large {
                 name(st.pick.small).to_string()
             } else {
                 format!("{} under {} B, {} above", name(st.pick.small), st.pick.large_from, name(st.pick.large))
             };
+            if let Some(c) = st.pick.copy {
+                now += &format!(" with copies over {}", name(c));
+            }
             s += &format!("\n  to rank {peer}: {}; now {now} because {}; {} switches", per.join(", "), st.pick.why, st.switches);
+        }
+        if self.duplicates > 0 {
+            s += &format!("\n  {} frames came twice (copies) and were dropped", self.duplicates);
         }
         s
     }
@@ -209,7 +221,7 @@ fn first_pick(parts: &[Box<dyn Transport>], route: &mut dyn Route, peer: PeerId)
 
 /// Hands a frame to the engine in its channel's order (holding it if it
 /// came early, releasing those it was holding up); returns frames delivered.
-fn deliver(st: &mut PeerState, peer: PeerId, bytes: &[u8], bad_frames: &mut u64, sink: &mut dyn FnMut(Incoming<'_>)) -> usize {
+fn deliver(st: &mut PeerState, peer: PeerId, bytes: &[u8], bad_frames: &mut u64, duplicates: &mut u64, sink: &mut dyn FnMut(Incoming<'_>)) -> usize {
     if bytes.len() < PREFIX_LEN {
         *bad_frames += 1;
         return 0;
@@ -222,7 +234,7 @@ fn deliver(st: &mut PeerState, peer: PeerId, bytes: &[u8], bad_frames: &mut u64,
     };
     let ahead = seq.wrapping_sub(r.next);
     if ahead >= u32::MAX / 2 {
-        *bad_frames += 1; // already delivered: a part delivered twice
+        *duplicates += 1; // already delivered: a copy, or a part delivered twice
         return 0;
     }
     if ahead > 0 {
@@ -265,7 +277,7 @@ impl Transport for Composite {
         if peer >= self.size() {
             return Err(TransportError::NoSuchPeer(peer));
         }
-        let part = self.pick(peer, len);
+        let (part, copy) = self.pick(peer, len);
         let st = &mut self.peers[peer as usize];
         let seq = st.send_seq[channel as usize];
         let head = prefix(channel, seq);
@@ -279,18 +291,28 @@ impl Transport for Composite {
             st.send_seq[channel as usize] = seq.wrapping_add(1);
             st.sent[part].0 += 1;
             st.sent[part].1 += len as u64;
+            if let Some(c) = copy.filter(|&c| c != part) {
+                // Best effort: the frame is on its way already, so a copy
+                // that cannot leave now (or a part that lost the peer) is
+                // simply not sent.
+                let t = &mut self.parts[c];
+                if let Ok(SendStatus::Sent) = t.try_send(peer, channel % t.caps().channels, &all) {
+                    st.sent[c].0 += 1;
+                    st.sent[c].1 += len as u64;
+                }
+            }
         }
         Ok(r)
     }
 
     fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
         let mut n = 0;
-        let Composite { parts, peers, bad_frames, .. } = self;
+        let Composite { parts, peers, bad_frames, duplicates, .. } = self;
         for (i, part) in parts.iter_mut().enumerate() {
             part.poll_recv(&mut |ev| match ev {
                 Incoming::Frame { peer, bytes, .. } => {
                     let Some(st) = peers.get_mut(peer as usize) else { return };
-                    n += deliver(st, peer, bytes, bad_frames, sink);
+                    n += deliver(st, peer, bytes, bad_frames, duplicates, sink);
                 }
                 Incoming::PeerLost { peer, reason } => {
                     if let Some(st) = peers.get_mut(peer as usize) {

@@ -12,19 +12,27 @@ pub const EVALUATE_EVERY: Duration = Duration::from_millis(5);
 
 /// Where frames to one peer go until the route is asked again: frames
 /// shorter than `large_from` bytes over part `small`, the others over part
-/// `large` (the same part for both in the common case).
+/// `large` (the same part for both in the common case), and with `copy` a
+/// second copy of every frame over that part as well (the receiver
+/// delivers whichever comes first and drops the other by its number).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pick {
     pub small: usize,
     pub large: usize,
     pub large_from: usize,
+    pub copy: Option<usize>,
     pub why: String,
 }
 
 impl Pick {
     /// Every frame over `part`.
     pub fn all(part: usize, why: impl Into<String>) -> Pick {
-        Pick { small: part, large: part, large_from: usize::MAX, why: why.into() }
+        Pick { small: part, large: part, large_from: usize::MAX, copy: None, why: why.into() }
+    }
+
+    /// Every frame over `part`, and a copy of it over `copy`.
+    pub fn with_copy(part: usize, copy: usize, why: impl Into<String>) -> Pick {
+        Pick { copy: Some(copy), ..Pick::all(part, why) }
     }
 
     pub fn part_for(&self, len: usize) -> usize {

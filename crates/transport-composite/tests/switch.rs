@@ -2,6 +2,8 @@
 //! (threads on 127.0.0.1) whose route switches part every few frames, with
 //! wamp losing datagrams so that frames overtake each other across the
 //! parts: every channel still delivers its frames exactly once, in order.
+//! The same when every frame also goes as a copy over the other part (the
+//! adaptive route's trial): each is delivered once, the copies dropped.
 
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::{local_kv_world, KeyValue as _};
@@ -19,14 +21,32 @@ struct Flip;
 impl Route for Flip {
     fn choose(&mut self, _peer: PeerId, current: &Pick, _paths: &[Option<PathStats>]) -> Pick {
         if current.small == 0 {
-            Pick { small: 1, large: 0, large_from: 2000, why: "split".into() }
+            Pick { small: 1, large: 0, large_from: 2000, copy: None, why: "split".into() }
         } else {
             Pick::all(0, "tcp")
         }
     }
 }
 
+/// Every frame over tcp with a copy over wamp, or the other way round,
+/// switching on every call.
+struct Copies;
+
+impl Route for Copies {
+    fn choose(&mut self, _peer: PeerId, current: &Pick, _paths: &[Option<PathStats>]) -> Pick {
+        if current.small == 0 {
+            Pick::with_copy(1, 0, "wamp, copies over tcp")
+        } else {
+            Pick::with_copy(0, 1, "tcp, copies over wamp")
+        }
+    }
+}
+
 fn pair() -> Vec<Composite> {
+    pair_with(|| Box::new(Flip))
+}
+
+fn pair_with(route: fn() -> Box<dyn Route>) -> Vec<Composite> {
     let hs: Vec<_> = local_kv_world(2)
         .into_iter()
         .map(|mut kv| {
@@ -35,7 +55,7 @@ fn pair() -> Vec<Composite> {
                     TcpTransport::connect(&mut kv, SECRET, TcpOptions { bind_addr: "127.0.0.1".parse().unwrap(), ..TcpOptions::default() }).unwrap();
                 let wopts = WampOptions { drop_rate: 0.05, drop_seed: kv.rank() as u64 + 1, ..WampOptions::default() };
                 let wamp = WampTransport::connect(&mut kv, SECRET, wopts).unwrap();
-                let mut c = Composite::new("adaptive", vec![Box::new(tcp), Box::new(wamp)], Box::new(Flip)).unwrap();
+                let mut c = Composite::new("adaptive", vec![Box::new(tcp), Box::new(wamp)], route()).unwrap();
                 c.set_evaluate_every(Duration::ZERO);
                 c
             })
@@ -52,11 +72,34 @@ fn frame(seq: u32, len: usize) -> Vec<u8> {
 
 #[test]
 fn order_holds_across_switches_under_loss() {
-    let mut t = pair();
+    let t = pair();
+    let (t, got) = exchange(t);
+    let sent = t[0].sent(1).unwrap();
+    assert!(sent[0].0 > N as u64 / 10 && sent[1].0 > N as u64 / 10, "both parts carried frames: {sent:?}");
+    check(&got);
+    close(t);
+}
+
+#[test]
+fn copies_over_both_parts_are_delivered_once() {
+    let t = pair_with(|| Box::new(Copies));
+    let (t, got) = exchange(t);
+    check(&got);
+    let sent = t[0].sent(1).unwrap();
+    assert!(sent[0].0 + sent[1].0 > 3 * N as u64 / 2, "most frames went twice: {sent:?}");
+    assert!(t[1].duplicates > N as u64 / 2, "the receiver dropped the copies: {}", t[1].duplicates);
+    assert_eq!(t[1].bad_frames, 0);
+    close(t);
+}
+
+const N: u32 = 2000;
+const CH: u32 = 5;
+
+/// Sends N frames on CH channels from rank 0 to rank 1 and returns what
+/// rank 1 delivered.
+fn exchange(mut t: Vec<Composite>) -> (Vec<Composite>, Vec<(u16, Vec<u8>)>) {
     let (a, b) = t.split_at_mut(1);
     let (a, b) = (&mut a[0], &mut b[0]);
-    const N: u32 = 2000;
-    const CH: u32 = 5;
     let mut next = 0;
     let mut got: Vec<(u16, Vec<u8>)> = vec![];
     let start = Instant::now();
@@ -78,17 +121,36 @@ fn order_holds_across_switches_under_loss() {
         .unwrap();
         b.wait(Duration::from_millis(1)).unwrap();
     }
+    // Copies still on their way are dropped as they come.
+    let settle = Instant::now();
+    while settle.elapsed() < Duration::from_millis(300) {
+        b.poll_recv(&mut |ev| {
+            if let Incoming::Frame { channel, bytes, .. } = ev {
+                got.push((channel, bytes.to_vec()));
+            }
+        })
+        .unwrap();
+        a.poll_recv(&mut |_| {}).unwrap();
+        a.flush().unwrap();
+        b.wait(Duration::from_millis(1)).unwrap();
+    }
+    (t, got)
+}
+
+/// Every frame once, in order per channel, intact.
+fn check(got: &[(u16, Vec<u8>)]) {
     assert_eq!(got.len() as u32, N);
     for ch in 0..CH as u16 {
         let seqs: Vec<u32> = got.iter().filter(|f| f.0 == ch).map(|f| u32::from_le_bytes(f.1[..4].try_into().unwrap())).collect();
         let want: Vec<u32> = (0..N).filter(|s| s % CH == ch as u32).collect();
         assert_eq!(seqs, want, "channel {ch}");
     }
-    for (_, f) in &got {
+    for (_, f) in got {
         assert_eq!(f, &frame(u32::from_le_bytes(f[..4].try_into().unwrap()), f.len()));
     }
-    let sent = a.sent(1).unwrap();
-    assert!(sent[0].0 > N as u64 / 10 && sent[1].0 > N as u64 / 10, "both parts carried frames: {sent:?}");
+}
+
+fn close(t: Vec<Composite>) {
     let hs: Vec<_> = t.into_iter().map(|mut x| std::thread::spawn(move || x.shutdown(Duration::from_secs(5)))).collect();
     for h in hs {
         h.join().unwrap().unwrap();
