@@ -21,6 +21,8 @@ mod local;
 pub mod port;
 pub mod ports;
 pub mod proto;
+pub mod seal;
+pub mod seal_policy;
 pub mod server;
 mod spawn;
 mod timeout;
