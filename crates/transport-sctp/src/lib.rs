@@ -36,14 +36,17 @@ mod options;
 mod path;
 mod poller;
 mod pump;
+mod seal;
 mod setup;
 mod sock;
 mod stack;
+mod tamper;
 mod transport;
 mod wire;
 
 pub use auth::HANDSHAKE_ALLOWANCE;
 pub use counters::{Counters, PathCounters, PeerCounters, StackCounters, StreamCounters};
 pub use error::SctpError;
-pub use options::{Checksum, CongestionControl, PathCut, SctpOptions};
+pub use options::{Checksum, CongestionControl, PathCut, SctpOptions, Tamper, ENV_ENCRYPT};
 pub use transport::SctpTransport;
+pub use wanmpi_bootstrap::seal_policy::{Maps, Seal};
