@@ -10,8 +10,9 @@ use wanmpi_bootstrap::{PortRange, ENV_PORT_RANGE};
 /// Forces sealing of sctp messages on (`1`, also on one host) or off (`0`).
 pub const ENV_ENCRYPT: &str = "WANMPI_SCTP_ENCRYPT";
 
-/// Test hook: how a rank alters its own sealed frames to a peer, to show
-/// that the peer catches it. Frames count from 1, per peer.
+/// Test and fault-injection hook (WANMPI_SCTP_FAULT_TAMPER=`flip@N`,
+/// `replay@N` or `inject@N`): how a rank alters its own frames to each
+/// peer, to show that the peer catches it. Frames count from 1, per peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tamper {
     /// Flip a bit of the `nth` frame's message in the SCTP packet that
@@ -34,6 +35,19 @@ pub struct PathCut {
     pub path: usize,
     pub from: Duration,
     pub until: Option<Duration>,
+}
+
+impl Tamper {
+    fn parse(v: &str) -> Option<Tamper> {
+        let (kind, nth) = v.trim().split_once('@')?;
+        let nth: u32 = nth.trim().parse().ok().filter(|&n| n > 0)?;
+        match kind.trim() {
+            "flip" => Some(Tamper::FlipOnWire(nth)),
+            "replay" => Some(Tamper::Replay(nth)),
+            "inject" => Some(Tamper::Inject(nth)),
+            _ => None,
+        }
+    }
 }
 
 impl PathCut {
@@ -223,7 +237,8 @@ pub struct SctpOptions {
     /// Each rank's host and site index (the launcher's maps, given by the
     /// runtime), for `seal`.
     pub maps: Maps,
-    /// Test hook, no variable: alter our own sealed frames (`Tamper`).
+    /// Test / fault-injection hook: alter our own frames (`Tamper`,
+    /// WANMPI_SCTP_FAULT_TAMPER, unset).
     pub test_tamper: Option<Tamper>,
 }
 
@@ -424,6 +439,9 @@ impl SctpOptions {
         if let Some(v) = get("FAULT_CUT_PATH") {
             o.fault_cut_path = Some(PathCut::parse(&v).ok_or_else(|| bad("FAULT_CUT_PATH", &v, "expected path@from_ms or path@from_ms-until_ms"))?);
         }
+        if let Some(v) = get("FAULT_TAMPER") {
+            o.test_tamper = Some(Tamper::parse(&v).ok_or_else(|| bad("FAULT_TAMPER", &v, "expected flip@N, replay@N or inject@N (N >= 1)"))?);
+        }
         o.port_range = PortRange::from_lookup(&lookup).map_err(|problem| SctpError::BadOption { var: ENV_PORT_RANGE.into(), problem })?;
         o.seal = Seal::from_lookup(ENV_ENCRYPT, &lookup).map_err(|problem| SctpError::BadOption { var: ENV_ENCRYPT.into(), problem })?;
         o.validate()?;
@@ -545,6 +563,13 @@ mod tests {
         assert_eq!(from(&[("WANMPI_TCP_ENCRYPT", "0")]).unwrap().seal, Seal::BetweenHosts);
         let e = from(&[(ENV_ENCRYPT, "on")]).unwrap_err().to_string();
         assert!(e.contains(ENV_ENCRYPT), "{e}");
+        assert_eq!(from(&[]).unwrap().test_tamper, None);
+        assert_eq!(from(&[("WANMPI_SCTP_FAULT_TAMPER", "flip@3")]).unwrap().test_tamper, Some(Tamper::FlipOnWire(3)));
+        assert_eq!(from(&[("WANMPI_SCTP_FAULT_TAMPER", "replay@1")]).unwrap().test_tamper, Some(Tamper::Replay(1)));
+        assert_eq!(from(&[("WANMPI_SCTP_FAULT_TAMPER", "inject@9")]).unwrap().test_tamper, Some(Tamper::Inject(9)));
+        for bad in ["flip", "flip@0", "burn@2", "flip@x"] {
+            assert!(from(&[("WANMPI_SCTP_FAULT_TAMPER", bad)]).is_err(), "{bad}");
+        }
     }
 
     fn ip(s: &str) -> IpAddr {
