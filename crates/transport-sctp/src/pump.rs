@@ -304,6 +304,12 @@ impl SctpTransport {
                 }
                 p.peer_hello = Some(theirs);
             }
+            auth::PPID_HELLO if msg.len() == auth::NONCE_LEN => {
+                // Version 1's HELLO (a nonce alone): its PROOF could never
+                // check out here, so say why rather than time out.
+                let why = "speaks the sctp handshake of version 1, this rank version 2: every rank of a job must run the same wanmpi release";
+                self.reject(rank, assoc, why);
+            }
             auth::PPID_PROOF if p.verified => {} // a repeat changes nothing
             auth::PPID_PROOF => {
                 let ok = p
