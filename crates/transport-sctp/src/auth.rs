@@ -39,7 +39,8 @@ pub const HELLO_LEN: usize = NONCE_LEN + 1;
 /// The flag by which a side asks for sealed frames.
 pub const FLAG_SEAL: u8 = 1;
 /// Version 2: HELLO carries flags, PROOF covers both HELLOs (version 1:
-/// the challenger's nonce alone). A rank of version 1 fails the proof.
+/// the challenger's nonce alone). A version-1 HELLO (no flags byte) is
+/// refused naming both versions (pump.rs).
 const LABEL: &[u8] = b"wanmpi-sctp-auth-v2";
 
 /// Our HELLO to a peer: a fresh nonce and whether we want sealing.
