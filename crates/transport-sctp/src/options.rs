@@ -237,6 +237,9 @@ pub struct SctpOptions {
     /// Each rank's host and site index (the launcher's maps, given by the
     /// runtime), for `seal`.
     pub maps: Maps,
+    /// Test hook, no variable: send the version-1 HELLO (a nonce without
+    /// flags), as a rank of an older release would.
+    pub test_hello_v1: bool,
     /// Test / fault-injection hook: alter our own frames (`Tamper`,
     /// WANMPI_SCTP_FAULT_TAMPER, unset).
     pub test_tamper: Option<Tamper>,
@@ -284,6 +287,7 @@ impl Default for SctpOptions {
             port_range: None,
             seal: Seal::BetweenHosts,
             maps: Maps::default(),
+            test_hello_v1: false,
             test_tamper: None,
         }
     }

@@ -387,12 +387,14 @@ impl SctpTransport {
     fn send_control(&mut self) {
         let Some(sock) = self.sock.as_ref() else { return };
         let withhold = self.opts.test_withhold_proof;
+        // Version 1's HELLO was the nonce alone (test hook).
+        let hello_len = if self.opts.test_hello_v1 { auth::NONCE_LEN } else { HELLO_LEN };
         for p in self.peers.iter_mut().flatten() {
             let Some(assoc) = p.assoc else { continue };
             if p.closed {
                 continue;
             }
-            if p.hello_pending && sock.send(assoc, 0, auth::PPID_HELLO, 0, &p.hello).is_ok() {
+            if p.hello_pending && sock.send(assoc, 0, auth::PPID_HELLO, 0, &p.hello[..hello_len]).is_ok() {
                 p.hello_pending = false;
             }
             // Our HELLO goes first on stream 0; the PROOF and ACCEPT follow it.
