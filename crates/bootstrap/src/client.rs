@@ -1,10 +1,12 @@
-//! A rank's connection to the launcher's key/value service.
+//! A rank's connection to the launcher's key/value service: plain lines
+//! over a Unix socket, sealed records over TCP (`sealed_lines`).
 
 use crate::addr::{BootstrapAddr, Stream};
 use crate::auth::{self, Role};
 use crate::proto::{self, check_item, Request, VERSION};
+use crate::sealed_lines::{self, LineKeys};
 use crate::{BootstrapError, JobEnv, KeyValue};
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::time::{Duration, Instant};
 
 /// How a handshake failed: worth another connection, or not.
@@ -36,6 +38,8 @@ pub struct Client {
     reader: BufReader<Stream>,
     pending: Vec<(String, String)>,
     timeout: Duration,
+    /// Set after the handshake when the stream is TCP.
+    keys: Option<LineKeys>,
 }
 
 impl Client {
@@ -62,7 +66,7 @@ impl Client {
             stream.set_read_timeout(Some(timeout + Duration::from_secs(5)))?;
             stream.set_write_timeout(Some(timeout))?;
             let reader = BufReader::new(stream.try_clone()?);
-            let mut c = Client { rank, size, stream, reader, pending: Vec::new(), timeout };
+            let mut c = Client { rank, size, stream, reader, pending: Vec::new(), timeout, keys: None };
             match c.handshake(secret) {
                 Ok(()) => return Ok(c),
                 Err(Handshake::Final(e)) => return Err(e),
@@ -88,7 +92,13 @@ impl Client {
         self.send(&[Request::Hello { rank: self.rank, nonce: my_nonce.clone(), proof }]).map_err(Handshake::classify)?;
         let reply = self.handshake_reply("hello")?;
         match reply.strip_prefix("ok ") {
-            Some(p) if auth::verify(secret, Role::Server, &my_nonce, self.rank, p) => Ok(()),
+            Some(p) if auth::verify(secret, Role::Server, &my_nonce, self.rank, p) => {
+                // Everything after the proofs crosses a network sealed.
+                if matches!(self.stream, Stream::Tcp(_)) {
+                    self.keys = Some(LineKeys::derive(secret, &server_nonce, &my_nonce, self.rank, true));
+                }
+                Ok(())
+            }
             Some(_) => Err(Handshake::Final(BootstrapError::Refused("the service could not prove the job secret".into()))),
             None => Err(Handshake::Final(BootstrapError::Refused(reply.strip_prefix("err ").unwrap_or(&reply).to_string()))),
         }
@@ -108,17 +118,14 @@ impl Client {
     }
 
     fn send(&mut self, reqs: &[Request]) -> Result<(), BootstrapError> {
-        let mut out = String::new();
-        for r in reqs {
-            out.push_str(&r.render());
-            out.push('\n');
-        }
-        self.stream.write_all(out.as_bytes())?;
+        let lines: Vec<String> = reqs.iter().map(Request::render).collect();
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        sealed_lines::write_lines(&mut self.stream, self.keys.as_mut(), &lines)?;
         Ok(())
     }
 
     fn read_reply(&mut self, what: &str) -> Result<String, BootstrapError> {
-        match proto::read_line(&mut self.reader) {
+        match sealed_lines::read_line(&mut self.reader, self.keys.as_mut()) {
             Ok(Some(l)) => Ok(l),
             Ok(None) => Err(BootstrapError::Protocol(format!("the service closed the connection (waiting for the reply to {what})"))),
             Err(BootstrapError::Io(e)) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {

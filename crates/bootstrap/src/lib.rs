@@ -7,10 +7,13 @@
 //! an in-process implementation for tests (`LocalKv`), the environment
 //! variables the launcher hands every rank (`JobEnv`), the service the
 //! launcher runs (`server`) and the client each rank uses (`Client`), which
-//! proves the job secret before anything else (`auth`), the job's port
-//! range every listening socket binds in (`ports`), and which local address
-//! peers can reach (`route`: by the kernel's route, a network or an
-//! interface).
+//! proves the job secret before anything else (`auth`) and, over TCP, seals
+//! every line after it (`sealed_lines`), the job's port range every
+//! listening socket binds in (`ports`), and which local address peers can
+//! reach (`route`: by the kernel's route, a network or an interface). It
+//! also holds what every sealed channel of a job shares: the AEAD and key
+//! derivation (`seal`) and the rule of which transport connections are
+//! sealed (`seal_policy`).
 //!
 //! It is not a general database: keys and values are short words, and the
 //! table lives only as long as the job.
@@ -25,6 +28,9 @@ pub mod port;
 pub mod ports;
 pub mod proto;
 pub mod route;
+pub mod seal;
+pub mod seal_policy;
+mod sealed_lines;
 pub mod server;
 mod spawn;
 mod timeout;

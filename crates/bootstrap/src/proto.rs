@@ -5,7 +5,7 @@
 //! the line.
 //!
 //! ```text
-//! server: wanmpi-kv 1 <server-nonce>
+//! server: wanmpi-kv 2 <server-nonce>
 //! client: hello <rank> <client-nonce> <proof>      server: ok <proof> | err <text>
 //! client: put <key> <value>                        server: ok | err <text>
 //! client: fence                                    server: ok | err <text>   (when every rank is there)
@@ -15,12 +15,16 @@
 //! client: peer-lost <rank> <text>                  server: ok
 //! client: spawn <hex>                               server: ok | err <text>   (SpawnRequest)
 //! ```
+//!
+//! Over TCP, every line after the server's `ok <proof>` travels as a
+//! sealed record instead (`sealed_lines`); over a Unix socket as above.
 
 use crate::BootstrapError;
 use std::io::BufRead;
 
-/// Protocol version in the greeting.
-pub const VERSION: u32 = 1;
+/// Protocol version in the greeting. Version 2 seals the lines after the
+/// handshake over TCP (version 1 sent them in clear).
+pub const VERSION: u32 = 2;
 /// Longest line either side accepts; keeps a stray peer from filling memory.
 pub const MAX_LINE: usize = 16 * 1024;
 /// Longest key or value.

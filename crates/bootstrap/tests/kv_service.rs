@@ -109,7 +109,7 @@ fn garbage_and_silence_are_refused_without_harm() {
     let mut junk = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     junk.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
     let mut lines = BufReader::new(junk.try_clone().unwrap()).lines();
-    assert!(lines.next().unwrap().unwrap().starts_with("wanmpi-kv 1 "));
+    assert!(lines.next().unwrap().unwrap().starts_with("wanmpi-kv 2 "));
     assert_eq!(lines.next().unwrap().unwrap(), "err expected hello");
     let silent = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     // Both are refused: the garbage at once, the silent one after hello_timeout.

@@ -46,6 +46,9 @@ fn tcp(env: &JobEnv, kv: &mut dyn KeyValue) -> Connected {
 
 fn sctp(env: &JobEnv, kv: &mut dyn KeyValue) -> Connected {
     let mut opts = wanmpi_transport_sctp::SctpOptions::from_env()?;
+    // Sealed as tcp is: by where the peers run.
+    let place = Placement::from_env(env.size).map_err(|e| TransportError::Setup(e.to_string()))?;
+    opts.maps = wanmpi_transport_sctp::Maps { host: Some(place.host), site: place.site };
     if std::env::var_os("WANMPI_SCTP_PUBLISH_ADDR").is_none() {
         if let Some(a) = env.addr.as_deref().and_then(|a| a.parse().ok()) {
             opts.publish_addr = a;

@@ -1,9 +1,13 @@
 //! Proof of the job secret on every association, before any frame of that
-//! peer reaches the engine. Each side sends HELLO (a fresh 32-byte nonce) on
+//! peer reaches the engine. Each side sends HELLO (a fresh 32-byte nonce
+//! and a flags byte: whether it wants the association's frames sealed) on
 //! stream 0 as soon as the association is up; the other answers PROOF =
-//! HMAC-SHA256(secret, label | nonce | prover rank | challenger rank). The
-//! secret never travels, a PROOF cannot be replayed on another association
-//! (fresh nonce) or by another rank (ranks are inside the MAC). The side
+//! HMAC-SHA256(secret, label | challenger's HELLO | prover's HELLO | prover
+//! rank | challenger rank). The secret never travels, a PROOF cannot be
+//! replayed on another association (fresh nonce) or by another rank (ranks
+//! are inside the MAC), and neither side's flags can be altered on the way
+//! (both HELLOs are under both MACs); the frames are sealed if either side
+//! asks (seal.rs, whose keys derive from the two HELLOs). The side
 //! that checked a PROOF answers ACCEPT, and a rank sends no frame to a peer
 //! before that peer's ACCEPT: so a frame from a peer that has not proved
 //! the secret is never legitimate, and the receiver needs to hold only a
@@ -30,7 +34,27 @@ pub const PPID_ACCEPT: u32 = 0x5741_4e41; // "WANA"
 pub const HANDSHAKE_ALLOWANCE: usize = 64 << 10;
 
 pub const NONCE_LEN: usize = 32;
-const LABEL: &[u8] = b"wanmpi-sctp-auth-v1";
+/// HELLO: nonce (32) | flags (1).
+pub const HELLO_LEN: usize = NONCE_LEN + 1;
+/// The flag by which a side asks for sealed frames.
+pub const FLAG_SEAL: u8 = 1;
+/// Version 2: HELLO carries flags, PROOF covers both HELLOs (version 1:
+/// the challenger's nonce alone). A version-1 HELLO (no flags byte) is
+/// refused naming both versions (pump.rs).
+const LABEL: &[u8] = b"wanmpi-sctp-auth-v2";
+
+/// Our HELLO to a peer: a fresh nonce and whether we want sealing.
+pub fn hello(want_seal: bool) -> [u8; HELLO_LEN] {
+    let mut h = [0u8; HELLO_LEN];
+    h[..NONCE_LEN].copy_from_slice(&fresh_nonce());
+    h[NONCE_LEN] = if want_seal { FLAG_SEAL } else { 0 };
+    h
+}
+
+/// Whether an association whose sides sent these HELLOs is sealed.
+pub fn sealed(a: &[u8; HELLO_LEN], b: &[u8; HELLO_LEN]) -> bool {
+    (a[NONCE_LEN] | b[NONCE_LEN]) & FLAG_SEAL != 0
+}
 
 pub fn fresh_nonce() -> [u8; NONCE_LEN] {
     let mut n = [0u8; NONCE_LEN];
@@ -38,24 +62,32 @@ pub fn fresh_nonce() -> [u8; NONCE_LEN] {
     n
 }
 
-fn mac(secret: &[u8; 32], nonce: &[u8], prover: PeerId, challenger: PeerId) -> Hmac<Sha256> {
+/// The two HELLOs of one association: the challenger's (whose nonce the
+/// proof answers) and the prover's.
+pub struct Hellos<'a> {
+    pub challenger: &'a [u8; HELLO_LEN],
+    pub prover: &'a [u8; HELLO_LEN],
+}
+
+fn mac(secret: &[u8; 32], h: &Hellos<'_>, prover: PeerId, challenger: PeerId) -> Hmac<Sha256> {
     // HMAC accepts keys of any length; 32 bytes cannot fail.
     let mut m = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes any key length");
     m.update(LABEL);
-    m.update(nonce);
+    m.update(h.challenger);
+    m.update(h.prover);
     m.update(&prover.to_be_bytes());
     m.update(&challenger.to_be_bytes());
     m
 }
 
-/// What `prover` answers to `challenger`'s nonce.
-pub fn proof(secret: &[u8; 32], nonce: &[u8], prover: PeerId, challenger: PeerId) -> [u8; 32] {
-    mac(secret, nonce, prover, challenger).finalize().into_bytes().into()
+/// What `prover` answers to `challenger`'s HELLO.
+pub fn proof(secret: &[u8; 32], h: &Hellos<'_>, prover: PeerId, challenger: PeerId) -> [u8; 32] {
+    mac(secret, h, prover, challenger).finalize().into_bytes().into()
 }
 
-/// Constant-time check of a PROOF received from `prover` for our nonce.
-pub fn verify(secret: &[u8; 32], nonce: &[u8; NONCE_LEN], prover: PeerId, challenger: PeerId, got: &[u8]) -> bool {
-    mac(secret, nonce, prover, challenger).verify_slice(got).is_ok()
+/// Constant-time check of a PROOF received from `prover` for our HELLO.
+pub fn verify(secret: &[u8; 32], h: &Hellos<'_>, prover: PeerId, challenger: PeerId, got: &[u8]) -> bool {
+    mac(secret, h, prover, challenger).verify_slice(got).is_ok()
 }
 
 #[cfg(test)]
@@ -65,13 +97,31 @@ mod tests {
     #[test]
     fn right_secret_and_ranks_verify_anything_else_fails() {
         let s = [7u8; 32];
-        let n = fresh_nonce();
-        let p = proof(&s, &n, 2, 0);
-        assert!(verify(&s, &n, 2, 0, &p));
-        assert!(!verify(&[8u8; 32], &n, 2, 0, &p), "wrong secret");
-        assert!(!verify(&s, &n, 1, 0, &p), "other prover");
-        assert!(!verify(&s, &fresh_nonce(), 2, 0, &p), "other nonce");
-        assert!(!verify(&s, &n, 2, 0, &p[..31]), "truncated");
+        let (c, pr) = (hello(false), hello(false));
+        let h = Hellos { challenger: &c, prover: &pr };
+        let p = proof(&s, &h, 2, 0);
+        assert!(verify(&s, &h, 2, 0, &p));
+        assert!(!verify(&[8u8; 32], &h, 2, 0, &p), "wrong secret");
+        assert!(!verify(&s, &h, 1, 0, &p), "other prover");
+        let other = hello(false);
+        assert!(!verify(&s, &Hellos { challenger: &other, prover: &pr }, 2, 0, &p), "other nonce");
+        assert!(!verify(&s, &Hellos { challenger: &pr, prover: &c }, 2, 0, &p), "roles swapped");
+        assert!(!verify(&s, &h, 2, 0, &p[..31]), "truncated");
         assert_ne!(fresh_nonce(), fresh_nonce());
+    }
+
+    #[test]
+    fn either_flag_seals_and_no_flag_can_be_stripped() {
+        let s = [7u8; 32];
+        let (asks, not) = (hello(true), hello(false));
+        assert!(sealed(&asks, &not) && sealed(&not, &asks));
+        assert!(!sealed(&not, &hello(false)));
+        let p = proof(&s, &Hellos { challenger: &asks, prover: &not }, 2, 0);
+        // The challenger's flag cleared on the way: the prover answered
+        // another HELLO than the one the challenger sent.
+        let mut stripped = asks;
+        stripped[NONCE_LEN] = 0;
+        assert!(!verify(&s, &Hellos { challenger: &stripped, prover: &not }, 2, 0, &p));
+        assert!(verify(&s, &Hellos { challenger: &asks, prover: &not }, 2, 0, &p));
     }
 }

@@ -9,7 +9,11 @@
 //! streams as the transport's channels. Every association first proves the
 //! job secret (auth.rs) before any of its frames reach the engine; until
 //! then a peer may make us hold only `HANDSHAKE_ALLOWANCE` bytes, and after
-//! it no message over the frame limit (pump.rs).
+//! it no message over the frame limit (pump.rs). Between hosts (the job's
+//! sealing rule, `WANMPI_SCTP_ENCRYPT`) every frame travels sealed with
+//! AES-128-GCM under keys from the handshake (seal.rs); a message that
+//! fails to open ends the association and reports the peer lost for
+//! tampering.
 //!
 //! Several transports may live in one process (tests run ranks as threads):
 //! usrsctp is process-wide (stack.rs holds the one global), each transport
@@ -36,14 +40,17 @@ mod options;
 mod path;
 mod poller;
 mod pump;
+mod seal;
 mod setup;
 mod sock;
 mod stack;
+mod tamper;
 mod transport;
 mod wire;
 
 pub use auth::HANDSHAKE_ALLOWANCE;
 pub use counters::{Counters, PathCounters, PeerCounters, StackCounters, StreamCounters};
 pub use error::SctpError;
-pub use options::{Checksum, CongestionControl, PathCut, SctpOptions};
+pub use options::{Checksum, CongestionControl, PathCut, SctpOptions, Tamper, ENV_ENCRYPT};
 pub use transport::SctpTransport;
+pub use wanmpi_bootstrap::seal_policy::{Maps, Seal};

@@ -16,7 +16,7 @@ use crate::wire;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use wanmpi_transport::PeerId;
@@ -112,6 +112,9 @@ pub(crate) struct Link {
     /// Loss injection starts once setup is done, so setup stays fast.
     dropping: AtomicBool,
     state: Mutex<DropState>,
+    /// Test hook (`Tamper::FlipOnWire`): the frame message to alter (0: none).
+    flip_nth: AtomicU32,
+    frames_seen: AtomicU32,
     pub stats: LinkStats,
 }
 
@@ -155,6 +158,8 @@ impl Link {
                 new_data_seen: 0,
                 new_ends_seen: 0,
             }),
+            flip_nth: AtomicU32::new(0),
+            frames_seen: AtomicU32::new(0),
             stats: LinkStats::default(),
         }
     }
@@ -167,6 +172,11 @@ impl Link {
             let now = Instant::now();
             let _ = self.cut.set(CutWindow { path: c.path, from: now + c.from, until: c.until.map(|u| now + u) });
         }
+    }
+
+    /// Test hook: alter the `nth` frame message on its way out (tamper.rs).
+    pub fn tamper_on_wire(&self, nth: u32) {
+        self.flip_nth.store(nth, Relaxed);
     }
 
     pub fn set_active(&self, path: usize) {
@@ -278,7 +288,11 @@ impl Link {
             self.stats.dropped_injected.fetch_add(1, Relaxed);
             return;
         }
-        if self.checksum == Checksum::Offload {
+        let nth = self.flip_nth.load(Relaxed);
+        let flipped = nth > 0 && crate::tamper::flip_nth_frame(packet, nth, &self.frames_seen);
+        // A flipped packet gets a valid checksum, so SCTP delivers it and
+        // only the seal can catch it.
+        if self.checksum == Checksum::Offload || (flipped && self.checksum == Checksum::Usrsctp) {
             crc32c::seal(packet);
         }
         let i = self.active.load(Relaxed);

@@ -4,7 +4,28 @@
 use crate::error::SctpError;
 use std::net::IpAddr;
 use std::time::Duration;
+use wanmpi_bootstrap::seal_policy::{Maps, Seal};
 use wanmpi_bootstrap::{PortRange, ENV_PORT_RANGE};
+
+/// Forces sealing of sctp messages on (`1`, also on one host) or off (`0`).
+pub const ENV_ENCRYPT: &str = "WANMPI_SCTP_ENCRYPT";
+
+/// Test and fault-injection hook (WANMPI_SCTP_FAULT_TAMPER=`flip@N`,
+/// `replay@N` or `inject@N`): how a rank alters its own frames to each
+/// peer, to show that the peer catches it. Frames count from 1, per peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tamper {
+    /// Flip a bit of the `nth` frame's message in the SCTP packet that
+    /// leaves for the UDP socket, and fix the packet's CRC32c, so that
+    /// SCTP accepts and delivers the altered message.
+    FlipOnWire(u32),
+    /// Send the `nth` frame's sealed message again, right after it, on
+    /// its stream (a replay with a fresh SCTP sequence number).
+    Replay(u32),
+    /// Send a message of random bytes, as long as the `nth` frame's, right
+    /// after it on its stream (a forgery).
+    Inject(u32),
+}
 
 /// Test/fault-injection hook: from `from` after setup until `until` (or for
 /// ever), every datagram of path `path` is dropped in both directions, as a
@@ -14,6 +35,19 @@ pub struct PathCut {
     pub path: usize,
     pub from: Duration,
     pub until: Option<Duration>,
+}
+
+impl Tamper {
+    fn parse(v: &str) -> Option<Tamper> {
+        let (kind, nth) = v.trim().split_once('@')?;
+        let nth: u32 = nth.trim().parse().ok().filter(|&n| n > 0)?;
+        match kind.trim() {
+            "flip" => Some(Tamper::FlipOnWire(nth)),
+            "replay" => Some(Tamper::Replay(nth)),
+            "inject" => Some(Tamper::Inject(nth)),
+            _ => None,
+        }
+    }
 }
 
 impl PathCut {
@@ -197,6 +231,18 @@ pub struct SctpOptions {
     /// Ports the UDP sockets bind in (the launcher's WANMPI_PORT_RANGE,
     /// `mpirun --port-range`); None: any free port.
     pub port_range: Option<PortRange>,
+    /// Which associations' frames are sealed (`seal.rs`): between hosts by
+    /// default (WANMPI_SCTP_ENCRYPT, WANMPI_INSECURE_LAN).
+    pub seal: Seal,
+    /// Each rank's host and site index (the launcher's maps, given by the
+    /// runtime), for `seal`.
+    pub maps: Maps,
+    /// Test hook, no variable: send the version-1 HELLO (a nonce without
+    /// flags), as a rank of an older release would.
+    pub test_hello_v1: bool,
+    /// Test / fault-injection hook: alter our own frames (`Tamper`,
+    /// WANMPI_SCTP_FAULT_TAMPER, unset).
+    pub test_tamper: Option<Tamper>,
 }
 
 impl Default for SctpOptions {
@@ -239,6 +285,10 @@ impl Default for SctpOptions {
             fault_cut_path: None,
             test_withhold_proof: false,
             port_range: None,
+            seal: Seal::BetweenHosts,
+            maps: Maps::default(),
+            test_hello_v1: false,
+            test_tamper: None,
         }
     }
 }
@@ -393,7 +443,11 @@ impl SctpOptions {
         if let Some(v) = get("FAULT_CUT_PATH") {
             o.fault_cut_path = Some(PathCut::parse(&v).ok_or_else(|| bad("FAULT_CUT_PATH", &v, "expected path@from_ms or path@from_ms-until_ms"))?);
         }
+        if let Some(v) = get("FAULT_TAMPER") {
+            o.test_tamper = Some(Tamper::parse(&v).ok_or_else(|| bad("FAULT_TAMPER", &v, "expected flip@N, replay@N or inject@N (N >= 1)"))?);
+        }
         o.port_range = PortRange::from_lookup(&lookup).map_err(|problem| SctpError::BadOption { var: ENV_PORT_RANGE.into(), problem })?;
+        o.seal = Seal::from_lookup(ENV_ENCRYPT, &lookup).map_err(|problem| SctpError::BadOption { var: ENV_ENCRYPT.into(), problem })?;
         o.validate()?;
         Ok(o)
     }
@@ -404,8 +458,9 @@ impl SctpOptions {
         if self.streams == 0 {
             return fail("STREAMS", "at least one stream is needed");
         }
-        if self.max_frame == 0 || self.max_frame > self.sndbuf as usize {
-            return fail("MAX_FRAME", "must be between 1 and the send buffer size (a larger send fails with EMSGSIZE)");
+        // A sealed frame carries its tag.
+        if self.max_frame == 0 || self.max_frame + wanmpi_bootstrap::seal::TAG_LEN > self.sndbuf as usize {
+            return fail("MAX_FRAME", "must be between 1 and the send buffer size less 16 bytes (a larger send fails with EMSGSIZE)");
         }
         if !(self.rto_min_ms <= self.rto_initial_ms && self.rto_initial_ms <= self.rto_max_ms && self.rto_min_ms > 0) {
             return fail("RTO_MIN", "need 0 < rto_min <= rto_initial <= rto_max");
@@ -500,6 +555,25 @@ mod tests {
         assert!(from(&[("WANMPI_SCTP_PATH_MTU", "70000")]).is_err());
         assert_eq!(from(&[("WANMPI_SCTP_PATH_MTU", "auto")]).unwrap().path_mtu, 0);
         assert_eq!(from(&[("WANMPI_SCTP_PATH_MTU", "9000")]).unwrap().path_mtu, 9000);
+    }
+
+    #[test]
+    fn sealing_follows_the_job_rule_and_its_own_switch() {
+        assert_eq!(from(&[]).unwrap().seal, Seal::BetweenHosts);
+        assert_eq!(from(&[("WANMPI_INSECURE_LAN", "1")]).unwrap().seal, Seal::BetweenSites);
+        assert_eq!(from(&[(ENV_ENCRYPT, "1"), ("WANMPI_INSECURE_LAN", "1")]).unwrap().seal, Seal::Always);
+        assert_eq!(from(&[(ENV_ENCRYPT, "0")]).unwrap().seal, Seal::Never);
+        // tcp's switch is tcp's alone.
+        assert_eq!(from(&[("WANMPI_TCP_ENCRYPT", "0")]).unwrap().seal, Seal::BetweenHosts);
+        let e = from(&[(ENV_ENCRYPT, "on")]).unwrap_err().to_string();
+        assert!(e.contains(ENV_ENCRYPT), "{e}");
+        assert_eq!(from(&[]).unwrap().test_tamper, None);
+        assert_eq!(from(&[("WANMPI_SCTP_FAULT_TAMPER", "flip@3")]).unwrap().test_tamper, Some(Tamper::FlipOnWire(3)));
+        assert_eq!(from(&[("WANMPI_SCTP_FAULT_TAMPER", "replay@1")]).unwrap().test_tamper, Some(Tamper::Replay(1)));
+        assert_eq!(from(&[("WANMPI_SCTP_FAULT_TAMPER", "inject@9")]).unwrap().test_tamper, Some(Tamper::Inject(9)));
+        for bad in ["flip", "flip@0", "burn@2", "flip@x"] {
+            assert!(from(&[("WANMPI_SCTP_FAULT_TAMPER", bad)]).is_err(), "{bad}");
+        }
     }
 
     fn ip(s: &str) -> IpAddr {

@@ -2,9 +2,10 @@
 //! waits in the UDP socket, then take everything it has for us (messages,
 //! pieces of messages, notifications) until it says EWOULDBLOCK.
 
-use crate::auth::{self, HANDSHAKE_ALLOWANCE, NONCE_LEN};
+use crate::auth::{self, Hellos, HANDSHAKE_ALLOWANCE, HELLO_LEN};
 use crate::notify::{self, Notification};
 use crate::path::{self, Probe, ProbeKind};
+use crate::seal::StreamKeys;
 use crate::stack;
 use crate::transport::{Event, Peer, SctpTransport};
 use std::io::{self, ErrorKind};
@@ -180,7 +181,8 @@ impl SctpTransport {
     /// has not, only what is left of the handshake allowance, counting
     /// everything it sent and every unfinished piece of it.
     fn may_hold(&mut self, rank: PeerId, assoc: u32, held: usize, piece: usize, last: bool) -> Result<(), String> {
-        let max = self.caps.max_frame;
+        // A sealed frame carries its tag.
+        let max = self.caps.max_frame + wanmpi_bootstrap::seal::TAG_LEN;
         let pieces: usize = self.reasm.iter().filter(|((a, _), _)| *a == assoc).map(|(_, b)| b.len()).sum();
         let Some(Some(p)) = self.peers.get_mut(rank as usize) else { return Ok(()) };
         if p.verified {
@@ -294,34 +296,68 @@ impl SctpTransport {
             }
         }
         match ppid {
-            auth::PPID_HELLO if msg.len() == NONCE_LEN => {
-                p.proof_pending = Some(auth::proof(&secret, &msg, me, rank));
+            auth::PPID_HELLO if msg.len() == HELLO_LEN && p.peer_hello.is_none() => {
+                let theirs: [u8; HELLO_LEN] = msg[..].try_into().unwrap_or([0; HELLO_LEN]);
+                p.proof_pending = Some(auth::proof(&secret, &Hellos { challenger: &theirs, prover: &p.hello }, me, rank));
+                if auth::sealed(&p.hello, &theirs) {
+                    p.keys = Some(StreamKeys::derive(&secret, me, &p.hello, rank, &theirs, self.caps.channels));
+                }
+                p.peer_hello = Some(theirs);
+            }
+            auth::PPID_HELLO if msg.len() == auth::NONCE_LEN => {
+                // Version 1's HELLO (a nonce alone): its PROOF could never
+                // check out here, so say why rather than time out.
+                let why = "speaks the sctp handshake of version 1, this rank version 2: every rank of a job must run the same wanmpi release";
+                self.reject(rank, assoc, why);
             }
             auth::PPID_PROOF if p.verified => {} // a repeat changes nothing
             auth::PPID_PROOF => {
-                if auth::verify(&secret, &p.nonce, rank, me, &msg) {
+                let ok = p
+                    .peer_hello
+                    .as_ref()
+                    .is_some_and(|theirs| auth::verify(&secret, &Hellos { challenger: &p.hello, prover: theirs }, rank, me, &msg));
+                if ok {
                     p.verified = true;
                     p.accept_pending = true;
                     let early = std::mem::take(&mut p.pre_auth);
                     p.pre_auth_bytes = 0;
                     for (sid, bytes) in early {
-                        self.deliver(rank, sid, bytes);
+                        self.deliver(rank, assoc, sid, bytes);
                     }
                 } else {
                     self.reject(rank, assoc, "failed to prove the job secret");
                 }
             }
             auth::PPID_ACCEPT => p.accepted = true,
-            auth::PPID_FRAME if p.verified => self.deliver(rank, sid, msg),
+            auth::PPID_FRAME if p.verified => self.deliver(rank, assoc, sid, msg),
             auth::PPID_FRAME => {
                 p.pre_auth.push((sid, msg));
                 p.pre_auth_peak = p.pre_auth_peak.max(p.held_frames());
             }
-            _ => {} // unknown kinds from a future version: ignored
+            _ => {} // unknown kinds from a future version, repeated HELLOs: ignored
         }
     }
 
-    fn deliver(&mut self, rank: PeerId, sid: u16, bytes: Vec<u8>) {
+    /// Hands a frame of a proven peer to the engine, opening it first when
+    /// the association is sealed. One that fails to open ends the peer's
+    /// association: nothing of it is delivered, nor anything after.
+    fn deliver(&mut self, rank: PeerId, assoc: u32, sid: u16, mut bytes: Vec<u8>) {
+        let me = self.rank;
+        let Some(Some(p)) = self.peers.get_mut(rank as usize) else { return };
+        if p.rejected {
+            return;
+        }
+        if let Some(keys) = p.keys.as_mut() {
+            if let Err(e) = keys.open(sid, &mut bytes) {
+                let why = format!(
+                    "sent a message that failed its integrity check (tampered): stream {}, message {} of that stream: altered, forged or replayed on the way",
+                    e.stream, e.message
+                );
+                eprintln!("wanmpi sctp: rank {me}: association with rank {rank}: {why}");
+                self.reject(rank, assoc, &why);
+                return;
+            }
+        }
         if let Some(c) = self.streams.get_mut(rank as usize).and_then(|s| s.get_mut(sid as usize)) {
             c.frames_received += 1;
             c.bytes_received += bytes.len() as u64;
@@ -351,12 +387,14 @@ impl SctpTransport {
     fn send_control(&mut self) {
         let Some(sock) = self.sock.as_ref() else { return };
         let withhold = self.opts.test_withhold_proof;
+        // Version 1's HELLO was the nonce alone (test hook).
+        let hello_len = if self.opts.test_hello_v1 { auth::NONCE_LEN } else { HELLO_LEN };
         for p in self.peers.iter_mut().flatten() {
             let Some(assoc) = p.assoc else { continue };
             if p.closed {
                 continue;
             }
-            if p.hello_pending && sock.send(assoc, 0, auth::PPID_HELLO, 0, &p.nonce).is_ok() {
+            if p.hello_pending && sock.send(assoc, 0, auth::PPID_HELLO, 0, &p.hello[..hello_len]).is_ok() {
                 p.hello_pending = false;
             }
             // Our HELLO goes first on stream 0; the PROOF and ACCEPT follow it.
@@ -455,7 +493,7 @@ mod tests {
         let drops = DropPlan { rate: 0.0, seed: 0, first_data: 0, chunks: vec![], data_nth: vec![], end_nth: vec![] };
         let link = Arc::new(Link::new(1, 1, pairs, Checksum::Offload, drops, None));
         let timing = PathTiming { interval: Duration::from_millis(100), fail: None, return_to_primary: true, copy_when_suspected: true };
-        let peer = Peer::new(link, Some(Paths::new(2, timing, Instant::now())), 5000, 1280);
+        let peer = Peer::new(link, Some(Paths::new(2, timing, Instant::now())), 5000, 1280, false);
         (peer, remotes)
     }
 

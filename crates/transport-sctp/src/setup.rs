@@ -4,7 +4,7 @@
 
 use crate::error::SctpError;
 use crate::link::{DropPlan, Link};
-use crate::options::SctpOptions;
+use crate::options::{SctpOptions, Tamper};
 use crate::path::{PathTiming, Paths};
 use crate::poller::Poller;
 use crate::sock::Sock;
@@ -16,6 +16,7 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Instant;
 use usrsctp_sys as sys;
+use wanmpi_bootstrap::seal_policy::wants_seal;
 use wanmpi_bootstrap::KeyValue;
 use wanmpi_transport::{Caps, PeerId};
 
@@ -165,7 +166,12 @@ impl SctpTransport {
                 }
                 m => m,
             };
-            t.peers[r as usize] = Some(Peer::new(link, paths, sctp_port, mtu));
+            if let Some(Tamper::FlipOnWire(nth)) = t.opts.test_tamper {
+                link.tamper_on_wire(nth);
+            }
+            let local = t.udps[0].local_addr().ok().map(|a| a.ip());
+            let want_seal = wants_seal(t.opts.seal, &t.opts.maps, rank, r, local, addrs.first().map(|a| a.ip()));
+            t.peers[r as usize] = Some(Peer::new(link, paths, sctp_port, mtu, want_seal));
         }
         t.set_default_mtu()?;
         // Every rank knows every link before the first INIT flies, so no
@@ -177,6 +183,10 @@ impl SctpTransport {
         t.await_peers()?;
         for p in t.peers.iter().flatten() {
             p.link.start_dropping();
+        }
+        if t.opts.print_stats {
+            let which = |want: bool| (0..size).filter(|&r| t.sealed(r) == Some(want)).collect::<Vec<_>>();
+            eprintln!("wanmpi sctp: rank {rank}: sealed (AES-128-GCM) to ranks {:?}, plain to ranks {:?}", which(true), which(false));
         }
         Ok(t)
     }

@@ -132,3 +132,45 @@ fn datagrams_from_unknown_sources_are_ignored() {
     let from0 = counters.peer(0).unwrap();
     assert!(from0.datagrams_in < 50, "stranger datagrams counted as the peer's: {}", from0.datagrams_in);
 }
+
+#[test]
+fn a_rank_of_the_previous_handshake_version_is_refused_naming_both_versions() {
+    // Rank 1 sends version 1's HELLO (no flags byte). Rank 0 refuses it at
+    // once with a reason naming both versions, not after a time-out; rank 1
+    // sees its association aborted, during or right after its setup.
+    let hs: Vec<_> = local_kv_world(2)
+        .into_iter()
+        .map(|mut kv| {
+            std::thread::spawn(move || {
+                let rank = kv.rank();
+                let opts = SctpOptions { connect_timeout: Duration::from_secs(5), test_hello_v1: rank == 1, ..fast_failure_opts() };
+                let started = Instant::now();
+                let mut t = match SctpTransport::connect(&mut kv, SECRET, opts) {
+                    Ok(t) => t,
+                    Err(SctpError::SetupPeerLost { peer, reason }) => return (rank, Some((peer, reason)), started.elapsed()),
+                    Err(e) => panic!("rank {rank}: {e}"),
+                };
+                let mut lost = None;
+                while lost.is_none() && started.elapsed() < Duration::from_secs(10) {
+                    t.poll_recv(&mut |ev| {
+                        if let Incoming::PeerLost { peer, reason } = ev {
+                            lost = Some((peer, reason));
+                        }
+                    })
+                    .unwrap();
+                    t.wait(Duration::from_millis(10)).unwrap();
+                }
+                (rank, lost, started.elapsed())
+            })
+        })
+        .collect();
+    for h in hs {
+        let (rank, lost, took) = h.join().unwrap();
+        let (peer, reason) = lost.unwrap_or_else(|| panic!("rank {rank} did not report its peer lost"));
+        assert_eq!(peer, 1 - rank);
+        assert!(took < Duration::from_secs(4), "rank {rank}: {took:?}, not before the setup time-out");
+        if rank == 0 {
+            assert!(reason.contains("rank 1 speaks the sctp handshake of version 1, this rank version 2"), "{reason}");
+        }
+    }
+}

@@ -123,7 +123,7 @@ impl TcpOptions {
             o.publish_addr = Some(a.trim().to_string());
         }
         o.port_range = wanmpi_bootstrap::PortRange::from_lookup(&get).map_err(TransportError::Setup)?;
-        o.seal = Seal::from_lookup(&get).map_err(TransportError::Setup)?;
+        o.seal = Seal::from_lookup(crate::policy::ENV_ENCRYPT, &get).map_err(TransportError::Setup)?;
         o.report = get("WANMPI_STATS").is_some_and(|v| v.trim() == "1");
         Ok(o)
     }

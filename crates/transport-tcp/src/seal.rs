@@ -13,23 +13,21 @@
 //! Why AES-GCM and not ChaCha20-Poly1305: both in `ring`, measured on this
 //! machine (docs/benchmarks.md sections 19 and 21), AES-GCM seals 64 KiB
 //! records 2 to 4x faster where AES-NI exists, which is every x86 server of
-//! the last decade. Why 128-bit keys (since protocol version 3; version 2
-//! used AES-256-GCM): 10 to 60 % faster here, and it is what TLS 1.3's
-//! default suite and wamp use; 128 bits are beyond any brute force, and
-//! each key protects one connection's direction only.
+//! the last decade (the derivation and the cipher are shared with the
+//! other channels of a job: `wanmpi_bootstrap::seal`). Why 128-bit keys
+//! (since protocol version 3; version 2 used AES-256-GCM): 10 to 60 %
+//! faster here, and it is what TLS 1.3's default suite and wamp use; 128
+//! bits are beyond any brute force, and each key protects one connection's
+//! direction only.
 
-use hkdf::Hkdf;
-use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM};
-use sha2::Sha256;
 use std::ops::RangeFrom;
+use wanmpi_bootstrap::seal::{derive_pair, nonce, Key};
 
 /// Bytes of the authentication tag after each record.
-pub const TAG_LEN: usize = 16;
+pub use wanmpi_bootstrap::seal::TAG_LEN;
 /// The HKDF label: names the protocol version and cipher, so keys of one
 /// version can never serve another.
 const INFO: &[u8] = b"wanmpi-tcp-v3 record keys AES-128-GCM";
-/// Bytes of one direction's key.
-const KEY_LEN: usize = 16;
 
 /// A record failed to open: altered, injected, replayed or reordered.
 #[derive(Debug, PartialEq, Eq)]
@@ -38,26 +36,15 @@ pub struct OpenError {
     pub record: u64,
 }
 
-fn nonce(counter: u64) -> Nonce {
-    let mut n = [0u8; 12];
-    n[4..].copy_from_slice(&counter.to_be_bytes());
-    // Unique: a fresh key per connection and direction, and the counter only grows.
-    Nonce::assume_unique_for_key(n)
-}
-
-fn key(bytes: &[u8]) -> LessSafeKey {
-    LessSafeKey::new(UnboundKey::new(&AES_128_GCM, bytes).expect("16-byte AES-128 key"))
-}
-
 /// Seals this side's records, numbering them.
 pub struct Sealer {
-    key: LessSafeKey,
+    key: Key,
     counter: u64,
 }
 
 /// Opens the peer's records, expecting them in order.
 pub struct Opener {
-    key: LessSafeKey,
+    key: Key,
     counter: u64,
 }
 
@@ -71,12 +58,9 @@ impl Keys {
     /// Derives the keys of a connection from the job secret and the
     /// handshake transcript; `connector` says which side we are.
     pub fn derive(secret: &[u8; 32], transcript: &[u8], connector: bool) -> Keys {
-        let hk = Hkdf::<Sha256>::new(Some(transcript), secret);
-        let mut okm = [0u8; 2 * KEY_LEN];
-        hk.expand(INFO, &mut okm).expect("32 bytes is a valid HKDF-SHA256 output length");
-        let (c_to_a, a_to_c) = okm.split_at(KEY_LEN);
+        let (c_to_a, a_to_c) = derive_pair(secret, transcript, INFO);
         let (send, recv) = if connector { (c_to_a, a_to_c) } else { (a_to_c, c_to_a) };
-        Keys { sealer: Sealer { key: key(send), counter: 0 }, opener: Opener { key: key(recv), counter: 0 } }
+        Keys { sealer: Sealer { key: send, counter: 0 }, opener: Opener { key: recv, counter: 0 } }
     }
 }
 
@@ -84,12 +68,11 @@ impl Sealer {
     /// Encrypts `in_out` in place under the next counter, with `aad`
     /// authenticated alongside; returns the tag to append.
     pub fn seal(&mut self, aad: &[u8], in_out: &mut [u8]) -> [u8; TAG_LEN] {
-        let tag = self.key.seal_in_place_separate_tag(nonce(self.counter), Aad::from(aad), in_out).expect("AES-GCM seals any record under 64 GiB");
+        // Unique: a fresh key per connection and direction, and the counter only grows.
+        let tag = self.key.seal(nonce(0, self.counter), aad, in_out);
         // 2^64 records cannot be sent in the life of a job.
         self.counter += 1;
-        let mut t = [0u8; TAG_LEN];
-        t.copy_from_slice(tag.as_ref());
-        t
+        tag
     }
 }
 
@@ -100,7 +83,7 @@ impl Opener {
     /// tags left, in the same pass as the decryption.
     pub fn open_within(&mut self, aad: &[u8], buf: &mut [u8], src: RangeFrom<usize>) -> Result<usize, OpenError> {
         let record = self.counter;
-        let plain = self.key.open_within(nonce(record), Aad::from(aad), buf, src).map_err(|_| OpenError { record })?.len();
+        let plain = self.key.open_within(nonce(0, record), aad, buf, src).map_err(|_| OpenError { record })?;
         self.counter += 1;
         Ok(plain)
     }

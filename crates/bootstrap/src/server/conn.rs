@@ -1,4 +1,6 @@
-//! One connection: the handshake, then requests until the peer hangs up.
+//! One connection: the handshake, then requests until the peer hangs up;
+//! over TCP every line after the handshake is sealed (`sealed_lines`), and
+//! a record that fails its integrity check ends the connection, reported.
 
 use super::limits::Ticket;
 use super::state::Shared;
@@ -6,6 +8,7 @@ use super::ServerEvent;
 use crate::addr::Stream;
 use crate::auth::{self, Role};
 use crate::proto::{self, Request, VERSION};
+use crate::sealed_lines::{self, LineKeys};
 use crate::BootstrapError;
 use std::io::{BufReader, Write};
 use std::sync::Arc;
@@ -13,12 +16,12 @@ use std::time::Duration;
 
 pub fn serve(stream: Stream, shared: &Arc<Shared>, ticket: &Ticket) {
     let peer = stream.peer();
-    let rank = match handshake(&stream, shared, ticket) {
-        Ok(rank) => {
+    let (rank, keys) = match handshake(&stream, shared, ticket) {
+        Ok(proven) => {
             // From here on this thread is a rank's, for the whole job: it no
             // longer counts among the strangers' handshake threads.
             shared.handshakes.thread_ended();
-            rank
+            proven
         }
         Err(Refusal { reason, tell_peer }) => {
             // Not in the table any more: it was cut short.
@@ -42,7 +45,14 @@ pub fn serve(stream: Stream, shared: &Arc<Shared>, ticket: &Ticket) {
     (shared.sink)(ServerEvent::Connected { rank });
     // Requests may come hours apart (finalize after a long run): no timeout.
     let _ = stream.set_read_timeout(None);
-    let _ = requests(rank, stream, shared);
+    if let Err(e) = requests(rank, &stream, shared, keys) {
+        // An altered record: reported, and the connection closed (a clone
+        // stays registered), so the rank's call fails at once and ends it.
+        if e.to_string().contains("integrity check failed") {
+            shared.refusals.refused(&shared.sink, format!("rank {rank} at {peer}"), e.to_string());
+        }
+        let _ = stream.shutdown();
+    }
 }
 
 fn send(mut w: &Stream, line: &str) -> std::io::Result<()> {
@@ -61,7 +71,8 @@ impl From<String> for Refusal {
     }
 }
 
-fn handshake(stream: &Stream, shared: &Shared, ticket: &Ticket) -> Result<u32, Refusal> {
+/// The proven rank, and the connection's keys if it is sealed (TCP).
+fn handshake(stream: &Stream, shared: &Shared, ticket: &Ticket) -> Result<(u32, Option<LineKeys>), Refusal> {
     let cfg = &shared.config;
     stream.set_read_timeout(Some(cfg.hello_timeout)).map_err(|e| e.to_string())?;
     stream.set_write_timeout(Some(cfg.hello_timeout)).map_err(|e| e.to_string())?;
@@ -94,17 +105,19 @@ fn handshake(stream: &Stream, shared: &Shared, ticket: &Ticket) -> Result<u32, R
     let answer = auth::prove(&cfg.secret, Role::Server, &client_nonce, rank);
     send(stream, &format!("ok {answer}")).map_err(|e| e.to_string())?;
     stream.set_write_timeout(Some(Duration::from_secs(30))).map_err(|e| e.to_string())?;
-    Ok(rank)
+    let keys = matches!(stream, Stream::Tcp(_)).then(|| LineKeys::derive(&cfg.secret, &nonce, &client_nonce, rank, false));
+    Ok((rank, keys))
 }
 
-fn requests(rank: u32, stream: Stream, shared: &Shared) -> Result<(), BootstrapError> {
+fn requests(rank: u32, stream: &Stream, shared: &Shared, mut keys: Option<LineKeys>) -> Result<(), BootstrapError> {
     shared.register(stream.try_clone()?);
     let mut reader = BufReader::new(stream.try_clone()?);
-    while let Some(line) = proto::read_line(&mut reader)? {
+    let mut w = stream;
+    while let Some(line) = sealed_lines::read_line(&mut reader, keys.as_mut())? {
         let req = match Request::parse(&line) {
             Ok(r) => r,
             Err(why) => {
-                send(&stream, &format!("err {}", proto::one_line(&why)))?;
+                sealed_lines::write_lines(&mut w, keys.as_mut(), &[&format!("err {}", proto::one_line(&why))])?;
                 continue;
             }
         };
@@ -143,7 +156,7 @@ fn requests(rank: u32, stream: Stream, shared: &Shared) -> Result<(), BootstrapE
                 Err(why) => format!("err {}", proto::one_line(&why)),
             },
         };
-        send(&stream, &reply)?;
+        sealed_lines::write_lines(&mut w, keys.as_mut(), &[&reply])?;
     }
     Ok(())
 }
