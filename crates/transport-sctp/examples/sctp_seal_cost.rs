@@ -10,7 +10,7 @@
 //! time: the work of a round trip (copies, sealing, opening, usrsctp)
 //! without overlap or waiting, far less disturbed by other load.
 //!
-//!   cargo run --release -p wanmpi-transport-sctp --example seal_cost -- [BATCHES=15] [SIZES=1,65536,1048576] [serial]
+//!   cargo run --release -p wanmpi-transport-sctp --example sctp_seal_cost -- [BATCHES=15] [SIZES=1,65536,1048576] [serial]
 
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::local_kv_world;
