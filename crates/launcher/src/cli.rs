@@ -71,9 +71,10 @@ pub struct Args {
     /// sctp's and wamp's UDP) in LOW-HIGH, for firewalls (WANMPI_PORT_RANGE).
     #[arg(long, value_name = "LOW-HIGH")]
     pub port_range: Option<String>,
-    /// Trust the network inside a site: tcp frames between hosts of one
-    /// site travel unencrypted (WANMPI_INSECURE_LAN=1). By default every tcp
-    /// connection between hosts is sealed; ranks of one host never are.
+    /// Trust the network inside a site: tcp and sctp traffic between hosts
+    /// of one site travels unencrypted (WANMPI_INSECURE_LAN=1). By default
+    /// every tcp connection and sctp association between hosts is sealed
+    /// (wamp always is); ranks of one host never are.
     #[arg(long)]
     pub insecure_lan: bool,
     /// WANMPI_ADDR for the ranks on HOST (repeatable).
