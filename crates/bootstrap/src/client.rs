@@ -211,13 +211,37 @@ impl KeyValue for Client {
     fn get(&mut self, key: &str) -> Result<String, BootstrapError> {
         check_item("key", key)?;
         self.send(&[Request::Get { key: key.to_string() }])?;
-        let reply = self.read_reply("get")?;
-        if let Some(v) = reply.strip_prefix("val ") {
-            return Ok(v.to_string());
-        }
-        if reply == "missing" {
-            return Err(BootstrapError::Missing(key.to_string()));
-        }
-        Err(BootstrapError::Protocol(reply.strip_prefix("err ").unwrap_or(&reply).to_string()))
+        value_of(key, self.read_reply("get")?)
     }
+    /// The gets go out together and the service answers them in order;
+    /// in batches, so that neither side's socket buffer fills while the
+    /// other is still writing.
+    fn get_many(&mut self, keys: &[String]) -> Result<Vec<String>, BootstrapError> {
+        const BATCH: usize = 256;
+        let mut out = Vec::with_capacity(keys.len());
+        for batch in keys.chunks(BATCH) {
+            for k in batch {
+                check_item("key", k)?;
+            }
+            self.send(&batch.iter().map(|k| Request::Get { key: k.clone() }).collect::<Vec<_>>())?;
+            // Every reply is read before any error is returned: the
+            // connection stays in step for what comes next.
+            let replies: Vec<String> = batch.iter().map(|_| self.read_reply("get")).collect::<Result<_, _>>()?;
+            for (k, r) in batch.iter().zip(replies) {
+                out.push(value_of(k, r));
+            }
+        }
+        out.into_iter().collect()
+    }
+}
+
+/// A `get`'s reply: the value, or why there is none.
+fn value_of(key: &str, reply: String) -> Result<String, BootstrapError> {
+    if let Some(v) = reply.strip_prefix("val ") {
+        return Ok(v.to_string());
+    }
+    if reply == "missing" {
+        return Err(BootstrapError::Missing(key.to_string()));
+    }
+    Err(BootstrapError::Protocol(reply.strip_prefix("err ").unwrap_or(&reply).to_string()))
 }

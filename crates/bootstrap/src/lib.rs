@@ -76,4 +76,10 @@ pub trait KeyValue {
     fn fence(&mut self) -> Result<(), BootstrapError>;
     /// Reads a key published before the last fence.
     fn get(&mut self, key: &str) -> Result<String, BootstrapError>;
+    /// Reads several keys, in order. A remote implementation sends them
+    /// together: one round trip, not one per key (a job's setup reads
+    /// every peer's endpoint once per transport).
+    fn get_many(&mut self, keys: &[String]) -> Result<Vec<String>, BootstrapError> {
+        keys.iter().map(|k| self.get(k)).collect()
+    }
 }

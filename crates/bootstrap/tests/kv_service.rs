@@ -49,6 +49,17 @@ fn exchange(address: &str, size: u32) {
                 c.fence().unwrap();
                 let second: Vec<String> = (0..size).map(|r| c.get(&format!("round2.{r}")).unwrap()).collect();
                 assert!(matches!(c.get("never.put"), Err(BootstrapError::Missing(_))));
+                // Many keys in one round trip (and more than one batch of
+                // them), the same values in the same order.
+                let keys: Vec<String> = (0..600).map(|i| format!("ep.{}", i % size)).collect();
+                let many = c.get_many(&keys).unwrap();
+                assert_eq!(many.len(), 600);
+                assert!(many.iter().enumerate().all(|(i, v)| *v == got[i % size as usize]));
+                // A missing key among them fails the call, and the
+                // connection stays in step for the next request.
+                let mixed = vec!["ep.0".to_string(), "never.put".into(), format!("ep.{}", size - 1)];
+                assert!(matches!(c.get_many(&mixed), Err(BootstrapError::Missing(k)) if k == "never.put"));
+                assert_eq!(c.get("ep.0").unwrap(), got[0]);
                 c.finalize().unwrap();
                 (got, second)
             })

@@ -126,8 +126,10 @@ impl SctpTransport {
         let me = t.local_addrs()?;
         kv.put(&endpoint_key(rank), &format_endpoint(&me, port))?;
         kv.fence()?;
-        for r in (0..size).filter(|&r| r != rank) {
-            let (addrs, sctp_port) = parse_endpoint(r, &kv.get(&endpoint_key(r))?)?;
+        let others: Vec<u32> = (0..size).filter(|&r| r != rank).collect();
+        let eps = kv.get_many(&others.iter().map(|&r| endpoint_key(r)).collect::<Vec<_>>())?;
+        for (r, ep) in others.into_iter().zip(eps) {
+            let (addrs, sctp_port) = parse_endpoint(r, &ep)?;
             let token = stack::new_token();
             let o = &t.opts;
             let drops = DropPlan {

@@ -135,8 +135,9 @@ pub(crate) fn establish(
     kv.fence().map_err(|e| setup_err("fence", e))?;
 
     let mut targets = vec![];
-    for peer in me + 1..size {
-        let ep = kv.get(&endpoint_key(peer)).map_err(|e| setup_err("read endpoint", e))?;
+    let keys: Vec<String> = (me + 1..size).map(endpoint_key).collect();
+    let eps = kv.get_many(&keys).map_err(|e| setup_err("read endpoint", e))?;
+    for (peer, ep) in (me + 1..size).zip(eps) {
         let addr = ep
             .to_socket_addrs()
             .ok()

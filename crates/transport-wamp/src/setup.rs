@@ -104,12 +104,15 @@ impl WampTransport {
         kv.fence().map_err(boot)?;
         let now = Instant::now();
         let mut peers = Vec::with_capacity(size as usize);
+        let keys: Vec<String> = (0..size).filter(|&r| r != rank).map(endpoint_key).collect();
+        let mut eps = kv.get_many(&keys).map_err(boot)?.into_iter();
         for r in 0..size {
             if r == rank {
                 peers.push(None);
                 continue;
             }
-            let (addr, peer_nonce) = parse_endpoint(r, &kv.get(&endpoint_key(r)).map_err(boot)?)?;
+            let ep = eps.next().ok_or_else(|| TransportError::Setup(format!("bootstrap: no endpoint of rank {r}")))?;
+            let (addr, peer_nonce) = parse_endpoint(r, &ep)?;
             let keys = if opts.encrypt { Keys::derive(&secret, rank, &nonce, r, &peer_nonce) } else { Keys::plain() };
             let packet = if opts.packet_size != 0 { opts.packet_size } else { auto_path_mtu(opts.publish_addr, addr) as usize };
             let mut conn = Conn::new(conn_config(&opts, packet.min(MAX_UDP_PAYLOAD as usize)), now);
