@@ -162,9 +162,15 @@ fn start_rank(rank: u32, _p: &Placement, cmd: &command::RankCommand, secret: &[u
         }
     }
     let tx = tx.clone();
+    // An agent's stdin stays open until it ends: on a remote host its
+    // closing ends the rank (`command::REMOTE_STEP`), so it closes when
+    // mpirun ends the agent or dies, not before.
+    let keep_open = child.stdin.take();
     std::thread::Builder::new().name(format!("rank{rank}-wait")).spawn(move || {
+        let status = child.wait();
+        drop(keep_open);
         // wait() only fails if the child was already reaped, which nothing else does.
-        if let Ok(status) = child.wait() {
+        if let Ok(status) = status {
             let _ = tx.send(Event::Exited { rank, status });
         }
     })?;
