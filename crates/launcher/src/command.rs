@@ -92,25 +92,36 @@ pub fn build(agent: &[String], host: &str, local: bool, env: &EnvList, program: 
         argv.extend(args.iter().cloned());
         return RankCommand { argv, env: env.clone(), secret: SecretVia::Fd(SECRET_FD) };
     }
-    let mut argv: Vec<String> = Vec::new();
-    let mut templated = false;
-    for word in agent {
-        templated |= word.contains("{host}");
-        argv.push(word.replace("{host}", host));
-    }
-    if !templated {
-        argv.push(host.to_string());
-    }
-    let quote = !templated;
     // A `{host}` agent runs here, where mpirun ends the rank's group itself.
-    let step = if templated { SECRET_STEP } else { REMOTE_STEP };
+    let step = if is_templated(agent) { SECRET_STEP } else { REMOTE_STEP };
     let mut rest = vec!["sh".to_string(), "-c".to_string(), step.to_string(), "wanmpi-rank".to_string(), "env".to_string()];
     rest.extend(env.0.iter().map(|(k, v)| format!("{k}={v}")));
     rest.push(program.to_string());
     rest.extend(args.iter().cloned());
-    argv.extend(rest.into_iter().map(|w| if quote { shell_quote(&w) } else { w }));
+    let argv = on_host(agent, host, rest);
     // Local agents (ip netns exec) also see the variables directly.
     RankCommand { argv, env: env.clone(), secret: SecretVia::Stdin }
+}
+
+/// Whether the agent names the host itself (`{host}`), rather than having
+/// it appended.
+pub fn is_templated(agent: &[String]) -> bool {
+    agent.iter().any(|w| w.contains("{host}"))
+}
+
+/// The command that runs `words` on `host` through `agent`: `{host}`
+/// replaced and the words as they are, or the host appended and every word
+/// shell-quoted for the remote shell an appended agent (ssh) runs them in.
+pub fn on_host(agent: &[String], host: &str, words: Vec<String>) -> Vec<String> {
+    let templated = is_templated(agent);
+    let mut argv: Vec<String> = agent.iter().map(|w| w.replace("{host}", host)).collect();
+    if templated {
+        argv.extend(words);
+    } else {
+        argv.push(host.to_string());
+        argv.extend(words.iter().map(|w| shell_quote(w)));
+    }
+    argv
 }
 
 #[cfg(test)]

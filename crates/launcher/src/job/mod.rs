@@ -4,6 +4,7 @@
 mod bootstrap;
 mod spawn;
 mod ssh_mux;
+mod stage;
 mod watch;
 
 use crate::command;
@@ -71,7 +72,10 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let secret_line = format!("{}\n", JobEnv::secret_hex(&secret));
     let agent = spec.agent_words();
     let rank_hosts: Vec<(&str, bool)> = placements.iter().zip(&local).map(|(p, l)| (p.host.as_str(), *l)).collect();
-    let mux = ssh_mux::Mux::plan(&agent, &rank_hosts, &job_id)?;
+    // Staging opens each host's connection first, so every remote host shares one.
+    let mux = ssh_mux::Mux::plan(&agent, &rank_hosts, &job_id, spec.stage)?;
+    let agent_for = |host: &str| mux.as_ref().map_or_else(|| agent.clone(), |m| m.agent_for(&agent, host));
+    let staged = stage::prepare(spec, &placements, &local, agent_for, &job_id)?;
     // First every rank that opens its own connection (the first on each
     // host), then the others, once their host's shared connection is up.
     let mut order: Vec<usize> = (0..placements.len()).collect();
@@ -106,7 +110,12 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
             for (k, v) in app_env {
                 env.set(k, v);
             }
-            let cmd = command::build(&agent, &p.host, local[i], &env, program, args);
+            let staged_program = staged.as_ref().and_then(|s| s.program_on(&p.host, program));
+            if let Some(dir) = staged.as_ref().and_then(|s| s.lib_dir(&p.host)) {
+                let path = env.get("LD_LIBRARY_PATH").map_or_else(|| dir.to_string(), |v| format!("{dir}:{v}"));
+                env.set("LD_LIBRARY_PATH", &path);
+            }
+            let cmd = command::build(&agent, &p.host, local[i], &env, staged_program.as_deref().unwrap_or(program), args);
             match start_rank(rank, p, &cmd, secret_line.as_bytes(), &sink, &tx) {
                 Ok(pid) => started[i] = Some(Rank::new(p.host.clone(), pid)),
                 Err(error) => {
@@ -126,6 +135,8 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let mut outcome = watch.run();
     // Stopping the service reports what it had only counted.
     drop(service);
+    // The copies go while the hosts' connections are still up.
+    drop(staged);
     drop(mux);
     watch.after_service(&mut outcome);
     let mut children = std::mem::take(&mut watch.children);

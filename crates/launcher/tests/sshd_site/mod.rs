@@ -189,3 +189,41 @@ pub fn all_pids() -> Vec<u32> {
 pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
+
+impl Site {
+    /// Each server's view of the file system (its sshd's root, seen
+    /// through /proc): `/proc/PID/root/tmp` is that server's own /tmp.
+    pub fn server_roots(&self) -> Vec<PathBuf> {
+        self._daemons.0.iter().map(|(c, _)| PathBuf::from(format!("/proc/{}/root", c.id()))).collect()
+    }
+}
+
+/// Reads mpirun's stdout until `n` lines carried `ready PID`; the pids and
+/// every line read. Kills mpirun and fails past 40 s.
+pub fn wait_ready(child: &mut Child, started: Instant, n: usize) -> (Vec<u32>, Vec<String>, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader};
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let (mut ready, mut lines) = (Vec::new(), Vec::new());
+    while ready.len() < n {
+        let Ok(line) = rx.recv_timeout(Duration::from_secs(40).saturating_sub(started.elapsed())) else {
+            let _ = child.kill();
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            let _ = child.wait();
+            panic!("ranks did not get ready in 40 s: {lines:?}\nstderr: {err}");
+        };
+        ready.extend(super::common::numbers_after(&line, "ready "));
+        lines.push(line);
+    }
+    (ready, lines, rx)
+}
