@@ -2,6 +2,7 @@
 //! rank, then watch them (see `watch`) until the job ends.
 
 mod bootstrap;
+mod slurm;
 mod spawn;
 mod ssh_mux;
 mod stage;
@@ -30,6 +31,9 @@ pub(crate) enum Event {
 /// Runs a job to its end. `Err` only when it could not be started; a job
 /// whose ranks fail is an `Ok` outcome with a non-zero `exit_code`.
 pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
+    // Inside a Slurm allocation: its nodes and srun, unless told otherwise.
+    let in_allocation = slurm::adopt(spec, |k| std::env::var(k).ok())?;
+    let spec = in_allocation.as_ref().unwrap_or(spec);
     let placements = hosts::place(&spec.hosts, spec.np, spec.oversubscribe)?;
     if placements.is_empty() {
         return Err(LaunchError::Usage("a job needs at least one rank".into()));

@@ -327,6 +327,46 @@ mod tests {
         assert!(why.contains("cannot make a directory"), "{why}");
     }
 
+    /// A C program linked against wanmpi's libmpi.so.12 takes the library
+    /// along; one linked against MPICH's library of the same ABI does not.
+    #[test]
+    fn our_libmpi_goes_along_with_a_c_program_and_mpichs_does_not() {
+        let lib_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/wanmpi/lib");
+        let ours = lib_dir.join("libmpi.so.12");
+        if !ours.is_file() {
+            eprintln!("SKIPPED our_libmpi_goes_along_with_a_c_program: {} is missing (run scripts/install-c)", ours.display());
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("wanmpi-stage-lib-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = dir.join("p.c");
+        std::fs::write(&src, "int MPI_Init(int *, char ***);\nint main(int c, char **v) { return MPI_Init(&c, &v); }\n").unwrap();
+        let build = |lib_dir: &Path, lib: &str, out: &Path| {
+            let rpath = format!("-Wl,-rpath,{}", lib_dir.display());
+            Command::new("cc")
+                .arg("-o")
+                .arg(out)
+                .arg(&src)
+                .arg(format!("-L{}", lib_dir.display()))
+                .args([rpath.as_str(), lib])
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let prog = dir.join("with-wanmpi");
+        assert!(build(&lib_dir, "-lmpi", &prog), "cc against {}", lib_dir.display());
+        let p = Payload::of(&[prog.to_str().unwrap()]).unwrap();
+        assert_eq!(p.libs.len(), 1, "{:?}", p.libs);
+        assert_eq!(p.libs[0].name, "libmpi.so.12");
+        assert_eq!(p.libs[0].from.canonicalize().unwrap(), ours.canonicalize().unwrap());
+        // Debian's MPICH (libmpich-dev), the same ABI and soname.
+        let system = Path::new("/usr/lib/x86_64-linux-gnu");
+        let prog = dir.join("with-mpich");
+        if system.join("libmpich.so").exists() && build(system, "-lmpich", &prog) {
+            assert!(Payload::of(&[prog.to_str().unwrap()]).unwrap().libs.is_empty());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn programs_with_one_name_get_distinct_copies() {
         let p = Payload::of(&["true", "/bin/true", "true"]).unwrap();
