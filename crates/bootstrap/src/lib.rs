@@ -8,7 +8,9 @@
 //! variables the launcher hands every rank (`JobEnv`), the service the
 //! launcher runs (`server`) and the client each rank uses (`Client`), which
 //! proves the job secret before anything else (`auth`), and the job's port
-//! range every listening socket binds in (`ports`).
+//! range every listening socket binds in (`ports`). A rank that Slurm's
+//! `srun --mpi=pmi2` started bootstraps through PMI-2 instead (`pmi2`);
+//! either way the runtime holds a `Launcher`.
 //!
 //! It is not a general database: keys and values are short words, and the
 //! table lives only as long as the job.
@@ -17,7 +19,9 @@ mod addr;
 pub mod auth;
 mod client;
 mod env;
+mod launcher;
 mod local;
+pub mod pmi2;
 pub mod port;
 pub mod ports;
 pub mod proto;
@@ -28,6 +32,7 @@ mod timeout;
 pub use addr::{BootstrapAddr, Stream};
 pub use client::Client;
 pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
+pub use launcher::Launcher;
 pub use local::{local_kv_world, LocalKv};
 pub use ports::{PortRange, ENV_PORT_RANGE};
 pub use server::{Notes, Server, ServerConfig, ServerEvent};

@@ -39,3 +39,38 @@ fn mpirun_in_an_allocation_starts_ranks_with_srun() {
     eprintln!("salloc + mpirun took {:?}", r.took);
     drop(cluster);
 }
+
+/// `srun --mpi=pmi2 -n 3 hello`, no mpirun: MPI init finds PMI_FD and
+/// bootstraps over Slurm's PMI-2 (shared memory on the one node under
+/// `auto`, tcp with the job secret rank 0 drew when told).
+#[test]
+fn srun_with_pmi2_runs_an_unmodified_mpi_program() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED srun_with_pmi2_runs_an_unmodified_mpi_program: {why}");
+        return;
+    }
+    let Some(hello) = std::path::Path::new(MPIRUN).parent().map(|d| d.join("hello")).filter(|p| p.is_file()) else {
+        eprintln!("SKIPPED srun_with_pmi2_runs_an_unmodified_mpi_program: build the examples first (cargo build -p wanmpi-examples, same profile)");
+        return;
+    };
+    let cluster = match Cluster::start("pmi2") {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("SKIPPED srun_with_pmi2_runs_an_unmodified_mpi_program: the Slurm daemons did not start: {why}");
+            return;
+        }
+    };
+    for transport in ["auto", "tcp"] {
+        let mut c = cluster.command("srun");
+        c.args(["--mpi=pmi2", "-n", "3", "--time=1"]).arg(&hello).env("WANMPI_TRANSPORT", transport);
+        let started = Instant::now();
+        let r = finish(c.spawn().expect("srun"), started);
+        assert_eq!(r.code, Some(0), "{transport}: stdout: {}\nstderr: {}\n{}", r.stdout, r.stderr, cluster.logs());
+        for rank in 0..3 {
+            assert!(r.stdout.contains(&format!("hello from rank {rank} of 3")), "{transport}: {}", r.stdout);
+        }
+        assert!(r.stdout.contains("sum of ranks = 3 (expected 3)"), "{transport}: {}", r.stdout);
+        eprintln!("srun --mpi=pmi2 over {transport} took {:?}", r.took);
+    }
+    drop(cluster);
+}
