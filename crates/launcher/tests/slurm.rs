@@ -74,3 +74,52 @@ fn srun_with_pmi2_runs_an_unmodified_mpi_program() {
     }
     drop(cluster);
 }
+
+/// A C program built against wanmpi's libmpi.so.12 (scripts/install-c),
+/// started by `srun --mpi=pmi2`: the library's MPI_Init bootstraps over
+/// PMI-2 as the Rust runtime does.
+#[test]
+fn srun_with_pmi2_runs_a_c_program_on_libmpi() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: {why}");
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let prefix = root.join("target/wanmpi");
+    if !prefix.join("lib/libmpi.so.12").is_file() {
+        eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: {} has no lib/libmpi.so.12 (run scripts/install-c)", prefix.display());
+        return;
+    }
+    let exe = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pmi2-hello-{}", std::process::id()));
+    let lib = prefix.join("lib");
+    let built = std::process::Command::new("cc")
+        .arg(format!("-I{}", prefix.join("include").display()))
+        .arg("-o")
+        .arg(&exe)
+        .arg(root.join("examples/c/hello.c"))
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lmpi")
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(built, "cc examples/c/hello.c against {}", lib.display());
+    let cluster = match Cluster::start("pmi2c") {
+        Ok(c) => c,
+        Err(why) => {
+            let _ = std::fs::remove_file(&exe);
+            eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: the Slurm daemons did not start: {why}");
+            return;
+        }
+    };
+    let mut c = cluster.command("srun");
+    c.args(["--mpi=pmi2", "-n", "2", "--time=1"]).arg(&exe);
+    let started = Instant::now();
+    let r = finish(c.spawn().expect("srun"), started);
+    let _ = std::fs::remove_file(&exe);
+    assert_eq!(r.code, Some(0), "stdout: {}\nstderr: {}\n{}", r.stdout, r.stderr, cluster.logs());
+    for rank in 0..2 {
+        assert!(r.stdout.contains(&format!("hello from rank {rank} of 2")), "{}", r.stdout);
+    }
+    assert!(r.stdout.contains("sum of ranks = 1 (expected 1)"), "{}", r.stdout);
+    drop(cluster);
+}

@@ -21,8 +21,9 @@ pub struct Run {
 pub fn command(args: &[&str]) -> Command {
     let mut c = Command::new(MPIRUN);
     c.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    // The tests' own environment must not leak WANMPI_* settings in.
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("WANMPI_")) {
+    // The tests' own environment must not leak WANMPI_* settings in, nor
+    // an outer Slurm allocation (mpirun would run ranks with srun).
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("WANMPI_") || k.starts_with("SLURM_")) {
         c.env_remove(k);
     }
     c
