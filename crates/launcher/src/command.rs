@@ -25,26 +25,21 @@ const SECRET_STEP: &str = r#"exec 3<&0 0</dev/null; exec "$@""#;
 
 /// The step on a remote host. It reads the secret line from stdin and
 /// hands it to the rank on descriptor 3 through a here-document (a pipe in
-/// dash, never a file or an argument), gives the rank `/dev/null` as its
-/// input, and keeps stdin (as descriptor 4) in a watcher. When stdin closes
-/// before the rank ends (mpirun ended the job or died, so its ssh went,
-/// or the connection broke: a command without a terminal gets no SIGHUP)
-/// the watcher sends SIGTERM to the step's process group (sshd makes the
-/// command a session leader, so the group is the rank and what it started),
-/// then SIGKILL 2 s later. When the rank ends first, the watcher is killed
-/// and the rank's exit code is the step's.
+/// dash, never a file or an argument), keeps stdin (as descriptor 4) in a
+/// watcher in the background, and becomes the rank with `/dev/null` as its
+/// input (in the foreground, so the rank keeps its signals' default
+/// actions and its exit status is what ssh reports). When stdin closes
+/// (mpirun ended the job or died, so its ssh went, or the connection
+/// broke: a command without a terminal gets no SIGHUP; or the rank ended
+/// and sshd closed the session) the watcher sends SIGTERM to the step's
+/// process group (sshd makes the command a session leader, so the group is
+/// the rank and what it started), then SIGKILL 2 s later.
 const REMOTE_STEP: &str = r#"read -r s || exit 127
 exec 4<&0 0</dev/null
 (trap '' TERM; while read -r _ <&4; do :; done; kill -TERM 0; sleep 2; kill -KILL 0) >/dev/null 2>&1 &
-w=$!
-"$@" 3<<EOF 4<&- &
+exec "$@" 3<<EOF 4<&-
 $s
-EOF
-p=$!
-s=
-wait "$p"; r=$?
-kill -KILL "$w" 2>/dev/null
-exit "$r""#;
+EOF"#;
 
 /// Where the started process finds the pipe carrying the secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,6 +225,19 @@ mod remote_step {
         // stdin stays open (mpirun holds it) and the rank still ends on its own.
         let st = wait_bounded(&mut child, Duration::from_secs(5)).expect("the step ended");
         assert_eq!(st.code(), Some(7));
+        drop(child.stdin.take());
+    }
+
+    /// The rank runs in the foreground: SIGINT and SIGQUIT keep their
+    /// default actions (a background job of `sh` would ignore them).
+    #[test]
+    fn the_rank_keeps_the_default_action_of_sigint() {
+        let mut child = step(r#"grep SigIgn /proc/$$/status"#);
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("line");
+        let mask = u64::from_str_radix(line.trim().trim_start_matches("SigIgn:").trim(), 16).expect("mask");
+        assert_eq!(mask & ((1 << (libc::SIGINT - 1)) | (1 << (libc::SIGQUIT - 1))), 0, "{line}");
+        assert!(wait_bounded(&mut child, Duration::from_secs(5)).is_some_and(|s| s.success()));
         drop(child.stdin.take());
     }
 
