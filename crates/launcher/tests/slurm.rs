@@ -40,6 +40,56 @@ fn mpirun_in_an_allocation_starts_ranks_with_srun() {
     drop(cluster);
 }
 
+/// mpirun in an allocation gets SIGTERM mid-job (one rank ignores it):
+/// within a few seconds no rank is left in the allocation, which still
+/// exists (the check runs inside it).
+#[test]
+fn ranks_started_with_srun_end_when_mpirun_is_terminated() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED ranks_started_with_srun_end_when_mpirun_is_terminated: {why}");
+        return;
+    }
+    let cluster = match Cluster::start("term") {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("SKIPPED ranks_started_with_srun_end_when_mpirun_is_terminated: the Slurm daemons did not start: {why}");
+            return;
+        }
+    };
+    // A copy of the probe under a short name of its own, so `pgrep -x`
+    // finds this test's ranks and nobody else's.
+    let name = format!("psl{}", std::process::id());
+    let probe = cluster.dir.join(&name);
+    std::fs::copy(PROBE, &probe).expect("copy the probe");
+    let out = cluster.dir.join("mpirun.out");
+    let script = format!(
+        r#"{mpirun} {probe} ignore-term@1 exchange print:ready sleep:60 finalize > {out} 2>&1 &
+m=$!
+i=0
+while [ "$(grep -c ready {out})" -lt 3 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+echo ready=$(grep -c ready {out}) before=$(pgrep -x {name} | wc -l)
+kill -TERM $m
+wait $m
+echo mpirun=$?
+i=0
+while pgrep -x {name} >/dev/null && [ $i -lt 80 ]; do sleep 0.1; i=$((i+1)); done
+echo left=$(pgrep -x {name} | wc -l)
+"#,
+        mpirun = MPIRUN,
+        probe = probe.display(),
+        out = out.display(),
+    );
+    let mut c = cluster.command("salloc");
+    c.args(["-n", "3", "--time=1", "sh", "-c", &script]);
+    let started = Instant::now();
+    let r = finish(c.spawn().expect("salloc"), started);
+    let log = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(r.stdout.contains("ready=3 before=3"), "stdout: {}\nstderr: {}\nmpirun: {log}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(&format!("mpirun={}", 128 + libc::SIGTERM)), "stdout: {}\nmpirun: {log}", r.stdout);
+    assert!(r.stdout.contains("left=0"), "ranks outlived mpirun in the allocation: {}\nmpirun: {log}", r.stdout);
+    drop(cluster);
+}
+
 /// `srun --mpi=pmi2 -n 3 hello`, no mpirun: MPI init finds PMI_FD and
 /// bootstraps over Slurm's PMI-2 (shared memory on the one node under
 /// `auto`, tcp with the job secret rank 0 drew when told).
