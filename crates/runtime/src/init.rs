@@ -20,6 +20,15 @@ use crate::reqtable::ReqTable;
 use crate::runtime::{Runtime, State};
 use crate::sites::SiteMap;
 
+/// Whether this rank's host (by the host map) runs more ranks than it has CPUs.
+fn host_oversubscribed(env: &JobEnv) -> MpiResult<bool> {
+    let place = crate::transports::Placement::from_env(env.size)?;
+    let here = place.host.get(env.rank as usize).copied();
+    let ranks_on_host = place.host.iter().filter(|&&h| Some(h) == here).count();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok(crate::options::oversubscribed(ranks_on_host, cpus))
+}
+
 impl Runtime {
     /// Starts this process's part of the job (MPI_Init). A process started
     /// without a launcher runs as a job of one (singleton).
@@ -37,6 +46,7 @@ impl Runtime {
             None => match crate::pmi2::bootstrap()? {
                 Some((env, mut pmi)) => {
                     job_id = Some(env.job_id.clone());
+                    opts.oversubscribed = host_oversubscribed(&env)?;
                     let t = crate::transports::connect(&env, &mut pmi)?;
                     (t, Some(Box::new(pmi)))
                 }
@@ -44,11 +54,7 @@ impl Runtime {
             },
             Some(env) => {
                 job_id = Some(env.job_id.clone());
-                let place = crate::transports::Placement::from_env(env.size)?;
-                let here = place.host.get(env.rank as usize).copied();
-                let ranks_on_host = place.host.iter().filter(|&&h| Some(h) == here).count();
-                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-                opts.oversubscribed = crate::options::oversubscribed(ranks_on_host, cpus);
+                opts.oversubscribed = host_oversubscribed(&env)?;
                 let mut client = Client::connect(&env).map_err(boot)?;
                 let t = crate::transports::connect(&env, &mut client)?;
                 (t, Some(Box::new(client)))
