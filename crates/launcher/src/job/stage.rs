@@ -120,14 +120,18 @@ fn our_libraries(program: &Path) -> Vec<File> {
 fn run_bounded(mut c: Command, stdin: Option<std::fs::File>, limit: Duration) -> Result<(bool, Vec<u8>, Vec<u8>), String> {
     c.stdin(stdin.map_or_else(Stdio::null, Stdio::from)).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = c.spawn().map_err(|e| e.to_string())?;
+    // Read on threads, and given up on at the deadline: a process the
+    // command left behind may hold its output open.
     let read = |r: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut v = Vec::new();
             if let Some(mut r) = r {
                 let _ = r.read_to_end(&mut v);
             }
-            v
-        })
+            let _ = tx.send(v);
+        });
+        rx
     };
     let out = read(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
     let err = read(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
@@ -143,7 +147,9 @@ fn run_bounded(mut c: Command, stdin: Option<std::fs::File>, limit: Duration) ->
             }
         }
     };
-    Ok((status.success(), out.join().unwrap_or_default(), err.join().unwrap_or_default()))
+    let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
+    let out = out.recv_timeout(left()).map_err(|_| "its output did not end".to_string())?;
+    Ok((status.success(), out, err.recv_timeout(left()).unwrap_or_default()))
 }
 
 /// One session on a host: `sh -c SCRIPT wanmpi-stage ARG` through the
