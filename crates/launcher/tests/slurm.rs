@@ -125,6 +125,30 @@ fn srun_with_pmi2_runs_an_unmodified_mpi_program() {
     drop(cluster);
 }
 
+/// `src` (a C file) built against wanmpi's libmpi.so.12 from
+/// scripts/install-c, or `None` (with the reason) when that is not there.
+fn build_c(src: &std::path::Path, name: &str) -> Result<std::path::PathBuf, String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let prefix = root.join("target/wanmpi");
+    if !prefix.join("lib/libmpi.so.12").is_file() {
+        return Err(format!("{} has no lib/libmpi.so.12 (run scripts/install-c)", prefix.display()));
+    }
+    let exe = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let lib = prefix.join("lib");
+    let built = std::process::Command::new("cc")
+        .arg(format!("-I{}", prefix.join("include").display()))
+        .arg("-o")
+        .arg(&exe)
+        .arg(src)
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lmpi")
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(built, "cc {} against {}", src.display(), lib.display());
+    Ok(exe)
+}
+
 /// A C program built against wanmpi's libmpi.so.12 (scripts/install-c),
 /// started by `srun --mpi=pmi2`: the library's MPI_Init bootstraps over
 /// PMI-2 as the Rust runtime does.
@@ -135,24 +159,13 @@ fn srun_with_pmi2_runs_a_c_program_on_libmpi() {
         return;
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let prefix = root.join("target/wanmpi");
-    if !prefix.join("lib/libmpi.so.12").is_file() {
-        eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: {} has no lib/libmpi.so.12 (run scripts/install-c)", prefix.display());
-        return;
-    }
-    let exe = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pmi2-hello-{}", std::process::id()));
-    let lib = prefix.join("lib");
-    let built = std::process::Command::new("cc")
-        .arg(format!("-I{}", prefix.join("include").display()))
-        .arg("-o")
-        .arg(&exe)
-        .arg(root.join("examples/c/hello.c"))
-        .arg(format!("-L{}", lib.display()))
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-lmpi")
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(built, "cc examples/c/hello.c against {}", lib.display());
+    let exe = match build_c(&root.join("examples/c/hello.c"), "pmi2-hello") {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: {why}");
+            return;
+        }
+    };
     let cluster = match Cluster::start("pmi2c") {
         Ok(c) => c,
         Err(why) => {
@@ -171,5 +184,45 @@ fn srun_with_pmi2_runs_a_c_program_on_libmpi() {
         assert!(r.stdout.contains(&format!("hello from rank {rank} of 2")), "{}", r.stdout);
     }
     assert!(r.stdout.contains("sum of ranks = 1 (expected 1)"), "{}", r.stdout);
+    drop(cluster);
+}
+
+/// MPI_Abort under `srun --mpi=pmi2` ends the whole step through PMI-2's
+/// `abort`, while the other rank sleeps outside MPI for a minute.
+#[test]
+fn mpi_abort_under_pmi2_ends_the_step() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED mpi_abort_under_pmi2_ends_the_step: {why}");
+        return;
+    }
+    let src = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pmi2-abort-{}.c", std::process::id()));
+    let text = "#include <mpi.h>\n#include <unistd.h>\nint main(int c, char **v) { int r; MPI_Init(&c, &v); \
+                MPI_Comm_rank(MPI_COMM_WORLD, &r); if (r == 1) MPI_Abort(MPI_COMM_WORLD, 7); sleep(60); MPI_Finalize(); return 0; }\n";
+    std::fs::write(&src, text).expect("write the C file");
+    let built = build_c(&src, "pmi2-abort");
+    let _ = std::fs::remove_file(&src);
+    let exe = match built {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED mpi_abort_under_pmi2_ends_the_step: {why}");
+            return;
+        }
+    };
+    let cluster = match Cluster::start("abort") {
+        Ok(c) => c,
+        Err(why) => {
+            let _ = std::fs::remove_file(&exe);
+            eprintln!("SKIPPED mpi_abort_under_pmi2_ends_the_step: the Slurm daemons did not start: {why}");
+            return;
+        }
+    };
+    let mut c = cluster.command("srun");
+    c.args(["--mpi=pmi2", "-n", "2", "--time=2"]).arg(&exe);
+    let started = Instant::now();
+    let r = finish(c.spawn().expect("srun"), started);
+    let _ = std::fs::remove_file(&exe);
+    assert_ne!(r.code, Some(0), "stdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert!(r.took < std::time::Duration::from_secs(20), "the step outlived MPI_Abort for {:?}: {}", r.took, r.stderr);
+    assert!(r.stderr.contains("MPI_Abort called with code 7"), "{}", r.stderr);
     drop(cluster);
 }
