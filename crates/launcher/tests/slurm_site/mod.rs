@@ -142,6 +142,11 @@ impl Drop for Cluster {
             let _ = c.kill();
             let _ = c.wait();
         }
+        // Steps end with their job, within KillWait (2 s).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.stepds().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
         for d in self.daemons.iter_mut().rev() {
             // SAFETY: SIGTERM to a daemon this value started.
             unsafe { libc::kill(d.id() as i32, libc::SIGTERM) };
@@ -152,6 +157,29 @@ impl Drop for Cluster {
             let _ = d.kill();
             let _ = d.wait();
         }
+        // A step daemon that outlived its slurmd (a test that failed
+        // mid-job) would wait for it a long time.
+        for pid in self.stepds() {
+            // SAFETY: SIGKILL to a slurmstepd of this cluster (it holds our log).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Cluster {
+    /// The slurmstepd processes of this cluster: those holding a file in
+    /// its directory (the slurmd log they inherit).
+    fn stepds(&self) -> Vec<i32> {
+        let Ok(procs) = std::fs::read_dir("/proc") else { return Vec::new() };
+        procs
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "slurmstepd"))
+            .filter(|pid| {
+                std::fs::read_dir(format!("/proc/{pid}/fd"))
+                    .map(|fds| fds.filter_map(|f| std::fs::read_link(f.ok()?.path()).ok()).any(|l| l.starts_with(&self.dir)))
+                    .unwrap_or(false)
+            })
+            .collect()
     }
 }
