@@ -71,11 +71,16 @@ impl Pmi2 {
         // SAFETY: the process manager gave this process the socket for PMI
         // alone; the stream owns it from here on.
         let sock = unsafe { UnixStream::from_raw_fd(fd) };
-        let timeout = crate::timeout_from_env();
+        Pmi2::connect(sock, rank, size, crate::timeout_from_env()).map(Some)
+    }
+
+    /// The handshake and `fullinit` over `sock`, every wait for an answer
+    /// bounded by `timeout`.
+    pub fn connect(sock: UnixStream, rank: u32, size: u32, timeout: Duration) -> Result<Pmi2, BootstrapError> {
         sock.set_read_timeout(Some(timeout))?;
         let mut p = Pmi2 { sock, rank, size, timeout };
         p.handshake()?;
-        Ok(Some(p))
+        Ok(p)
     }
 
     fn handshake(&mut self) -> Result<(), BootstrapError> {
@@ -244,5 +249,89 @@ impl crate::Launcher for Pmi2 {
     }
     fn spawn(&mut self, _request: &SpawnRequest) -> Result<(), BootstrapError> {
         Err(protocol("MPI_Comm_spawn is not supported under srun --mpi=pmi2; start the job with mpirun".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// A PMI-2 server for one rank, as Slurm's answers it; `refuse` names a
+    /// command it answers with rc=14.
+    fn serve(mut sock: UnixStream, refuse: &'static str) {
+        let mut line = Vec::new();
+        let mut b = [0u8; 1];
+        while line.last() != Some(&b'\n') {
+            if sock.read(&mut b).unwrap_or(0) == 0 {
+                return;
+            }
+            line.push(b[0]);
+        }
+        assert_eq!(line, wire::INIT_LINE.as_bytes());
+        sock.write_all(b"cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n").unwrap();
+        let mut kvs: HashMap<String, String> = HashMap::new();
+        loop {
+            let mut len = [0u8; wire::LENGTH_FIELD];
+            if sock.read_exact(&mut len).is_err() {
+                return;
+            }
+            let mut body = vec![0u8; wire::parse_length(&len).unwrap()];
+            sock.read_exact(&mut body).unwrap();
+            let m = wire::parse(&body).unwrap();
+            let rc = if m.cmd == refuse { "14" } else { "0" };
+            let reply = match m.cmd.as_str() {
+                "fullinit" => Message::new("fullinit-response", &[("rc", rc), ("rank", "0"), ("size", "1"), ("appnum", "-1")]),
+                "kvs-put" => {
+                    kvs.insert(m.get("key").unwrap().into(), m.get("value").unwrap().into());
+                    Message::new("kvs-put-response", &[("rc", rc), ("errmsg", "full")])
+                }
+                "kvs-fence" => Message::new("kvs-fence-response", &[("rc", rc)]),
+                "kvs-get" => match kvs.get(m.get("key").unwrap()) {
+                    Some(v) => Message::new("kvs-get-response", &[("rc", rc), ("found", "TRUE"), ("value", v)]),
+                    None => Message::new("kvs-get-response", &[("rc", rc), ("found", "FALSE")]),
+                },
+                "finalize" => Message::new("finalize-response", &[("rc", rc)]),
+                other => panic!("unexpected {other}"),
+            };
+            sock.write_all(&reply.encode().unwrap()).unwrap();
+        }
+    }
+
+    fn client(refuse: &'static str) -> Result<Pmi2, BootstrapError> {
+        let (a, b) = UnixStream::pair().unwrap();
+        std::thread::spawn(move || serve(b, refuse));
+        Pmi2::connect(a, 0, 1, Duration::from_secs(5))
+    }
+
+    #[test]
+    fn a_rank_gets_its_job_environment_and_exchanges_keys() {
+        let mut p = client("").unwrap();
+        let (env, map) = p.job_env().unwrap();
+        assert_eq!((env.rank, env.size, map.as_str()), (0, 1, "0"));
+        assert!(env.job_id.contains('-'), "{}", env.job_id);
+        assert_ne!(env.secret, [0u8; 32]);
+        p.put("ep.0", "tcp:198.18.0.1:5000").unwrap();
+        p.fence().unwrap();
+        assert_eq!(p.get("ep.0").unwrap(), "tcp:198.18.0.1:5000");
+        assert!(matches!(p.get("nobody"), Err(BootstrapError::Missing(k)) if k == "nobody"));
+        crate::Launcher::finalize(&mut p).unwrap();
+    }
+
+    #[test]
+    fn a_refusal_is_an_error_that_says_so() {
+        let mut p = client("kvs-put").unwrap();
+        let e = p.put("k", "v").unwrap_err().to_string();
+        assert!(e.contains("kvs-put failed with rc=14: full"), "{e}");
+        assert!(client("fullinit").is_err());
+    }
+
+    #[test]
+    fn a_silent_server_times_out() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let t = std::time::Instant::now();
+        let e = Pmi2::connect(a, 0, 1, Duration::from_millis(200)).err().unwrap();
+        assert!(matches!(e, BootstrapError::Timeout(..)), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(5));
     }
 }
