@@ -27,13 +27,27 @@ impl Drop for Daemons {
         for (c, netns) in &mut self.0 {
             let _ = c.kill();
             let _ = c.wait();
-            let pids = Command::new("ip").args(["netns", "pids", netns.as_str()]).output().map(|o| o.stdout).unwrap_or_default();
-            for pid in String::from_utf8_lossy(&pids).split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
-                // SAFETY: kill(2) on a pid read from our own namespace.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+            // SIGTERM first, so a shell there runs its exit traps (a login
+            // shell's rc files may hold locks in the home directory), then
+            // SIGKILL to whatever is left after a second.
+            for (sig, pause) in [(libc::SIGTERM, Duration::from_secs(1)), (libc::SIGKILL, Duration::ZERO)] {
+                let pids = netns_pids(netns);
+                for &pid in &pids {
+                    // SAFETY: kill(2) on a pid read from our own namespace.
+                    unsafe { libc::kill(pid, sig) };
+                }
+                let deadline = Instant::now() + pause;
+                while !netns_pids(netns).is_empty() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
             }
         }
     }
+}
+
+fn netns_pids(netns: &str) -> Vec<i32> {
+    let out = Command::new("ip").args(["netns", "pids", netns]).output().map(|o| o.stdout).unwrap_or_default();
+    String::from_utf8_lossy(&out).split_whitespace().filter_map(|p| p.parse().ok()).collect()
 }
 
 /// A scratch directory, removed at the end.
