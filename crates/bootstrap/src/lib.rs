@@ -13,7 +13,9 @@
 //! reach (`route`: by the kernel's route, a network or an interface). It
 //! also holds what every sealed channel of a job shares: the AEAD and key
 //! derivation (`seal`) and the rule of which transport connections are
-//! sealed (`seal_policy`).
+//! sealed (`seal_policy`). A rank that Slurm's `srun --mpi=pmi2` started
+//! bootstraps through PMI-2 instead (`pmi2`); either way the runtime holds
+//! a `Launcher`.
 //!
 //! It is not a general database: keys and values are short words, and the
 //! table lives only as long as the job.
@@ -22,8 +24,10 @@ mod addr;
 pub mod auth;
 mod client;
 mod env;
+mod launcher;
 mod local;
 mod own_addr;
+pub mod pmi2;
 pub mod port;
 pub mod ports;
 pub mod proto;
@@ -38,6 +42,7 @@ mod timeout;
 pub use addr::{BootstrapAddr, Stream};
 pub use client::Client;
 pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
+pub use launcher::Launcher;
 pub use local::{local_kv_world, LocalKv};
 pub use own_addr::{ENV_HOST_ADDRS, ENV_HOST_MAP, ENV_IF, ENV_NET};
 pub use ports::{PortRange, ENV_PORT_RANGE};

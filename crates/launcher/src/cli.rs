@@ -123,6 +123,10 @@ pub struct Args {
     /// Seconds between SIGTERM and SIGKILL when ending ranks.
     #[arg(long, value_name = "SECONDS", default_value = "2")]
     pub grace: f64,
+    /// Copy the program (and wanmpi's libmpi.so when it loads it) to each
+    /// remote host first, into a per-job directory removed at the end.
+    #[arg(long)]
+    pub stage: bool,
     /// The program and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = false, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<String>,
@@ -272,6 +276,7 @@ impl Args {
             .map(|r| wanmpi_bootstrap::PortRange::parse(r).map_err(|e| LaunchError::Usage(format!("--port-range {e}"))))
             .transpose()?;
         spec.grace = seconds("--grace", self.grace)?;
+        spec.stage = self.stage;
         spec.output = OutputMode::Forward;
         Ok(spec)
     }

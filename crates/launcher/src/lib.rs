@@ -7,6 +7,10 @@
 //! `ssh` or `ip netns exec {host}`), forwards output line by line, and ends
 //! the whole job when one rank fails, saying which and why.
 //!
+//! Inside a Slurm allocation it takes the allocation's nodes and starts
+//! ranks with srun (`job::slurm`); `--stage` copies programs to remote
+//! hosts first (`job::stage`).
+//!
 //! It is not a resource manager: no scheduling, no daemons on remote hosts,
 //! no stdin forwarding (ranks read /dev/null).
 //!

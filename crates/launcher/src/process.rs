@@ -28,39 +28,31 @@ fn pipe_holding(bytes: &[u8]) -> std::io::Result<OwnedFd> {
 /// Ctrl-C at the terminal reaches only mpirun), output piped, killed by the
 /// kernel if the launcher dies without cleaning up, and `secret` (then end
 /// of file) on a pipe where `cmd.secret` says: a local rank's descriptor 3,
-/// with stdin from /dev/null; an agent's stdin.
+/// with stdin from /dev/null; an agent's stdin. An agent's stdin stays open
+/// after the secret (the returned child's `stdin`): keep it while the rank
+/// runs, since on a remote host its end of file ends the rank (see
+/// `command::REMOTE_STEP`).
 pub fn spawn(cmd: &RankCommand, secret: &[u8]) -> std::io::Result<Child> {
     let (program, args) = cmd.argv.split_first().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"))?;
-    let pipe = pipe_holding(secret)?;
-    let mut c = Command::new(program);
-    c.args(args).envs(cmd.env.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let onto = match cmd.secret {
-        SecretVia::Stdin => {
-            c.stdin(Stdio::from(pipe.try_clone()?));
-            None
-        }
-        SecretVia::Fd(n) => {
-            c.stdin(Stdio::null());
-            Some((pipe.as_raw_fd(), n))
-        }
+    let to = match cmd.secret {
+        SecretVia::Stdin => return spawn_agent(program, args, cmd, secret),
+        SecretVia::Fd(n) => n,
     };
+    let pipe = pipe_holding(secret)?;
+    let from = pipe.as_raw_fd();
+    let mut c = Command::new(program);
+    c.args(args).envs(cmd.env.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.process_group(0);
+    die_with_launcher(&mut c);
     // SAFETY: the closure runs between fork and exec and calls only
-    // async-signal-safe functions (prctl, getppid, dup2, fcntl, _exit).
-    let parent = std::process::id() as libc::pid_t;
+    // async-signal-safe functions (dup2, fcntl).
     unsafe {
         c.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-            // The launcher may have died before prctl took effect.
-            if libc::getppid() != parent {
-                libc::_exit(127);
-            }
-            if let Some((from, to)) = onto {
-                // dup2 onto another number clears close-on-exec on the
-                // copy; if the pipe already is that number, clear it here.
-                let ok = if from == to { libc::fcntl(to, libc::F_SETFD, 0) == 0 } else { libc::dup2(from, to) == to };
-                if !ok {
-                    return Err(std::io::Error::last_os_error());
-                }
+            // dup2 onto another number clears close-on-exec on the copy; if
+            // the pipe already is that number, clear it here.
+            let ok = if from == to { libc::fcntl(to, libc::F_SETFD, 0) == 0 } else { libc::dup2(from, to) == to };
+            if !ok {
+                return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
@@ -69,6 +61,41 @@ pub fn spawn(cmd: &RankCommand, secret: &[u8]) -> std::io::Result<Child> {
     // Our copy of the read end closes here; the child holds its own.
     drop(pipe);
     child
+}
+
+/// A launch agent: the secret line goes into its stdin, which stays open.
+fn spawn_agent(program: &str, args: &[String], cmd: &RankCommand, secret: &[u8]) -> std::io::Result<Child> {
+    let mut c = Command::new(program);
+    c.args(args).envs(cmd.env.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.process_group(0);
+    die_with_launcher(&mut c);
+    let mut child = c.spawn()?;
+    // A pipe holds at least 4 KiB: the secret never blocks this write.
+    if let Some(w) = child.stdin.as_mut() {
+        if let Err(e) = w.write_all(secret) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+    }
+    Ok(child)
+}
+
+/// SIGKILL when the launcher dies (its ranks must not outlive it).
+fn die_with_launcher(c: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs between fork and exec and calls only
+    // async-signal-safe functions (prctl, getppid, _exit).
+    unsafe {
+        c.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            // The launcher may have died before prctl took effect.
+            if libc::getppid() != parent {
+                libc::_exit(127);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Sends `sig` to the process group led by `pid`. Errors (group already gone)

@@ -89,6 +89,10 @@ pub struct JobSpec {
     pub grace: Duration,
     /// Set to a signal number (or any non-zero value) to end the job.
     pub cancel: Option<Arc<AtomicUsize>>,
+    /// Copy the programs (and wanmpi's libmpi.so when they load it) to each
+    /// remote host first, into a per-job directory removed at the end
+    /// (`--stage`).
+    pub stage: bool,
 }
 
 impl JobSpec {
@@ -142,6 +146,7 @@ impl JobSpec {
             output: OutputMode::Forward,
             grace: Duration::from_secs(2),
             cancel: None,
+            stage: false,
         }
     }
 }

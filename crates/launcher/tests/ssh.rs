@@ -13,182 +13,13 @@
 //! without them.
 
 mod common;
+mod sshd_site;
 use common::*;
+use sshd_site::*;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
-use wanmpi_emulator::{Emulation, LinkProfile, Topology, UpOptions};
-
-const SSHD: &str = "/usr/sbin/sshd";
-
-/// sshd processes and the namespaces they serve, ended when the test ends
-/// however it ends. A session sshd forked survives its daemon (and would
-/// hold the test's stderr open): every process left in a server's
-/// namespace is ended too.
-struct Daemons(Vec<(Child, String)>);
-
-impl Drop for Daemons {
-    fn drop(&mut self) {
-        for (c, netns) in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-            let pids = Command::new("ip").args(["netns", "pids", netns.as_str()]).output().map(|o| o.stdout).unwrap_or_default();
-            for pid in String::from_utf8_lossy(&pids).split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
-                // SAFETY: kill(2) on a pid read from our own namespace.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-        }
-    }
-}
-
-/// A scratch directory, removed at the end.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn on_path(cmd: &str) -> bool {
-    Command::new("sh").args(["-c", &format!("command -v {cmd}")]).stdout(Stdio::null()).status().map(|s| s.success()).unwrap_or(false)
-}
-
-fn skip_reason() -> Option<String> {
-    if let Err(e) = wanmpi_emulator::preflight() {
-        return Some(format!("emulated hosts cannot be made here: {e}"));
-    }
-    if !Path::new(SSHD).is_file() {
-        return Some(format!("{SSHD} is missing (apt-get install openssh-server)"));
-    }
-    if !on_path("ssh") || !on_path("ssh-keygen") {
-        return Some("ssh or ssh-keygen is missing (openssh-client)".into());
-    }
-    let emu = Path::new(MPIRUN).parent().map(|d| d.join("wanmpi-emu"));
-    if !emu.is_some_and(|p| p.is_file()) {
-        return Some("build the forwarder first (cargo build -p wanmpi-emulator, same profile)".into());
-    }
-    None
-}
-
-fn run_ok(cmd: &mut Command, what: &str) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-/// Keys, one sshd per server host, and the ssh options that reach them.
-/// Fields drop in order: the daemons end before their hosts go.
-struct Site {
-    _daemons: Daemons,
-    _emu: Emulation,
-    _dir: Scratch,
-    client_ns: String,
-    client_addr: String,
-    servers: Vec<String>,
-    ssh_args: String,
-}
-
-fn bring_up(name: &str) -> Site {
-    let dir = std::env::temp_dir().join(format!("wanmpi-ssh-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch");
-    let scratch = Scratch(dir.clone());
-    let key = dir.join("client_key");
-    let host_key = dir.join("host_key");
-    for k in [&key, &host_key] {
-        run_ok(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(k), "ssh-keygen");
-    }
-    std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).expect("authorized_keys");
-    // sshd's privilege separation directory.
-    std::fs::create_dir_all("/run/sshd").expect("/run/sshd");
-
-    let emu = Emulation::up(&Topology::uniform(3, LinkProfile::parse("delay=1ms").expect("profile")), &UpOptions::default()).expect("emulation up");
-    let hosts = emu.hosts();
-    let mut daemons = Daemons(Vec::new());
-    let mut servers = Vec::new();
-    for h in &hosts[1..] {
-        let addr = h.addrs[0].to_string();
-        let conf = dir.join(format!("sshd_config.{}", h.index));
-        let text = [
-            format!("ListenAddress {addr}"),
-            "Port 22".into(),
-            format!("HostKey {}", host_key.display()),
-            format!("AuthorizedKeysFile {}", dir.join("authorized_keys").display()),
-            "PidFile none".into(),
-            "StrictModes no".into(),
-            "UsePAM no".into(),
-            "PasswordAuthentication no".into(),
-            "KbdInteractiveAuthentication no".into(),
-            "PubkeyAuthentication yes".into(),
-            "PermitRootLogin prohibit-password".into(),
-            "LogLevel ERROR".into(),
-        ]
-        .join("\n");
-        std::fs::write(&conf, text + "\n").expect("sshd_config");
-        let child = Command::new("ip")
-            .args(["netns", "exec", &h.netns, SSHD, "-D", "-e", "-f"])
-            .arg(&conf)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start sshd");
-        daemons.0.push((child, h.netns.clone()));
-        servers.push(addr);
-    }
-    let ssh_args = format!(
-        "-F /dev/null -i {} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=5",
-        key.display()
-    );
-    let site = Site {
-        client_ns: hosts[0].netns.clone(),
-        client_addr: hosts[0].addrs[0].to_string(),
-        _emu: emu,
-        servers,
-        ssh_args,
-        _daemons: daemons,
-        _dir: scratch,
-    };
-    // Each sshd answers within a bounded time.
-    for s in &site.servers {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let mut c = Command::new("ip");
-            c.args(["netns", "exec", &site.client_ns, "ssh"]).args(site.ssh_args.split_whitespace()).args([s.as_str(), "true"]);
-            if c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status().map(|st| st.success()).unwrap_or(false) {
-                break;
-            }
-            assert!(Instant::now() < deadline, "sshd on {s} did not answer within 15 s");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    site
-}
-
-/// mpirun inside the client host, with `args` after the ssh options.
-fn mpirun_in(site: &Site, args: &[&str]) -> Command {
-    let mut c = Command::new("ip");
-    c.args(["netns", "exec", &site.client_ns, MPIRUN, "--ssh-args", &site.ssh_args, "--bootstrap"])
-        .arg(format!("tcp:{}:0", site.client_addr))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("WANMPI_")) {
-        c.env_remove(k);
-    }
-    c
-}
-
-fn all_pids() -> Vec<u32> {
-    std::fs::read_dir("/proc").map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect()).unwrap_or_default()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
 
 #[test]
 fn ranks_start_over_ssh_and_no_process_shows_the_secret() {
@@ -265,7 +96,8 @@ fn hostile_values_cross_real_ssh_intact() {
         return;
     }
     let site = bring_up("hostile");
-    let mark = std::env::temp_dir().join(format!("wanmpi-ssh-pwned-{}", std::process::id()));
+    // Where both sides see it (the far side's /tmp is its own).
+    let mark = site.dir.0.join("pwned");
     let m = mark.display().to_string();
     let values = [
         "two words",
@@ -313,4 +145,77 @@ fn hostile_values_cross_real_ssh_intact() {
     assert_eq!(r.stdout.matches("stdin=\n").count(), 2, "{}", r.stdout);
     assert!(!mark.exists(), "a hostile value ran a command on the far side");
     drop(site);
+}
+
+/// mpirun ended by SIGTERM mid-job: the ranks on the far hosts end too
+/// (a command without a terminal gets no signal when its ssh goes; the
+/// far-side step sees its stdin close), also one that ignores SIGTERM and
+/// two that share one ssh connection.
+#[test]
+fn far_ranks_end_when_mpirun_is_terminated() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED far_ranks_end_when_mpirun_is_terminated: {why}");
+        return;
+    }
+    let site = bring_up("term");
+    let hosts = format!("{}:1,{}:2", site.servers[0], site.servers[1]);
+    let mut c = mpirun_in(&site, &["--host", &hosts, PROBE, "ignore-term@2", "exchange", "print:ready {pid}", "sleep:60", "finalize"]);
+    let started = Instant::now();
+    let mut child = c.spawn().expect("start mpirun");
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut ready = Vec::new();
+    while ready.len() < 3 {
+        let Ok(line) = rx.recv_timeout(Duration::from_secs(40)) else {
+            let _ = child.kill();
+            let r = finish(child, started);
+            panic!("ranks did not get ready in 40 s: {ready:?}\nstderr: {}", r.stderr);
+        };
+        ready.extend(numbers_after(&line, "ready "));
+    }
+    // SAFETY: SIGTERM to the mpirun this test started (ip netns exec
+    // replaced itself with it).
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let r = finish(child, started);
+    assert_eq!(r.code, Some(128 + libc::SIGTERM), "stderr: {}", r.stderr);
+    assert!(r.stderr.contains("mpirun received SIGTERM"), "{}", r.stderr);
+    // The far side's step waits 2 s between SIGTERM and SIGKILL.
+    for pid in &ready {
+        assert!(gone(*pid), "rank pid {pid} still runs on a far host 5 s after mpirun ended:\n{}", r.stderr);
+    }
+    for ns in &site.server_ns {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left = left_in(ns);
+            if left.is_empty() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "processes left in {ns} besides sshd: {left:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    drop(site);
+}
+
+/// Command lines of the processes in namespace `ns` other than its sshd
+/// listener.
+fn left_in(ns: &str) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "pids", ns]).output().map(|o| o.stdout).unwrap_or_default();
+    String::from_utf8_lossy(&out)
+        .split_whitespace()
+        .filter_map(|p| {
+            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let listener = cmd.contains("[listener]") || cmd.starts_with("/usr/sbin/sshd -D");
+            let zombie = std::fs::read_to_string(format!("/proc/{p}/stat")).map(|s| s.contains(") Z ")).unwrap_or(true);
+            (!listener && !zombie && !cmd.is_empty()).then(|| format!("{p}: {cmd}"))
+        })
+        .collect()
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use wanmpi_bootstrap::{Client, JobEnv};
+use wanmpi_bootstrap::{Client, JobEnv, Launcher};
 use wanmpi_engine::{Engine, ErrorClass, MpiError, MpiResult};
 use wanmpi_transport::{loopback_world, Transport};
 
@@ -19,6 +19,15 @@ use crate::options::RuntimeOptions;
 use crate::reqtable::ReqTable;
 use crate::runtime::{Runtime, State};
 use crate::sites::SiteMap;
+
+/// Whether this rank's host (by the host map) runs more ranks than it has CPUs.
+fn host_oversubscribed(env: &JobEnv) -> MpiResult<bool> {
+    let place = crate::transports::Placement::from_env(env.size)?;
+    let here = place.host.get(env.rank as usize).copied();
+    let ranks_on_host = place.host.iter().filter(|&&h| Some(h) == here).count();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok(crate::options::oversubscribed(ranks_on_host, cpus))
+}
 
 impl Runtime {
     /// Starts this process's part of the job (MPI_Init). A process started
@@ -33,19 +42,25 @@ impl Runtime {
         let spawned = crate::dynamic::Spawned::from_env()?;
         let mut job_id = None;
         let mut published = None;
-        let (transport, kv): (Box<dyn Transport>, Option<Client>) = match JobEnv::from_env().map_err(boot)? {
-            None => (Box::new(loopback_world(1, 1).pop().expect("one rank")), None),
+        let (transport, kv): (Box<dyn Transport>, Option<Box<dyn Launcher>>) = match JobEnv::from_env().map_err(boot)? {
+            // Started by srun --mpi=pmi2 rather than mpirun, or alone.
+            None => match crate::pmi2::bootstrap()? {
+                Some((env, mut pmi)) => {
+                    job_id = Some(env.job_id.clone());
+                    published = env.addr.clone();
+                    opts.oversubscribed = host_oversubscribed(&env)?;
+                    let t = crate::transports::connect(&env, &mut pmi)?;
+                    (t, Some(Box::new(pmi)))
+                }
+                None => (Box::new(loopback_world(1, 1).pop().expect("one rank")), None),
+            },
             Some(env) => {
                 job_id = Some(env.job_id.clone());
                 published = env.addr.clone();
-                let place = crate::transports::Placement::from_env(env.size)?;
-                let here = place.host.get(env.rank as usize).copied();
-                let ranks_on_host = place.host.iter().filter(|&&h| Some(h) == here).count();
-                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-                opts.oversubscribed = crate::options::oversubscribed(ranks_on_host, cpus);
+                opts.oversubscribed = host_oversubscribed(&env)?;
                 let mut client = Client::connect(&env).map_err(boot)?;
                 let t = crate::transports::connect(&env, &mut client)?;
-                (t, Some(client))
+                (t, Some(Box::new(client)))
             }
         };
         let sites = SiteMap::from_env(transport.size())?;
@@ -71,7 +86,12 @@ impl Runtime {
 
     /// The engine, the world and self communicators, the progress thread if
     /// wanted, the first barrier, and the site map (`sites`, else measured).
-    fn bring_up(transport: Box<dyn Transport>, opts: RuntimeOptions, kv: Option<Client>, sites: Option<SiteMap>) -> MpiResult<Arc<Runtime>> {
+    fn bring_up(
+        transport: Box<dyn Transport>,
+        opts: RuntimeOptions,
+        kv: Option<Box<dyn Launcher>>,
+        sites: Option<SiteMap>,
+    ) -> MpiResult<Arc<Runtime>> {
         let rank = transport.rank();
         let size = transport.size();
         let engine = Engine::new(rank, size, transport.caps().clone(), opts.engine.clone());

@@ -27,6 +27,7 @@ mod mprobe;
 mod options;
 mod p2p;
 mod persistent;
+mod pmi2;
 mod reqtable;
 mod rma;
 mod runtime;

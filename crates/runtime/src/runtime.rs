@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use wanmpi_bootstrap::Client;
+use wanmpi_bootstrap::Launcher;
 use wanmpi_engine::{Engine, ErrorClass, MpiError, MpiResult};
 use wanmpi_transport::Transport;
 
@@ -74,7 +74,7 @@ pub struct Runtime {
     /// may have completed what a blocked call sleeps on, and that call's
     /// transport fd will not fire again for them.
     waker: Option<std::os::fd::OwnedFd>,
-    pub(crate) kv: Mutex<Option<Client>>,
+    pub(crate) kv: Mutex<Option<Box<dyn Launcher>>>,
     pub(crate) started: Instant,
     stop: Arc<AtomicBool>,
     pub(crate) progress_thread: Mutex<Option<JoinHandle<()>>>,
@@ -87,7 +87,7 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    pub(crate) fn assemble(state: State, opts: RuntimeOptions, kv: Option<Client>) -> Runtime {
+    pub(crate) fn assemble(state: State, opts: RuntimeOptions, kv: Option<Box<dyn Launcher>>) -> Runtime {
         let ready_fd = AtomicI32::new(state.transport.readiness_fd().unwrap_or(-1));
         let rank = state.engine.rank();
         let size = state.engine.size();

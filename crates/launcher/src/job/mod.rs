@@ -2,8 +2,10 @@
 //! rank, then watch them (see `watch`) until the job ends.
 
 mod bootstrap;
+mod slurm;
 mod spawn;
 mod ssh_mux;
+mod stage;
 mod watch;
 
 use crate::command;
@@ -29,6 +31,9 @@ pub(crate) enum Event {
 /// Runs a job to its end. `Err` only when it could not be started; a job
 /// whose ranks fail is an `Ok` outcome with a non-zero `exit_code`.
 pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
+    // Inside a Slurm allocation: its nodes and srun, unless told otherwise.
+    let in_allocation = slurm::adopt(spec, |k| std::env::var(k).ok())?;
+    let spec = in_allocation.as_ref().unwrap_or(spec);
     let placements = hosts::place(&spec.hosts, spec.np, spec.oversubscribe)?;
     if placements.is_empty() {
         return Err(LaunchError::Usage("a job needs at least one rank".into()));
@@ -75,7 +80,10 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let secret_line = format!("{}\n", JobEnv::secret_hex(&secret));
     let agent = spec.agent_words();
     let rank_hosts: Vec<(&str, bool)> = placements.iter().zip(&local).map(|(p, l)| (p.host.as_str(), *l)).collect();
-    let mux = ssh_mux::Mux::plan(&agent, &rank_hosts, &job_id)?;
+    // Staging opens each host's connection first, so every remote host shares one.
+    let mux = ssh_mux::Mux::plan(&agent, &rank_hosts, &job_id, spec.stage)?;
+    let agent_for = |host: &str| mux.as_ref().map_or_else(|| agent.clone(), |m| m.agent_for(&agent, host));
+    let staged = stage::prepare(spec, &placements, &local, agent_for, &job_id)?;
     // First every rank that opens its own connection (the first on each
     // host), then the others, once their host's shared connection is up.
     let mut order: Vec<usize> = (0..placements.len()).collect();
@@ -110,7 +118,12 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
             for (k, v) in app_env {
                 env.set(k, v);
             }
-            let cmd = command::build(&agent, &p.host, local[i], &env, program, args);
+            let staged_program = staged.as_ref().and_then(|s| s.program_on(&p.host, program));
+            if let Some(dir) = staged.as_ref().and_then(|s| s.lib_dir(&p.host)) {
+                let path = env.get("LD_LIBRARY_PATH").map_or_else(|| dir.to_string(), |v| format!("{dir}:{v}"));
+                env.set("LD_LIBRARY_PATH", &path);
+            }
+            let cmd = command::build(&agent, &p.host, local[i], &env, staged_program.as_deref().unwrap_or(program), args);
             match start_rank(rank, p, &cmd, secret_line.as_bytes(), &sink, &tx) {
                 Ok(pid) => started[i] = Some(Rank::new(p.host.clone(), pid)),
                 Err(error) => {
@@ -130,6 +143,8 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let mut outcome = watch.run();
     // Stopping the service reports what it had only counted.
     drop(service);
+    // The copies go while the hosts' connections are still up.
+    drop(staged);
     drop(mux);
     watch.after_service(&mut outcome);
     let mut children = std::mem::take(&mut watch.children);
@@ -166,9 +181,15 @@ fn start_rank(rank: u32, _p: &Placement, cmd: &command::RankCommand, secret: &[u
         }
     }
     let tx = tx.clone();
+    // An agent's stdin stays open until it ends: on a remote host its
+    // closing ends the rank (`command::REMOTE_STEP`), so it closes when
+    // mpirun ends the agent or dies, not before.
+    let keep_open = child.stdin.take();
     std::thread::Builder::new().name(format!("rank{rank}-wait")).spawn(move || {
+        let status = child.wait();
+        drop(keep_open);
         // wait() only fails if the child was already reaped, which nothing else does.
-        if let Ok(status) = child.wait() {
+        if let Ok(status) = status {
             let _ = tx.send(Event::Exited { rank, status });
         }
     })?;

@@ -30,8 +30,10 @@ pub struct Mux {
 
 impl Mux {
     /// Connection sharing for the hosts in `rank_hosts` that run more than
-    /// one rank, when the agent is ssh; `None` when nothing would share.
-    pub fn plan(agent: &[String], rank_hosts: &[(&str, bool)], job_id: &str) -> Result<Option<Mux>, LaunchError> {
+    /// one rank (every remote host with `every_host`: `--stage` opens
+    /// sessions of its own), when the agent is ssh; `None` when nothing
+    /// would share.
+    pub fn plan(agent: &[String], rank_hosts: &[(&str, bool)], job_id: &str, every_host: bool) -> Result<Option<Mux>, LaunchError> {
         let is_ssh = agent.first().is_some_and(|p| p.rsplit('/').next() == Some("ssh"));
         if !is_ssh || agent.iter().any(|w| w.contains("{host}")) {
             return Ok(None);
@@ -42,7 +44,7 @@ impl Mux {
                 *count.entry(h).or_default() += 1;
             }
         }
-        let mut shared: Vec<&str> = count.into_iter().filter(|(_, n)| *n > 1).map(|(h, _)| h).collect();
+        let mut shared: Vec<&str> = count.into_iter().filter(|(_, n)| *n > 1 || every_host).map(|(h, _)| h).collect();
         if shared.is_empty() {
             return Ok(None);
         }
@@ -141,10 +143,12 @@ mod tests {
     #[test]
     fn only_ssh_hosts_with_several_ranks_share() {
         let ranks = [("a", false), ("b", false), ("b", false), ("localhost", true), ("localhost", true)];
-        assert!(Mux::plan(&words("ip netns exec {host}"), &ranks, "t1").unwrap().is_none());
-        assert!(Mux::plan(&words("rsh"), &ranks, "t2").unwrap().is_none());
-        assert!(Mux::plan(&words("ssh"), &[("a", false), ("b", false)], "t3").unwrap().is_none());
-        let m = Mux::plan(&words("ssh -p 22"), &ranks, &format!("t4-{}", std::process::id())).unwrap().unwrap();
+        assert!(Mux::plan(&words("ip netns exec {host}"), &ranks, "t1", false).unwrap().is_none());
+        assert!(Mux::plan(&words("rsh"), &ranks, "t2", false).unwrap().is_none());
+        assert!(Mux::plan(&words("ssh"), &[("a", false), ("b", false)], "t3", false).unwrap().is_none());
+        let every = Mux::plan(&words("ssh"), &[("a", false), ("b", false)], &format!("t5-{}", std::process::id()), true).unwrap().unwrap();
+        assert!(every.shares("a") && every.shares("b"));
+        let m = Mux::plan(&words("ssh -p 22"), &ranks, &format!("t4-{}", std::process::id()), false).unwrap().unwrap();
         assert!(m.shares("b") && !m.shares("a") && !m.shares("localhost"));
         let w = m.agent_for(&words("ssh -p 22"), "b");
         assert_eq!(w[..3], words("ssh -o ControlMaster=auto"));

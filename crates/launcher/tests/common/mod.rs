@@ -21,8 +21,9 @@ pub struct Run {
 pub fn command(args: &[&str]) -> Command {
     let mut c = Command::new(MPIRUN);
     c.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    // The tests' own environment must not leak WANMPI_* settings in.
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("WANMPI_")) {
+    // The tests' own environment must not leak WANMPI_* settings in, nor
+    // an outer Slurm allocation (mpirun would run ranks with srun).
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("WANMPI_") || k.starts_with("SLURM_")) {
         c.env_remove(k);
     }
     c
@@ -81,4 +82,26 @@ pub fn gone(pid: u32) -> bool {
 /// The numbers that follow `marker` in `text`.
 pub fn numbers_after(text: &str, marker: &str) -> Vec<u32> {
     text.match_indices(marker).filter_map(|(i, _)| text[i + marker.len()..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()).collect()
+}
+
+/// Ends every process left in network namespace `netns` (sshd sessions
+/// survive their daemon): SIGTERM first, so a shell there runs its exit
+/// traps (a login shell's rc files may hold a lock in the home directory
+/// that SIGKILL would leave behind, stalling every later ssh session), then
+/// SIGKILL to whatever is left after a second.
+pub fn end_namespace_processes(netns: &str) {
+    let pids = || -> Vec<i32> {
+        let out = Command::new("ip").args(["netns", "pids", netns]).output().map(|o| o.stdout).unwrap_or_default();
+        String::from_utf8_lossy(&out).split_whitespace().filter_map(|p| p.parse().ok()).collect()
+    };
+    for (sig, pause) in [(libc::SIGTERM, Duration::from_secs(1)), (libc::SIGKILL, Duration::ZERO)] {
+        for pid in pids() {
+            // SAFETY: kill(2) on a pid read from a namespace the test made.
+            unsafe { libc::kill(pid, sig) };
+        }
+        let deadline = Instant::now() + pause;
+        while !pids().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }

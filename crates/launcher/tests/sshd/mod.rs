@@ -55,11 +55,7 @@ impl Drop for Sshd {
         for (c, netns) in &mut self.daemons {
             let _ = c.kill();
             let _ = c.wait();
-            let pids = Command::new("ip").args(["netns", "pids", netns.as_str()]).output().map(|o| o.stdout).unwrap_or_default();
-            for pid in String::from_utf8_lossy(&pids).split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
-                // SAFETY: kill(2) on a pid read from a namespace this test made.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
+            super::common::end_namespace_processes(netns);
         }
     }
 }

@@ -85,7 +85,6 @@ impl Runtime {
 
     /// Why mpirun says the spawn waiting on `port` failed, if it does.
     fn spawn_failure_note(&self, port: &str) -> Option<String> {
-        use wanmpi_bootstrap::KeyValue;
         let mut kv = self.kv.lock().unwrap_or_else(|e| e.into_inner());
         kv.as_mut()?.get(&wanmpi_bootstrap::failure_key(port)).ok().map(|n| wanmpi_bootstrap::read_failure_note(&n))
     }

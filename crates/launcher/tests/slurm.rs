@@ -1,0 +1,228 @@
+//! Under Slurm, on a private one-node cluster of this machine
+//! (tests/slurm_site: Debian's slurm-wlm as root, no munge): mpirun inside
+//! an allocation (`salloc -n 3 mpirun PROG`, no hosts given) takes the
+//! allocation's node and slots and starts every rank as a job step with
+//! srun.
+//!
+//! Needs root and slurm-wlm; says why and skips without them.
+
+mod common;
+mod slurm_site;
+use common::*;
+use slurm_site::*;
+use std::time::Instant;
+
+#[test]
+fn mpirun_in_an_allocation_starts_ranks_with_srun() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED mpirun_in_an_allocation_starts_ranks_with_srun: {why}");
+        return;
+    }
+    let cluster = match Cluster::start("alloc") {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("SKIPPED mpirun_in_an_allocation_starts_ranks_with_srun: the Slurm daemons did not start: {why}");
+            return;
+        }
+    };
+    let mut c = cluster.command("salloc");
+    c.args(["-n", "3", "--time=1", MPIRUN, PROBE, "exchange", "env:SLURM_STEP_ID", "env:SLURM_JOB_ID", "print:node {rank}", "finalize"]);
+    let started = Instant::now();
+    let r = finish(c.spawn().expect("salloc"), started);
+    assert_eq!(r.code, Some(0), "stdout: {}\nstderr: {}\n{}", r.stdout, r.stderr, cluster.logs());
+    assert_eq!(r.stdout.matches("got v0,v1,v2").count(), 3, "{}", r.stdout);
+    // Each rank is a step of its own in the allocation.
+    let mut steps: Vec<&str> = r.stdout.lines().filter_map(|l| l.strip_prefix("SLURM_STEP_ID=")).collect();
+    steps.sort_unstable();
+    steps.dedup();
+    assert_eq!(steps.len(), 3, "ranks not started as three steps:\n{}", r.stdout);
+    eprintln!("salloc + mpirun took {:?}", r.took);
+    drop(cluster);
+}
+
+/// mpirun in an allocation gets SIGTERM mid-job (one rank ignores it):
+/// within a few seconds no rank is left in the allocation, which still
+/// exists (the check runs inside it).
+#[test]
+fn ranks_started_with_srun_end_when_mpirun_is_terminated() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED ranks_started_with_srun_end_when_mpirun_is_terminated: {why}");
+        return;
+    }
+    let cluster = match Cluster::start("term") {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("SKIPPED ranks_started_with_srun_end_when_mpirun_is_terminated: the Slurm daemons did not start: {why}");
+            return;
+        }
+    };
+    // A copy of the probe under a short name of its own, so `pgrep -x`
+    // finds this test's ranks and nobody else's.
+    let name = format!("psl{}", std::process::id());
+    let probe = cluster.dir.join(&name);
+    std::fs::copy(PROBE, &probe).expect("copy the probe");
+    let out = cluster.dir.join("mpirun.out");
+    let script = format!(
+        r#"{mpirun} {probe} ignore-term@1 exchange print:ready sleep:60 finalize > {out} 2>&1 &
+m=$!
+i=0
+while [ "$(grep -c ready {out})" -lt 3 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+echo ready=$(grep -c ready {out}) before=$(pgrep -x {name} | wc -l)
+kill -TERM $m
+wait $m
+echo mpirun=$?
+i=0
+while pgrep -x {name} >/dev/null && [ $i -lt 80 ]; do sleep 0.1; i=$((i+1)); done
+echo left=$(pgrep -x {name} | wc -l)
+"#,
+        mpirun = MPIRUN,
+        probe = probe.display(),
+        out = out.display(),
+    );
+    let mut c = cluster.command("salloc");
+    c.args(["-n", "3", "--time=1", "sh", "-c", &script]);
+    let started = Instant::now();
+    let r = finish(c.spawn().expect("salloc"), started);
+    let log = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(r.stdout.contains("ready=3 before=3"), "stdout: {}\nstderr: {}\nmpirun: {log}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(&format!("mpirun={}", 128 + libc::SIGTERM)), "stdout: {}\nmpirun: {log}", r.stdout);
+    assert!(r.stdout.contains("left=0"), "ranks outlived mpirun in the allocation: {}\nmpirun: {log}", r.stdout);
+    drop(cluster);
+}
+
+/// `srun --mpi=pmi2 -n 3 hello`, no mpirun: MPI init finds PMI_FD and
+/// bootstraps over Slurm's PMI-2 (shared memory on the one node under
+/// `auto`, tcp with the job secret rank 0 drew when told).
+#[test]
+fn srun_with_pmi2_runs_an_unmodified_mpi_program() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED srun_with_pmi2_runs_an_unmodified_mpi_program: {why}");
+        return;
+    }
+    let Some(hello) = std::path::Path::new(MPIRUN).parent().map(|d| d.join("hello")).filter(|p| p.is_file()) else {
+        eprintln!("SKIPPED srun_with_pmi2_runs_an_unmodified_mpi_program: build the examples first (cargo build -p wanmpi-examples, same profile)");
+        return;
+    };
+    let cluster = match Cluster::start("pmi2") {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("SKIPPED srun_with_pmi2_runs_an_unmodified_mpi_program: the Slurm daemons did not start: {why}");
+            return;
+        }
+    };
+    for transport in ["auto", "tcp"] {
+        let mut c = cluster.command("srun");
+        c.args(["--mpi=pmi2", "-n", "3", "--time=1"]).arg(&hello).env("WANMPI_TRANSPORT", transport);
+        let started = Instant::now();
+        let r = finish(c.spawn().expect("srun"), started);
+        assert_eq!(r.code, Some(0), "{transport}: stdout: {}\nstderr: {}\n{}", r.stdout, r.stderr, cluster.logs());
+        for rank in 0..3 {
+            assert!(r.stdout.contains(&format!("hello from rank {rank} of 3")), "{transport}: {}", r.stdout);
+        }
+        assert!(r.stdout.contains("sum of ranks = 3 (expected 3)"), "{transport}: {}", r.stdout);
+        eprintln!("srun --mpi=pmi2 over {transport} took {:?}", r.took);
+    }
+    drop(cluster);
+}
+
+/// `src` (a C file) built against wanmpi's libmpi.so.12 from
+/// scripts/install-c, or `None` (with the reason) when that is not there.
+fn build_c(src: &std::path::Path, name: &str) -> Result<std::path::PathBuf, String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let prefix = root.join("target/wanmpi");
+    if !prefix.join("lib/libmpi.so.12").is_file() {
+        return Err(format!("{} has no lib/libmpi.so.12 (run scripts/install-c)", prefix.display()));
+    }
+    let exe = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let lib = prefix.join("lib");
+    let built = std::process::Command::new("cc")
+        .arg(format!("-I{}", prefix.join("include").display()))
+        .arg("-o")
+        .arg(&exe)
+        .arg(src)
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lmpi")
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(built, "cc {} against {}", src.display(), lib.display());
+    Ok(exe)
+}
+
+/// A C program built against wanmpi's libmpi.so.12 (scripts/install-c),
+/// started by `srun --mpi=pmi2`: the library's MPI_Init bootstraps over
+/// PMI-2 as the Rust runtime does.
+#[test]
+fn srun_with_pmi2_runs_a_c_program_on_libmpi() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: {why}");
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let exe = match build_c(&root.join("examples/c/hello.c"), "pmi2-hello") {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: {why}");
+            return;
+        }
+    };
+    let cluster = match Cluster::start("pmi2c") {
+        Ok(c) => c,
+        Err(why) => {
+            let _ = std::fs::remove_file(&exe);
+            eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: the Slurm daemons did not start: {why}");
+            return;
+        }
+    };
+    let mut c = cluster.command("srun");
+    c.args(["--mpi=pmi2", "-n", "2", "--time=1"]).arg(&exe);
+    let started = Instant::now();
+    let r = finish(c.spawn().expect("srun"), started);
+    let _ = std::fs::remove_file(&exe);
+    assert_eq!(r.code, Some(0), "stdout: {}\nstderr: {}\n{}", r.stdout, r.stderr, cluster.logs());
+    for rank in 0..2 {
+        assert!(r.stdout.contains(&format!("hello from rank {rank} of 2")), "{}", r.stdout);
+    }
+    assert!(r.stdout.contains("sum of ranks = 1 (expected 1)"), "{}", r.stdout);
+    drop(cluster);
+}
+
+/// MPI_Abort under `srun --mpi=pmi2` ends the whole step through PMI-2's
+/// `abort`, while the other rank sleeps outside MPI for a minute.
+#[test]
+fn mpi_abort_under_pmi2_ends_the_step() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED mpi_abort_under_pmi2_ends_the_step: {why}");
+        return;
+    }
+    let src = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pmi2-abort-{}.c", std::process::id()));
+    let text = "#include <mpi.h>\n#include <unistd.h>\nint main(int c, char **v) { int r; MPI_Init(&c, &v); \
+                MPI_Comm_rank(MPI_COMM_WORLD, &r); if (r == 1) MPI_Abort(MPI_COMM_WORLD, 7); sleep(60); MPI_Finalize(); return 0; }\n";
+    std::fs::write(&src, text).expect("write the C file");
+    let built = build_c(&src, "pmi2-abort");
+    let _ = std::fs::remove_file(&src);
+    let exe = match built {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED mpi_abort_under_pmi2_ends_the_step: {why}");
+            return;
+        }
+    };
+    let cluster = match Cluster::start("abort") {
+        Ok(c) => c,
+        Err(why) => {
+            let _ = std::fs::remove_file(&exe);
+            eprintln!("SKIPPED mpi_abort_under_pmi2_ends_the_step: the Slurm daemons did not start: {why}");
+            return;
+        }
+    };
+    let mut c = cluster.command("srun");
+    c.args(["--mpi=pmi2", "-n", "2", "--time=2"]).arg(&exe);
+    let started = Instant::now();
+    let r = finish(c.spawn().expect("srun"), started);
+    let _ = std::fs::remove_file(&exe);
+    assert_ne!(r.code, Some(0), "stdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert!(r.took < std::time::Duration::from_secs(20), "the step outlived MPI_Abort for {:?}: {}", r.took, r.stderr);
+    assert!(r.stderr.contains("MPI_Abort called with code 7"), "{}", r.stderr);
+    drop(cluster);
+}
