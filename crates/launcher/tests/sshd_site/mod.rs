@@ -121,7 +121,7 @@ pub fn bring_up(name: &str) -> Site {
         std::fs::write(&conf, text + "\n").expect("sshd_config");
         // `ip netns exec` gives sshd a mount namespace of its own (a slave
         // of this one), so the tmpfs hides this machine's /tmp from it alone.
-        let start = format!("mount -t tmpfs -o mode=1777,size=256m wanmpi-far-tmp /tmp && exec {SSHD} -D -e -f '{}'", conf.display());
+        let start = format!("{} && exec {SSHD} -D -e -f '{}'", private_tmp(), conf.display());
         let child = Command::new("ip")
             .args(["netns", "exec", &h.netns, "sh", "-c", &start])
             .stdin(Stdio::null())
@@ -161,6 +161,23 @@ pub fn bring_up(name: &str) -> Site {
         }
     }
     site
+}
+
+/// Shell words that mount a tmpfs of its own over /tmp. A checkout that
+/// lives under /tmp (a CI clone may) stays visible through it: the far side
+/// runs the programs at the same path and reads the keys there. It is bound
+/// back from the shell's working directory, which still names the hidden
+/// directory once the tmpfs is over it (`--no-canonicalize`: resolving "."
+/// by its path would find the new, empty directory instead).
+fn private_tmp() -> String {
+    let mount = "mount -t tmpfs -o mode=1777,size=256m wanmpi-far-tmp /tmp";
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root.canonicalize().unwrap_or(root);
+    if !root.starts_with("/tmp") {
+        return mount.to_string();
+    }
+    let r = root.display();
+    format!("cd '{r}' && {mount} && mkdir -p '{r}' && mount --no-canonicalize --bind . '{r}' && cd /")
 }
 
 /// mpirun inside the client host, with `args` after the ssh options.
