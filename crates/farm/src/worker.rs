@@ -291,7 +291,6 @@ impl Worker<'_> {
 
     /// Sends a task's answer to where results go.
     fn answer(&mut self, tag: i32, h: ResultHeader, body: &[u8]) -> FarmResult<()> {
-        let h = ResultHeader { stats: self.stats, ..h };
         let op = self.data.isend(h.emit_with(body), self.results_to, tag).map_err(|e| self.lost(self.results_to, e))?;
         self.sends.push((op, self.results_to));
         Ok(())

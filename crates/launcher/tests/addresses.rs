@@ -23,7 +23,7 @@ mod sshd;
 use common::*;
 use sshd::Sshd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 use wanmpi_emulator::{Emulation, LinkProfile, Topology, UpOptions};
 
@@ -97,15 +97,8 @@ fn bring_up(name: &str, paths: u8) -> Site {
 
 /// mpirun inside `netns`: ssh options, then `args`; nothing else.
 fn mpirun_in(netns: &str, sshd: &Sshd, args: &[&str]) -> Run {
-    let mut c = Command::new("ip");
-    c.args(["netns", "exec", netns, MPIRUN, "--ssh-args", &sshd.ssh_args])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("WANMPI_")) {
-        c.env_remove(k);
-    }
+    let mut c = mpirun_in_netns(netns, &sshd.ssh_args);
+    c.args(args);
     finish(c.spawn().expect("start mpirun"), Instant::now())
 }
 

@@ -105,3 +105,48 @@ pub fn end_namespace_processes(netns: &str) {
         }
     }
 }
+
+/// An sshd configuration for a test server: key authentication only, on
+/// `addr` port 22, with the given host key and authorized keys file.
+pub fn sshd_config(addr: &str, host_key: &std::path::Path, authorized_keys: &std::path::Path) -> String {
+    let lines = [
+        format!("ListenAddress {addr}"),
+        "Port 22".into(),
+        format!("HostKey {}", host_key.display()),
+        format!("AuthorizedKeysFile {}", authorized_keys.display()),
+        "PidFile none".into(),
+        "StrictModes no".into(),
+        "UsePAM no".into(),
+        "PasswordAuthentication no".into(),
+        "KbdInteractiveAuthentication no".into(),
+        "PubkeyAuthentication yes".into(),
+        "PermitRootLogin prohibit-password".into(),
+        "LogLevel ERROR".into(),
+    ];
+    lines.join("\n") + "\n"
+}
+
+/// Waits (at most 15 s) until `ssh SSH_ARGS server true` from `client_ns` works.
+pub fn wait_for_ssh(client_ns: &str, ssh_args: &str, server: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", client_ns, "ssh"]).args(ssh_args.split_whitespace()).args([server, "true"]);
+        if c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status().map(|st| st.success()).unwrap_or(false) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "sshd on {server} did not answer within 15 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// mpirun inside network namespace `netns` with `--ssh-args SSH_ARGS`, its
+/// output piped, and none of the test's own WANMPI_* variables.
+pub fn mpirun_in_netns(netns: &str, ssh_args: &str) -> Command {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", netns, MPIRUN, "--ssh-args", ssh_args]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("WANMPI_")) {
+        c.env_remove(k);
+    }
+    c
+}

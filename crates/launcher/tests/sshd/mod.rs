@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 pub const SSHD: &str = "/usr/sbin/sshd";
 
@@ -81,22 +80,8 @@ impl Sshd {
     /// Starts a daemon in `netns` listening on `addr`, port 22.
     pub fn serve(&mut self, netns: &str, addr: &str) {
         let conf = self.dir.join(format!("sshd_config.{}", self.daemons.len()));
-        let text = [
-            format!("ListenAddress {addr}"),
-            "Port 22".into(),
-            format!("HostKey {}", self.dir.join("host_key").display()),
-            format!("AuthorizedKeysFile {}", self.dir.join("authorized_keys").display()),
-            "PidFile none".into(),
-            "StrictModes no".into(),
-            "UsePAM no".into(),
-            "PasswordAuthentication no".into(),
-            "KbdInteractiveAuthentication no".into(),
-            "PubkeyAuthentication yes".into(),
-            "PermitRootLogin prohibit-password".into(),
-            "LogLevel ERROR".into(),
-        ]
-        .join("\n");
-        std::fs::write(&conf, text + "\n").expect("sshd_config");
+        let text = super::common::sshd_config(addr, &self.dir.join("host_key"), &self.dir.join("authorized_keys"));
+        std::fs::write(&conf, text).expect("sshd_config");
         let child = Command::new("ip")
             .args(["netns", "exec", netns, SSHD, "-D", "-e", "-f"])
             .arg(&conf)
@@ -110,15 +95,6 @@ impl Sshd {
 
     /// Waits (at most 15 s) until ssh from `client_ns` to `server` works.
     pub fn wait_for(&self, client_ns: &str, server: &str) {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let mut c = Command::new("ip");
-            c.args(["netns", "exec", client_ns, "ssh"]).args(self.ssh_args.split_whitespace()).args([server, "true"]);
-            if c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status().map(|st| st.success()).unwrap_or(false) {
-                return;
-            }
-            assert!(Instant::now() < deadline, "sshd on {server} did not answer within 15 s");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        super::common::wait_for_ssh(client_ns, &self.ssh_args, server);
     }
 }

@@ -103,22 +103,8 @@ pub fn bring_up(name: &str) -> Site {
     for h in &hosts[1..] {
         let addr = h.addrs[0].to_string();
         let conf = dir.join(format!("sshd_config.{}", h.index));
-        let text = [
-            format!("ListenAddress {addr}"),
-            "Port 22".into(),
-            format!("HostKey {}", host_key.display()),
-            format!("AuthorizedKeysFile {}", dir.join("authorized_keys").display()),
-            "PidFile none".into(),
-            "StrictModes no".into(),
-            "UsePAM no".into(),
-            "PasswordAuthentication no".into(),
-            "KbdInteractiveAuthentication no".into(),
-            "PubkeyAuthentication yes".into(),
-            "PermitRootLogin prohibit-password".into(),
-            "LogLevel ERROR".into(),
-        ]
-        .join("\n");
-        std::fs::write(&conf, text + "\n").expect("sshd_config");
+        let text = super::common::sshd_config(&addr, &host_key, &dir.join("authorized_keys"));
+        std::fs::write(&conf, text).expect("sshd_config");
         // `ip netns exec` gives sshd a mount namespace of its own (a slave
         // of this one), so the tmpfs hides this machine's /tmp from it alone.
         let start = format!("{} && exec {SSHD} -D -e -f '{}'", private_tmp(), conf.display());
@@ -149,16 +135,7 @@ pub fn bring_up(name: &str) -> Site {
     };
     // Each sshd answers within a bounded time.
     for s in &site.servers {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let mut c = Command::new("ip");
-            c.args(["netns", "exec", &site.client_ns, "ssh"]).args(site.ssh_args.split_whitespace()).args([s.as_str(), "true"]);
-            if c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status().map(|st| st.success()).unwrap_or(false) {
-                break;
-            }
-            assert!(Instant::now() < deadline, "sshd on {s} did not answer within 15 s");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        super::common::wait_for_ssh(&site.client_ns, &site.ssh_args, s);
     }
     site
 }
@@ -182,16 +159,8 @@ fn private_tmp() -> String {
 
 /// mpirun inside the client host, with `args` after the ssh options.
 pub fn mpirun_in(site: &Site, args: &[&str]) -> Command {
-    let mut c = Command::new("ip");
-    c.args(["netns", "exec", &site.client_ns, MPIRUN, "--ssh-args", &site.ssh_args, "--bootstrap"])
-        .arg(format!("tcp:{}:0", site.client_addr))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("WANMPI_")) {
-        c.env_remove(k);
-    }
+    let mut c = super::common::mpirun_in_netns(&site.client_ns, &site.ssh_args);
+    c.arg("--bootstrap").arg(format!("tcp:{}:0", site.client_addr)).args(args);
     c
 }
 
