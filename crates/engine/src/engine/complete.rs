@@ -68,6 +68,7 @@ impl Engine {
                 let mut status = Status::empty();
                 status.cancelled = true;
                 self.complete(id, status);
+                self.deliver_released();
             }
         }
         Ok(())

@@ -189,9 +189,16 @@ impl Engine {
                 self.matcher.add_unexpected(unexp);
             }
         }
-        for (u, id) in self.matcher.rematch(peer, env.ctx) {
+        self.deliver_released();
+    }
+
+    /// Delivers the unexpected messages that receives held back until now
+    /// may take (after an arrival or a cancel).
+    pub(super) fn deliver_released(&mut self) {
+        for (u, id) in self.matcher.rescan() {
             self.deliver_unexpected(u, id);
         }
+        self.stats.bound_ahead = self.matcher.bound_ahead();
     }
 
     /// A receive matched an unexpected message: hand over what is buffered.

@@ -47,6 +47,10 @@ pub struct EngineStats {
     pub arrivals: BTreeMap<(PeerId, u16), Arrivals>,
     /// WAN windows granted, by peer.
     pub windows: BTreeMap<PeerId, WindowUse>,
+    /// `MPI_ANY_TAG` receives matched to a missing message before it
+    /// arrived, so that a later receive could take a message beyond the gap
+    /// (`matching.rs`).
+    pub bound_ahead: u64,
 }
 
 impl EngineStats {
@@ -83,6 +87,9 @@ impl fmt::Display for EngineStats {
         )?;
         for ((peer, channel), a) in &self.arrivals {
             writeln!(f, "  from rank {peer} channel {channel}: {} expected, {} unexpected, {} B", a.expected, a.unexpected, a.bytes)?;
+        }
+        if self.bound_ahead > 0 {
+            writeln!(f, "  {} wildcard receives bound to a missing message ahead of its arrival", self.bound_ahead)?;
         }
         for (peer, w) in &self.windows {
             writeln!(f, "  WAN window to rank {peer}: {} B granted, at most {} B held", w.granted, w.peak_held)?;
