@@ -15,6 +15,13 @@ pub const PREFIX_LEN: usize = 6;
 /// its last frames (its goodbye) may still be on their way over wamp.
 const LOSS_GRACE: Duration = Duration::from_secs(2);
 
+/// A part that no peer's pick uses is polled once in this many calls: a
+/// frame can still come that way (the peer's own choice may differ, a copy
+/// or an acknowledgement may be late), but a receive syscall on every round
+/// of a spinning rank cost a quarter of a near tcp round trip across the
+/// emulator (docs/benchmarks.md section 31).
+const IDLE_POLL_EVERY: u32 = 16;
+
 /// Frames of one (peer, channel) that arrived ahead of their turn.
 #[derive(Default)]
 struct Reorder {
@@ -47,6 +54,9 @@ pub struct Composite {
     /// Some part has no readiness fd: `wait` must poll.
     blind: bool,
     evaluate_every: Duration,
+    /// Per part: does some peer's pick send over it?
+    in_use: Vec<bool>,
+    polls: u32,
     /// Frames with a bad prefix (a part's bug, never a stranger: every part
     /// authenticates its peers).
     pub bad_frames: u64,
@@ -122,7 +132,7 @@ impl Composite {
         let max_frame = parts.iter().map(|p| p.caps().max_frame).min().unwrap_or(0).min(max_frame).saturating_sub(PREFIX_LEN);
         let caps = Caps { name, channels, max_frame, eager_limit_hint: first.caps().eager_limit_hint, reliable: true };
         let mut route = route;
-        let peers = (0..size)
+        let peers: Vec<PeerState> = (0..size)
             .map(|peer| PeerState {
                 pick: first_pick(&parts, route.as_mut(), peer),
                 decided: None,
@@ -136,7 +146,8 @@ impl Composite {
             })
             .collect();
         let (epoll, blind) = epoll_of(&parts)?;
-        Ok(Composite { parts, caps, route, peers, epoll, blind, evaluate_every: EVALUATE_EVERY, bad_frames: 0, duplicates: 0 })
+        let in_use = parts_in_use(parts.len(), &peers, rank);
+        Ok(Composite { parts, caps, route, peers, epoll, blind, evaluate_every: EVALUATE_EVERY, in_use, polls: 0, bad_frames: 0, duplicates: 0 })
     }
 
     /// How often the route is asked again per peer (tests switch faster).
@@ -170,9 +181,14 @@ impl Composite {
         if st.decided.is_some() && (pick.small, pick.large) != (st.pick.small, st.pick.large) {
             st.switches += 1;
         }
+        let parts_changed = (pick.small, pick.large, pick.copy) != (st.pick.small, st.pick.large, st.pick.copy);
         st.pick = pick;
         st.decided = Some(now);
-        (st.pick.part_for(len), st.pick.copy)
+        let chosen = (st.pick.part_for(len), st.pick.copy);
+        if parts_changed {
+            self.in_use = parts_in_use(self.parts.len(), &self.peers, self.rank());
+        }
+        chosen
     }
 
     /// Per peer, what went where and why (WANMPI_STATS=1).
@@ -212,6 +228,20 @@ fn serving(parts: &[Box<dyn Transport>], peer: PeerId, i: usize) -> usize {
 
 /// The route's first word on `peer`, before anything was measured, so that
 /// `path` answers for the right part before the first frame goes.
+/// Per part, whether some other peer's pick sends over it (our own entry
+/// carries nothing: the engine keeps messages to itself).
+fn parts_in_use(parts: usize, peers: &[PeerState], rank: PeerId) -> Vec<bool> {
+    let mut used = vec![false; parts];
+    for (_, st) in peers.iter().enumerate().filter(|&(p, _)| p != rank as usize) {
+        for i in [Some(st.pick.small), Some(st.pick.large), st.pick.copy].into_iter().flatten() {
+            if let Some(u) = used.get_mut(i) {
+                *u = true;
+            }
+        }
+    }
+    used
+}
+
 fn first_pick(parts: &[Box<dyn Transport>], route: &mut dyn Route, peer: PeerId) -> Pick {
     let paths: Vec<Option<PathStats>> = parts.iter().map(|p| p.path(peer)).collect();
     let mut pick = route.choose(peer, &Pick::all(serving(parts, peer, 0), "not decided yet"), &paths);
@@ -307,8 +337,13 @@ impl Transport for Composite {
 
     fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
         let mut n = 0;
-        let Composite { parts, peers, bad_frames, duplicates, .. } = self;
+        self.polls = self.polls.wrapping_add(1);
+        let poll_idle = self.polls.is_multiple_of(IDLE_POLL_EVERY);
+        let Composite { parts, peers, bad_frames, duplicates, in_use, .. } = self;
         for (i, part) in parts.iter_mut().enumerate() {
+            if !in_use[i] && !poll_idle {
+                continue;
+            }
             part.poll_recv(&mut |ev| match ev {
                 Incoming::Frame { peer, bytes, .. } => {
                     let Some(st) = peers.get_mut(peer as usize) else { return };
@@ -322,12 +357,15 @@ impl Transport for Composite {
                 }
             })?;
         }
-        let now = Instant::now();
+        // The clock only when a loss waits (a read on every poll of a
+        // spinning rank showed in profiles).
+        let mut now = None;
         for (peer, st) in self.peers.iter_mut().enumerate() {
             let Some((since, reason)) = &st.pending_loss else { continue };
             if st.lost_reported {
                 continue;
             }
+            let now = *now.get_or_insert_with(Instant::now);
             let every_part = self.parts.iter().zip(&st.lost_parts).all(|(p, &lost)| lost || !p.serves(peer as u32));
             if every_part || now.saturating_duration_since(*since) >= LOSS_GRACE {
                 st.lost_reported = true;

@@ -4,6 +4,8 @@
 //! parts: every channel still delivers its frames exactly once, in order.
 //! The same when every frame also goes as a copy over the other part (the
 //! adaptive route's trial): each is delivered once, the copies dropped.
+//! And when the receiver's own route never uses the part the frames come
+//! by (it polls that part only once in a while): all of them still arrive.
 
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::{local_kv_world, KeyValue as _};
@@ -38,6 +40,20 @@ impl Route for Copies {
             Pick::with_copy(1, 0, "wamp, copies over tcp")
         } else {
             Pick::with_copy(0, 1, "tcp, copies over wamp")
+        }
+    }
+}
+
+/// Frames to rank 1 over wamp, to rank 0 over tcp: rank 1 sends nothing
+/// over wamp, so it polls that part only now and then.
+struct ByPeer;
+
+impl Route for ByPeer {
+    fn choose(&mut self, peer: PeerId, _current: &Pick, _paths: &[Option<PathStats>]) -> Pick {
+        if peer == 1 {
+            Pick::all(1, "wamp")
+        } else {
+            Pick::all(0, "tcp")
         }
     }
 }
@@ -94,6 +110,14 @@ fn copies_over_both_parts_are_delivered_once() {
 
 const N: u32 = 2000;
 const CH: u32 = 5;
+
+#[test]
+fn frames_on_a_part_the_receiver_does_not_send_over_still_arrive() {
+    let (t, got) = exchange(pair_with(|| Box::new(ByPeer)));
+    check(&got);
+    assert_eq!(t[0].sent(1).unwrap()[1].0, u64::from(N), "rank 0 sent everything over wamp");
+    close(t);
+}
 
 /// Sends N frames on CH channels from rank 0 to rank 1 and returns what
 /// rank 1 delivered.
