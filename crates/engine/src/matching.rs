@@ -252,9 +252,20 @@ impl Matcher {
         if self.posted.is_empty() {
             return None;
         }
+        // `in_order` for every candidate, in one pass: only the lowest
+        // unexpected number of a (source, context) can be in order.
+        let mut lowest: HashMap<(PeerId, u32), u64> = HashMap::default();
+        for u in &self.unexpected {
+            let l = lowest.entry((u.peer, u.env.ctx)).or_insert(u.env.seq);
+            *l = (*l).min(u.env.seq);
+        }
+        let in_order = |u: &Unexp| {
+            self.relaxed.contains(&u.env.ctx)
+                || (lowest[&(u.peer, u.env.ctx)] == u.env.seq && self.order.get(&(u.peer, u.env.ctx)).is_some_and(|o| o.settled_below(u.env.seq)))
+        };
         self.unexpected.iter().enumerate().find_map(|(ui, u)| {
             let pi = self.posted.iter().position(|p| p.accepts(u.peer, &u.env))?;
-            (self.posted[pi].tag.is_some() || self.in_order(u.peer, &u.env)).then_some((ui, pi))
+            (self.posted[pi].tag.is_some() || in_order(u)).then_some((ui, pi))
         })
     }
 
