@@ -22,6 +22,9 @@ const LOSS_GRACE: Duration = Duration::from_secs(2);
 /// emulator (docs/benchmarks.md section 31).
 const IDLE_POLL_EVERY: u32 = 16;
 
+/// While a pick sends copies, the route is asked this many times as often.
+const TRIAL_EVALUATE_FACTOR: u32 = 5;
+
 /// Frames of one (peer, channel) that arrived ahead of their turn.
 #[derive(Default)]
 struct Reorder {
@@ -170,7 +173,10 @@ impl Composite {
     fn pick(&mut self, peer: PeerId, len: usize) -> (usize, Option<usize>) {
         let now = Instant::now();
         let st = &self.peers[peer as usize];
-        if st.decided.is_some_and(|t| now.saturating_duration_since(t) < self.evaluate_every) {
+        // Copies cost both parts' work on every frame: while they go, the
+        // route is asked more often, so a trial ends soon after it is decided.
+        let every = if st.pick.copy.is_some() { self.evaluate_every / TRIAL_EVALUATE_FACTOR } else { self.evaluate_every };
+        if st.decided.is_some_and(|t| now.saturating_duration_since(t) < every) {
             return (st.pick.part_for(len), st.pick.copy);
         }
         let paths: Vec<Option<PathStats>> = self.parts.iter().map(|p| p.path(peer)).collect();

@@ -15,7 +15,9 @@ pub(crate) fn tcp_path(sock: &socket2::Socket) -> Option<PathStats> {
     if r != 0 {
         return None;
     }
-    let sent = info.tcpi_segs_out as u64;
+    // Segments that carried data: the ones a retransmission can repeat
+    // (pure acknowledgements would dilute the share).
+    let sent = info.tcpi_data_segs_out as u64;
     let loss = if sent == 0 { 0.0 } else { info.tcpi_total_retrans as f64 / sent as f64 };
     Some(PathStats {
         srtt: Duration::from_micros(info.tcpi_rtt as u64),
