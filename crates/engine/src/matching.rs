@@ -345,7 +345,7 @@ impl Matcher {
         let (gone, kept): (Vec<Posted>, Vec<Posted>) = self.posted.drain(..).partition(|p| p.src == Some(peer));
         self.posted = kept;
         let mut ids: Vec<RequestId> = gone.into_iter().map(|p| p.id).collect();
-        for ((_, _), o) in self.order.iter_mut().filter(|((p, _), _)| *p == peer) {
+        for (_, o) in self.order.iter_mut().filter(|((p, _), _)| *p == peer) {
             ids.extend(std::mem::take(&mut o.bound).into_values());
         }
         ids
