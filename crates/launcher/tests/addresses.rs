@@ -3,8 +3,9 @@
 //! loopback in the ranks' view (the default in namespaces: /etc/hosts says
 //! `127.0.0.1 vm`). The key/value service's address is chosen per host by
 //! route and each rank publishes the address its route toward the others
-//! uses; `--net` and `--if` (and `if=` in the hostfile) choose among two
-//! addresses; an IPv6 job runs over tcp, sctp and wamp.
+//! uses; `--net` and `--if` (and `if=`/`net=` in the hostfile) choose among
+//! two addresses; an IPv6 job runs over tcp, sctp and wamp, sealed between
+//! its hosts.
 //!
 //! Emulated hosts (network namespaces behind the WAN emulator, 198.18.x and
 //! 198.19.x), sshd in each server host; the hostfile names hosts `alpha`
@@ -183,6 +184,11 @@ fn net_and_if_choose_among_two_addresses() {
     let r = probe(&["--if", "tun1"], &hf_if);
     ok(&r, "--if");
     assert_eq!(tagged(&r, "addr"), [(0, "198.18.0.2".into()), (1, "198.19.0.3".into())]);
+    // The job's --net, and a host's net= over it.
+    let hf_net = site.hostfile("alpha slots=1 net=198.18.0.0/24\nbeta slots=1\n");
+    let r = probe(&["--net", "198.19.0.0/24"], &hf_net);
+    ok(&r, "net=");
+    assert_eq!(tagged(&r, "addr"), [(0, "198.18.0.2".into()), (1, "198.19.0.3".into())]);
     // The second path carries a real job.
     let hello = sibling("hello").expect("hello");
     let r = site.mpirun(&["--net", "198.19.0.0/24", "--transport", "tcp", "--hostfile", &hf, hello.to_str().expect("path")]);
@@ -254,10 +260,24 @@ fn an_ipv6_job_runs_over_tcp_sctp_and_wamp() {
     let kv = tagged(&r, "WANMPI_BOOTSTRAP");
     assert!(kv[1].1.starts_with("tcp:[2001:2::1]:"), "the far rank reaches the service over IPv6: {kv:?}");
     let hello = sibling("hello").expect("hello");
-    for t in ["tcp", "sctp", "wamp"] {
-        let r = mpirun_in(&pair.0[0], &sshd, &["--transport", t, "--hostfile", &hf, hello.to_str().expect("path")]);
+    // An IPv6 network chooses too: the ranks' addresses, and mpirun's own
+    // for the far rank (the near one keeps loopback, here ::1).
+    let mut args = vec!["--net", "2001:2::/64", "--hostfile", &hf, "--tag-output", PROBE];
+    args.extend(PROBE_STEPS);
+    let r = mpirun_in(&pair.0[0], &sshd, &args);
+    ok(&r, "probe with --net 2001:2::/64");
+    assert_eq!(tagged(&r, "addr"), [(0, "2001:2::1".into()), (1, "2001:2::2".into())]);
+    let kv = tagged(&r, "WANMPI_BOOTSTRAP");
+    assert!(kv[0].1.starts_with("tcp:[::1]:") && kv[1].1.starts_with("tcp:[2001:2::1]:"), "{kv:?}");
+    // Sealed between the two hosts by default, as over IPv4 (wamp always).
+    for (t, stats) in [("tcp", "WANMPI_STATS=1"), ("sctp", "WANMPI_SCTP_STATS=1"), ("wamp", "WANMPI_WAMP_STATS=0")] {
+        let r = mpirun_in(&pair.0[0], &sshd, &["--transport", t, "-x", stats, "--hostfile", &hf, hello.to_str().expect("path")]);
         ok(&r, &format!("hello over IPv6 on {t}"));
         assert!(r.stdout.contains("sum of ranks = 1"), "{t}: {}", r.stdout);
+        if t != "wamp" {
+            let line = format!("wanmpi {t}: rank 0: sealed (AES-128-GCM) to ranks [1], plain to ranks []");
+            assert!(r.stderr.contains(&line), "{t}: {}", r.stderr);
+        }
     }
     drop(sshd);
     drop(pair);
