@@ -32,6 +32,7 @@ mod job;
 mod output;
 pub mod process;
 mod routes;
+mod socket_dir;
 mod spec;
 
 pub use error::LaunchError;

@@ -118,9 +118,10 @@ pub fn start(
 
 /// A socket in a new directory only we can enter.
 fn unix_in_private_dir(job_id: &str, dir: &mut Option<PathBuf>) -> Result<BootstrapAddr, LaunchError> {
-    let d = std::env::temp_dir().join(format!("wanmpi-{job_id}"));
+    const SOCK: &str = "kv.sock";
+    let d = crate::socket_dir::path_for(&format!("wanmpi-{job_id}"), SOCK.len());
     std::fs::DirBuilder::new().mode(0o700).create(&d)?;
-    let sock = d.join("kv.sock");
+    let sock = d.join(SOCK);
     *dir = Some(d);
     Ok(BootstrapAddr::Unix(sock))
 }
