@@ -27,9 +27,17 @@ impl HostEntry {
     /// kept without them, as ssh takes it.
     pub fn new(name: &str, slots: u32) -> HostEntry {
         let name = name.strip_prefix('[').and_then(|n| n.strip_suffix(']')).unwrap_or(name);
-        let addr = name.parse::<IpAddr>().ok().map(|_| name.to_string());
+        let m = machine(name);
+        let addr = m.parse::<IpAddr>().ok().map(|_| m.to_string());
         HostEntry { name: name.to_string(), slots, addr, ..HostEntry::default() }
     }
+}
+
+/// The machine a host name names, as ssh reads it: `user@host` is `host`
+/// (Open MPI's hostfiles allow the form too). Addresses are looked up for
+/// this part; the whole name still goes to the launch agent.
+pub fn machine(name: &str) -> &str {
+    name.rsplit_once('@').map_or(name, |(_, m)| m)
 }
 
 fn slots(s: &str) -> Result<u32, String> {
@@ -183,6 +191,15 @@ pub fn is_local(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_user_part_is_not_the_machine() {
+        assert_eq!(machine("alice@node7"), "node7");
+        assert_eq!(machine("node7"), "node7");
+        let h = parse_host_list("alice@198.18.0.2:2,bob@node7").unwrap();
+        assert_eq!((h[0].name.as_str(), h[0].slots, h[0].addr.as_deref()), ("alice@198.18.0.2", 2, Some("198.18.0.2")));
+        assert_eq!((h[1].name.as_str(), h[1].addr.as_deref()), ("bob@node7", None));
+    }
 
     #[test]
     fn host_lists() {

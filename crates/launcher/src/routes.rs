@@ -31,7 +31,10 @@ impl HostAddrs {
             }
             let addr = match key {
                 "localhost" => None,
-                _ => literal(p.addr.as_deref()).or_else(|| literal(Some(&p.host))).or_else(|| resolve_names.then(|| lookup(&p.host)).flatten()),
+                _ => {
+                    let m = hosts::machine(&p.host);
+                    literal(p.addr.as_deref()).or_else(|| literal(Some(m))).or_else(|| resolve_names.then(|| lookup(m)).flatten())
+                }
             };
             out.push((key.to_string(), addr));
         }
@@ -99,6 +102,13 @@ mod tests {
         assert_eq!(h.render().as_deref(), Some(",198.18.0.2,2001:2::3,"));
         assert!(h.any_ipv6());
         assert_eq!(HostAddrs::of(&[place("localhost", None)], true).render(), None);
+    }
+
+    #[test]
+    fn a_user_at_host_is_looked_up_by_its_machine() {
+        let h = HostAddrs::of(&[place("alice@127.0.0.3", None), place("bob@localhost", None)], true);
+        assert_eq!(h.0[0], ("alice@127.0.0.3".to_string(), Some("127.0.0.3".parse().unwrap())));
+        assert_eq!(h.0[1].1.map(|a| a.is_loopback()), Some(true), "{h:?}");
     }
 
     #[test]

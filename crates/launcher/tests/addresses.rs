@@ -152,6 +152,17 @@ fn a_hostfile_alone_runs_a_job_across_hosts() {
         assert!(kv.starts_with("tcp:198.18.0.1:"), "rank {rank} was told {kv}, not mpirun's address toward it");
     }
     assert_eq!(r.stdout.matches("got v0,v1,v2,v3,v4").count(), 5, "{}", r.stdout);
+    // Hosts as ssh's user@host (Open MPI's hostfiles allow it): the same
+    // routes, found from the machine part of the name.
+    let hf_user = site.hostfile("root@alpha slots=1\nroot@beta slots=4\n");
+    let mut args = vec!["--hostfile", &hf_user, "--tag-output", PROBE];
+    args.extend(PROBE_STEPS);
+    let r = site.mpirun(&args);
+    ok(&r, "probe with user@host");
+    assert_eq!(tagged(&r, "addr"), want, "user@host: each rank publishes its host's address");
+    for (rank, kv) in tagged(&r, "WANMPI_BOOTSTRAP") {
+        assert!(kv.starts_with("tcp:198.18.0.1:"), "user@host: rank {rank} was told {kv}");
+    }
     // A real MPI program: ranks reach each other at what they published.
     let hello = sibling("hello").expect("hello");
     let r = site.mpirun(&["--hostfile", &hf, hello.to_str().expect("path")]);
