@@ -34,6 +34,7 @@ pub mod process;
 mod routes;
 mod socket_dir;
 mod spec;
+mod ssh_config;
 
 pub use error::LaunchError;
 pub use hosts::{HostEntry, Placement};

@@ -163,6 +163,20 @@ fn a_hostfile_alone_runs_a_job_across_hosts() {
     for (rank, kv) in tagged(&r, "WANMPI_BOOTSTRAP") {
         assert!(kv.starts_with("tcp:198.18.0.1:"), "user@host: rank {rank} was told {kv}");
     }
+    // Hosts named by aliases of an ssh configuration (`Host gamma` /
+    // `HostName 198.18.0.2`), which DNS does not know: mpirun asks ssh
+    // (`ssh -G`) which machine each one is.
+    let cfg = site.dir.0.join("ssh_config");
+    std::fs::write(&cfg, "Host gamma\n  HostName 198.18.0.2\nHost delta\n  HostName 198.18.0.3\n").expect("ssh config");
+    let hf_alias = site.hostfile("gamma slots=1\ndelta slots=4\n");
+    let mut c = mpirun_in_netns(&site.client, &format!("{} -F {}", site.sshd.ssh_args, cfg.display()));
+    c.args(["--hostfile", &hf_alias, "--tag-output", PROBE]).args(PROBE_STEPS);
+    let r = finish(c.spawn().expect("start mpirun"), Instant::now());
+    ok(&r, "probe with ssh aliases");
+    assert_eq!(tagged(&r, "addr"), want, "ssh aliases: each rank publishes its host's address");
+    for (rank, kv) in tagged(&r, "WANMPI_BOOTSTRAP") {
+        assert!(kv.starts_with("tcp:198.18.0.1:"), "ssh aliases: rank {rank} was told {kv}");
+    }
     // A real MPI program: ranks reach each other at what they published.
     let hello = sibling("hello").expect("hello");
     let r = site.mpirun(&["--hostfile", &hf, hello.to_str().expect("path")]);

@@ -74,7 +74,7 @@ pub fn start(
     // files; their hosts are namespaces, whose names mean nothing to DNS.
     let netns_agent = spec.launch_agent.contains("{host}");
     let shared_fs = all_local || netns_agent;
-    let hosts = if all_local { HostAddrs::default() } else { HostAddrs::of(placements, !netns_agent) };
+    let hosts = if all_local { HostAddrs::default() } else { HostAddrs::of(placements, !netns_agent, &spec.agent_words()) };
     let mut dir = None;
     // Listening on every address, IPv6 too when a host has only that.
     let wildcard = if hosts.any_ipv6() { "::" } else { "0.0.0.0" };
