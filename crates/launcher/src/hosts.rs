@@ -183,9 +183,16 @@ pub fn own_hostname() -> String {
     wanmpi_bootstrap::route::hostname()
 }
 
-/// Hosts started directly, without the launch agent.
+/// Hosts started directly, without the launch agent: loopback, this
+/// machine's name, and an address of one of its interfaces (a hostfile that
+/// lists every node by address, this one included, must not need ssh from
+/// this machine to itself).
 pub fn is_local(name: &str) -> bool {
-    matches!(name, "localhost" | "127.0.0.1" | "::1") || name == own_hostname()
+    if matches!(name, "localhost" | "127.0.0.1" | "::1") || name == own_hostname() {
+        return true;
+    }
+    let Ok(ip) = name.parse::<IpAddr>() else { return false };
+    ip.is_loopback() || wanmpi_bootstrap::route::interfaces().is_ok_and(|have| have.iter().any(|i| i.addr == ip))
 }
 
 #[cfg(test)]
@@ -271,5 +278,11 @@ mod tests {
     fn local_names() {
         assert!(is_local("localhost") && is_local("127.0.0.1") && is_local(&own_hostname()));
         assert!(!is_local("ns1"));
+        assert!(is_local("127.0.0.2"), "any loopback address");
+        for i in wanmpi_bootstrap::route::interfaces().unwrap() {
+            assert!(is_local(&i.addr.to_string()), "this machine's {} ({})", i.addr, i.name);
+        }
+        assert!(!is_local("192.0.2.77"), "a documentation address is nobody's here");
+        assert!(!is_local("alice@127.0.0.1"), "a user named: ssh as that user");
     }
 }

@@ -184,6 +184,27 @@ fn a_hostfile_alone_runs_a_job_across_hosts() {
     assert!(r.stdout.contains("sum of ranks = 10"), "{}", r.stdout);
 }
 
+/// A hostfile listing every host by address, mpirun's own included (no
+/// sshd there): its ranks start directly, not through ssh to itself.
+#[test]
+fn this_machine_named_by_its_address_runs_its_ranks_directly() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED this_machine_named_by_its_address_runs_its_ranks_directly: {why}");
+        return;
+    }
+    let site = bring_up("self", 1);
+    let hf = site.hostfile("198.18.0.1 slots=2\n198.18.0.2 slots=1\n");
+    let mut args = vec!["--hostfile", &hf, "--tag-output", PROBE];
+    args.extend(PROBE_STEPS);
+    let r = site.mpirun(&args);
+    ok(&r, "probe");
+    assert_eq!(tagged(&r, "addr"), [(0, "198.18.0.1".into()), (1, "198.18.0.1".into()), (2, "198.18.0.2".into())]);
+    let hello = sibling("hello").expect("hello");
+    let r = site.mpirun(&["--hostfile", &hf, hello.to_str().expect("path")]);
+    ok(&r, "hello");
+    assert!(r.stdout.contains("sum of ranks = 3"), "{}", r.stdout);
+}
+
 #[test]
 fn net_and_if_choose_among_two_addresses() {
     if let Some(why) = skip_reason() {
