@@ -77,6 +77,20 @@ fn packet_socket() -> Result<OwnedFd> {
     if r != 0 {
         return Err(EmuError::io("setting the capture's read timeout", std::io::Error::last_os_error()));
     }
+    // Room for bursts while the reader waits for a core on a loaded
+    // machine (the default, about 200 KiB, drops packets a test counts
+    // on). FORCE passes net.core.rmem_max as root; otherwise the default.
+    let room: libc::c_int = 16 << 20;
+    // SAFETY: setsockopt with an int of the size given, on our fd.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&room as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
     Ok(fd)
 }
 
