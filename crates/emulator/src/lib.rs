@@ -29,6 +29,7 @@
 //! Needs root or CAP_NET_ADMIN; [`preflight`] says why not when it fails.
 
 pub mod addr;
+mod capture;
 pub mod control;
 pub mod counters;
 mod emulation;
@@ -41,6 +42,7 @@ pub mod topology;
 mod tun;
 pub mod units;
 
+pub use capture::Capture;
 pub use counters::{Counters, GlobalCounters, LinkCounters, LinkReport};
 pub use emulation::{down_all, down_dir, preflight, Emulation, Host, UpOptions, DEFAULT_MTU, MAX_MTU, MIN_MTU};
 pub use error::{EmuError, Result};

@@ -27,9 +27,17 @@ impl HostEntry {
     /// kept without them, as ssh takes it.
     pub fn new(name: &str, slots: u32) -> HostEntry {
         let name = name.strip_prefix('[').and_then(|n| n.strip_suffix(']')).unwrap_or(name);
-        let addr = name.parse::<IpAddr>().ok().map(|_| name.to_string());
+        let m = machine(name);
+        let addr = m.parse::<IpAddr>().ok().map(|_| m.to_string());
         HostEntry { name: name.to_string(), slots, addr, ..HostEntry::default() }
     }
+}
+
+/// The machine a host name names, as ssh reads it: `user@host` is `host`
+/// (Open MPI's hostfiles allow the form too). Addresses are looked up for
+/// this part; the whole name still goes to the launch agent.
+pub fn machine(name: &str) -> &str {
+    name.rsplit_once('@').map_or(name, |(_, m)| m)
 }
 
 fn slots(s: &str) -> Result<u32, String> {
@@ -175,14 +183,30 @@ pub fn own_hostname() -> String {
     wanmpi_bootstrap::route::hostname()
 }
 
-/// Hosts started directly, without the launch agent.
+/// Hosts started directly, without the launch agent: loopback, this
+/// machine's name, and an address of one of its interfaces (a hostfile that
+/// lists every node by address, this one included, must not need ssh from
+/// this machine to itself).
 pub fn is_local(name: &str) -> bool {
-    matches!(name, "localhost" | "127.0.0.1" | "::1") || name == own_hostname()
+    if matches!(name, "localhost" | "127.0.0.1" | "::1") || name == own_hostname() {
+        return true;
+    }
+    let Ok(ip) = name.parse::<IpAddr>() else { return false };
+    ip.is_loopback() || wanmpi_bootstrap::route::interfaces().is_ok_and(|have| have.iter().any(|i| i.addr == ip))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_user_part_is_not_the_machine() {
+        assert_eq!(machine("alice@node7"), "node7");
+        assert_eq!(machine("node7"), "node7");
+        let h = parse_host_list("alice@198.18.0.2:2,bob@node7").unwrap();
+        assert_eq!((h[0].name.as_str(), h[0].slots, h[0].addr.as_deref()), ("alice@198.18.0.2", 2, Some("198.18.0.2")));
+        assert_eq!((h[1].name.as_str(), h[1].addr.as_deref()), ("bob@node7", None));
+    }
 
     #[test]
     fn host_lists() {
@@ -254,5 +278,11 @@ mod tests {
     fn local_names() {
         assert!(is_local("localhost") && is_local("127.0.0.1") && is_local(&own_hostname()));
         assert!(!is_local("ns1"));
+        assert!(is_local("127.0.0.2"), "any loopback address");
+        for i in wanmpi_bootstrap::route::interfaces().unwrap() {
+            assert!(is_local(&i.addr.to_string()), "this machine's {} ({})", i.addr, i.name);
+        }
+        assert!(!is_local("192.0.2.77"), "a documentation address is nobody's here");
+        assert!(!is_local("alice@127.0.0.1"), "a user named: ssh as that user");
     }
 }

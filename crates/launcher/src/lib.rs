@@ -32,7 +32,9 @@ mod job;
 mod output;
 pub mod process;
 mod routes;
+mod socket_dir;
 mod spec;
+mod ssh_config;
 
 pub use error::LaunchError;
 pub use hosts::{HostEntry, Placement};

@@ -10,6 +10,7 @@
 //! often resolves to loopback on the host itself.
 
 use crate::hosts::{self, Placement};
+use crate::ssh_config;
 use std::collections::HashMap;
 use std::net::{IpAddr, ToSocketAddrs};
 use wanmpi_bootstrap::route::{self, AddrChoice};
@@ -20,9 +21,10 @@ use wanmpi_bootstrap::route::{self, AddrChoice};
 pub struct HostAddrs(pub Vec<(String, Option<IpAddr>)>);
 
 impl HostAddrs {
-    /// `resolve_names`: look names up (what ssh will do anyway); else only
-    /// IP addresses count.
-    pub fn of(placements: &[Placement], resolve_names: bool) -> HostAddrs {
+    /// `resolve_names`: look names up (what ssh will do anyway), a name
+    /// DNS does not know through ssh's configuration (`agent`: the launch
+    /// agent's words, `ssh_config`); else only IP addresses count.
+    pub fn of(placements: &[Placement], resolve_names: bool, agent: &[String]) -> HostAddrs {
         let mut out: Vec<(String, Option<IpAddr>)> = Vec::new();
         for p in placements {
             let key = if hosts::is_local(&p.host) { "localhost" } else { p.host.as_str() };
@@ -31,7 +33,11 @@ impl HostAddrs {
             }
             let addr = match key {
                 "localhost" => None,
-                _ => literal(p.addr.as_deref()).or_else(|| literal(Some(&p.host))).or_else(|| resolve_names.then(|| lookup(&p.host)).flatten()),
+                _ => {
+                    let m = hosts::machine(&p.host);
+                    let named = || lookup(m).or_else(|| via_ssh(agent, &p.host));
+                    literal(p.addr.as_deref()).or_else(|| literal(Some(m))).or_else(|| resolve_names.then(named).flatten())
+                }
             };
             out.push((key.to_string(), addr));
         }
@@ -58,6 +64,13 @@ fn lookup(name: &str) -> Option<IpAddr> {
     let addrs: Vec<IpAddr> = (name, 0).to_socket_addrs().ok()?.map(|sa| sa.ip()).collect();
     // IPv4 first, as ssh's default AddressFamily any mostly ends up.
     addrs.iter().copied().find(IpAddr::is_ipv4).or(addrs.first().copied())
+}
+
+/// An alias of the user's ssh configuration: the address of the machine
+/// ssh names for it.
+fn via_ssh(agent: &[String], host: &str) -> Option<IpAddr> {
+    let h = ssh_config::hostname(agent, host)?;
+    literal(Some(&h)).or_else(|| lookup(&h))
 }
 
 /// The address this machine is reached at by each remote host: the job's
@@ -94,11 +107,18 @@ mod tests {
     fn hosts_in_map_order_with_what_is_known() {
         let p =
             [place("localhost", None), place("h1", Some("198.18.0.2")), place("h1", None), place("2001:2::3", Some("2001:2::3")), place("ns9", None)];
-        let h = HostAddrs::of(&p, false);
+        let h = HostAddrs::of(&p, false, &[]);
         assert_eq!(h.0.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["localhost", "h1", "2001:2::3", "ns9"]);
         assert_eq!(h.render().as_deref(), Some(",198.18.0.2,2001:2::3,"));
         assert!(h.any_ipv6());
-        assert_eq!(HostAddrs::of(&[place("localhost", None)], true).render(), None);
+        assert_eq!(HostAddrs::of(&[place("localhost", None)], true, &[]).render(), None);
+    }
+
+    #[test]
+    fn a_user_at_host_is_looked_up_by_its_machine() {
+        let h = HostAddrs::of(&[place("alice@127.0.0.3", None), place("bob@localhost", None)], true, &[]);
+        assert_eq!(h.0[0], ("alice@127.0.0.3".to_string(), Some("127.0.0.3".parse().unwrap())));
+        assert_eq!(h.0[1].1.map(|a| a.is_loopback()), Some(true), "{h:?}");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! loopback in the ranks' view (the default in namespaces: /etc/hosts says
 //! `127.0.0.1 vm`). The key/value service's address is chosen per host by
 //! route and each rank publishes the address its route toward the others
-//! uses; `--net` and `--if` (and `if=` in the hostfile) choose among two
-//! addresses; an IPv6 job runs over tcp, sctp and wamp.
+//! uses; `--net` and `--if` (and `if=`/`net=` in the hostfile) choose among
+//! two addresses; an IPv6 job runs over tcp, sctp and wamp, sealed between
+//! its hosts.
 //!
 //! Emulated hosts (network namespaces behind the WAN emulator, 198.18.x and
 //! 198.19.x), sshd in each server host; the hostfile names hosts `alpha`
@@ -151,11 +152,57 @@ fn a_hostfile_alone_runs_a_job_across_hosts() {
         assert!(kv.starts_with("tcp:198.18.0.1:"), "rank {rank} was told {kv}, not mpirun's address toward it");
     }
     assert_eq!(r.stdout.matches("got v0,v1,v2,v3,v4").count(), 5, "{}", r.stdout);
+    // Hosts as ssh's user@host (Open MPI's hostfiles allow it): the same
+    // routes, found from the machine part of the name.
+    let hf_user = site.hostfile("root@alpha slots=1\nroot@beta slots=4\n");
+    let mut args = vec!["--hostfile", &hf_user, "--tag-output", PROBE];
+    args.extend(PROBE_STEPS);
+    let r = site.mpirun(&args);
+    ok(&r, "probe with user@host");
+    assert_eq!(tagged(&r, "addr"), want, "user@host: each rank publishes its host's address");
+    for (rank, kv) in tagged(&r, "WANMPI_BOOTSTRAP") {
+        assert!(kv.starts_with("tcp:198.18.0.1:"), "user@host: rank {rank} was told {kv}");
+    }
+    // Hosts named by aliases of an ssh configuration (`Host gamma` /
+    // `HostName 198.18.0.2`), which DNS does not know: mpirun asks ssh
+    // (`ssh -G`) which machine each one is.
+    let cfg = site.dir.0.join("ssh_config");
+    std::fs::write(&cfg, "Host gamma\n  HostName 198.18.0.2\nHost delta\n  HostName 198.18.0.3\n").expect("ssh config");
+    let hf_alias = site.hostfile("gamma slots=1\ndelta slots=4\n");
+    let mut c = mpirun_in_netns(&site.client, &format!("{} -F {}", site.sshd.ssh_args, cfg.display()));
+    c.args(["--hostfile", &hf_alias, "--tag-output", PROBE]).args(PROBE_STEPS);
+    let r = finish(c.spawn().expect("start mpirun"), Instant::now());
+    ok(&r, "probe with ssh aliases");
+    assert_eq!(tagged(&r, "addr"), want, "ssh aliases: each rank publishes its host's address");
+    for (rank, kv) in tagged(&r, "WANMPI_BOOTSTRAP") {
+        assert!(kv.starts_with("tcp:198.18.0.1:"), "ssh aliases: rank {rank} was told {kv}");
+    }
     // A real MPI program: ranks reach each other at what they published.
     let hello = sibling("hello").expect("hello");
     let r = site.mpirun(&["--hostfile", &hf, hello.to_str().expect("path")]);
     ok(&r, "hello");
     assert!(r.stdout.contains("sum of ranks = 10"), "{}", r.stdout);
+}
+
+/// A hostfile listing every host by address, mpirun's own included (no
+/// sshd there): its ranks start directly, not through ssh to itself.
+#[test]
+fn this_machine_named_by_its_address_runs_its_ranks_directly() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED this_machine_named_by_its_address_runs_its_ranks_directly: {why}");
+        return;
+    }
+    let site = bring_up("self", 1);
+    let hf = site.hostfile("198.18.0.1 slots=2\n198.18.0.2 slots=1\n");
+    let mut args = vec!["--hostfile", &hf, "--tag-output", PROBE];
+    args.extend(PROBE_STEPS);
+    let r = site.mpirun(&args);
+    ok(&r, "probe");
+    assert_eq!(tagged(&r, "addr"), [(0, "198.18.0.1".into()), (1, "198.18.0.1".into()), (2, "198.18.0.2".into())]);
+    let hello = sibling("hello").expect("hello");
+    let r = site.mpirun(&["--hostfile", &hf, hello.to_str().expect("path")]);
+    ok(&r, "hello");
+    assert!(r.stdout.contains("sum of ranks = 3"), "{}", r.stdout);
 }
 
 #[test]
@@ -182,6 +229,11 @@ fn net_and_if_choose_among_two_addresses() {
     let hf_if = site.hostfile("alpha slots=1 if=tun0\nbeta slots=1\n");
     let r = probe(&["--if", "tun1"], &hf_if);
     ok(&r, "--if");
+    assert_eq!(tagged(&r, "addr"), [(0, "198.18.0.2".into()), (1, "198.19.0.3".into())]);
+    // The job's --net, and a host's net= over it.
+    let hf_net = site.hostfile("alpha slots=1 net=198.18.0.0/24\nbeta slots=1\n");
+    let r = probe(&["--net", "198.19.0.0/24"], &hf_net);
+    ok(&r, "net=");
     assert_eq!(tagged(&r, "addr"), [(0, "198.18.0.2".into()), (1, "198.19.0.3".into())]);
     // The second path carries a real job.
     let hello = sibling("hello").expect("hello");
@@ -254,10 +306,24 @@ fn an_ipv6_job_runs_over_tcp_sctp_and_wamp() {
     let kv = tagged(&r, "WANMPI_BOOTSTRAP");
     assert!(kv[1].1.starts_with("tcp:[2001:2::1]:"), "the far rank reaches the service over IPv6: {kv:?}");
     let hello = sibling("hello").expect("hello");
-    for t in ["tcp", "sctp", "wamp"] {
-        let r = mpirun_in(&pair.0[0], &sshd, &["--transport", t, "--hostfile", &hf, hello.to_str().expect("path")]);
+    // An IPv6 network chooses too: the ranks' addresses, and mpirun's own
+    // for the far rank (the near one keeps loopback, here ::1).
+    let mut args = vec!["--net", "2001:2::/64", "--hostfile", &hf, "--tag-output", PROBE];
+    args.extend(PROBE_STEPS);
+    let r = mpirun_in(&pair.0[0], &sshd, &args);
+    ok(&r, "probe with --net 2001:2::/64");
+    assert_eq!(tagged(&r, "addr"), [(0, "2001:2::1".into()), (1, "2001:2::2".into())]);
+    let kv = tagged(&r, "WANMPI_BOOTSTRAP");
+    assert!(kv[0].1.starts_with("tcp:[::1]:") && kv[1].1.starts_with("tcp:[2001:2::1]:"), "{kv:?}");
+    // Sealed between the two hosts by default, as over IPv4 (wamp always).
+    for (t, stats) in [("tcp", "WANMPI_STATS=1"), ("sctp", "WANMPI_SCTP_STATS=1"), ("wamp", "WANMPI_WAMP_STATS=0")] {
+        let r = mpirun_in(&pair.0[0], &sshd, &["--transport", t, "-x", stats, "--hostfile", &hf, hello.to_str().expect("path")]);
         ok(&r, &format!("hello over IPv6 on {t}"));
         assert!(r.stdout.contains("sum of ranks = 1"), "{t}: {}", r.stdout);
+        if t != "wamp" {
+            let line = format!("wanmpi {t}: rank 0: sealed (AES-128-GCM) to ranks [1], plain to ranks []");
+            assert!(r.stderr.contains(&line), "{t}: {}", r.stderr);
+        }
     }
     drop(sshd);
     drop(pair);

@@ -25,6 +25,26 @@ fn tcp_bootstrap_works_too() {
     assert_eq!(r.stdout.matches("WANMPI_BOOTSTRAP=tcp:127.0.0.1:").count(), 3, "{}", r.stdout);
 }
 
+/// A `$TMPDIR` too long for a Unix socket inside it (some CI systems set
+/// one): the key/value service's socket goes under /tmp instead.
+#[test]
+fn a_temporary_directory_too_long_for_a_socket_is_passed_over() {
+    let long = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "tmpdir-{}-{}",
+        std::process::id(),
+        "a-directory-name-long-enough-to-leave-no-room-for-a-socket"
+    ));
+    std::fs::create_dir_all(&long).expect("the long TMPDIR");
+    assert!(long.as_os_str().len() + "/wanmpi-PID-RANDOM/kv.sock".len() > 107, "{} is too short for this test", long.display());
+    let mut c = command(&["-n", "2", PROBE, "exchange", "env:WANMPI_BOOTSTRAP", "finalize"]);
+    c.env("TMPDIR", &long);
+    let r = mpirun_with(c);
+    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    assert_eq!(r.stdout.matches("got v0,v1").count(), 2, "{}", r.stdout);
+    assert_eq!(r.stdout.matches("WANMPI_BOOTSTRAP=unix:/tmp/wanmpi-").count(), 2, "{}", r.stdout);
+    let _ = std::fs::remove_dir_all(&long);
+}
+
 #[test]
 fn a_failing_exit_code_is_returned_and_names_the_rank() {
     let r = mpirun(&["-n", "3", PROBE, "exchange", "exit:3@1", "sleep:60", "finalize"]);

@@ -1,6 +1,7 @@
 //! Ranks in real network namespaces, started with `ip netns exec {host}`, as
 //! the WAN emulator places them. Needs root and iproute2; says so and passes
-//! vacuously where they are missing (a developer machine without root).
+//! vacuously where they are missing (a developer machine without root). And
+//! a host with IPv6 loopback only runs every network transport over ::1.
 
 mod common;
 use common::*;
@@ -45,4 +46,36 @@ fn ranks_run_in_network_namespaces() {
     let bad = mpirun(&["--host", &hosts, "--launch-agent", "ip netns exec {host}", PROBE, "exchange", "fence", "kill@2", "sleep:60", "finalize"]);
     assert_eq!(bad.code, Some(137), "stderr: {}", bad.stderr);
     assert!(bad.stderr.contains("rank 2 (pid ") && bad.stderr.contains(&format!("on {}) was killed by signal 9", names[1])), "{}", bad.stderr);
+}
+
+/// A host with IPv6 loopback only (127.0.0.1 removed from `lo` in a
+/// namespace of its own): told `WANMPI_ADDR=::1`, every network transport
+/// binds, publishes and connects over IPv6, since nothing else is there
+/// to fall back on.
+#[test]
+fn every_transport_runs_over_ipv6_loopback() {
+    let name = format!("wanmpi-lt{}-v6", std::process::id());
+    let Some(_ns) = Namespaces::create(std::slice::from_ref(&name)) else {
+        eprintln!("skipped: cannot create network namespaces here (needs root and iproute2)");
+        return;
+    };
+    let Some(hello) = Some(std::path::Path::new(MPIRUN).with_file_name("hello")).filter(|p| p.is_file()) else {
+        eprintln!("skipped: build the examples first (cargo build -p wanmpi-examples, same profile)");
+        return;
+    };
+    for args in [["link", "set", "lo", "up"].as_slice(), &["addr", "del", "127.0.0.1/8", "dev", "lo"]] {
+        let ok = Command::new("ip").arg("-n").arg(&name).args(args).status().is_ok_and(|s| s.success());
+        assert!(ok, "ip -n {name} {args:?}");
+    }
+    for t in ["tcp", "sctp", "wamp", "adaptive"] {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &name, MPIRUN, "-n", "3", "--timeout", "30", "-x", "WANMPI_ADDR=::1", "--transport", t]).arg(&hello);
+        c.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("WANMPI_")) {
+            c.env_remove(k);
+        }
+        let r = mpirun_with(c);
+        assert_eq!(r.code, Some(0), "{t} over ::1: {}", r.stderr);
+        assert!(r.stdout.contains("sum of ranks = 3"), "{t} over ::1: {}", r.stdout);
+    }
 }

@@ -62,8 +62,12 @@ fn ranks_started_with_srun_end_when_mpirun_is_terminated() {
     let probe = cluster.dir.join(&name);
     std::fs::copy(PROBE, &probe).expect("copy the probe");
     let out = cluster.dir.join("mpirun.out");
+    // The file exists before mpirun starts: the background job opens it
+    // itself, and the first grep could otherwise run first, fail, and end
+    // the wait at once (seen: `ready=0`).
     let script = format!(
-        r#"{mpirun} {probe} ignore-term@1 exchange print:ready sleep:60 finalize > {out} 2>&1 &
+        r#": > {out}
+{mpirun} {probe} ignore-term@1 exchange print:ready sleep:60 finalize > {out} 2>&1 &
 m=$!
 i=0
 while [ "$(grep -c ready {out})" -lt 3 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done

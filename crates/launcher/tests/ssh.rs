@@ -31,6 +31,13 @@ fn ranks_start_over_ssh_and_no_process_shows_the_secret() {
     let hosts = format!("{}:1,{}:2", site.servers[0], site.servers[1]);
     let mut c =
         mpirun_in(&site, &["--host", &hosts, PROBE, "exchange", "secret", "env:WANMPI_BOOTSTRAP", "print:ready {pid}", "sleep:3", "finalize"]);
+    // A $TMPDIR with no room for ssh's shared-connection socket (its path
+    // plus the 17 bytes ssh appends while binding it): mpirun puts the
+    // socket under /tmp instead, and the connection is still shared.
+    let long = site.dir.0.join("a-temporary-directory-name-that-leaves-no-room-for-a-socket");
+    std::fs::create_dir_all(&long).expect("the long TMPDIR");
+    assert!(long.as_os_str().len() + "/wanmpi-ssh-PID-RANDOM/h0".len() + 17 > 107, "{} is too short", long.display());
+    c.env("TMPDIR", &long);
     let started = Instant::now();
     let mut child = c.spawn().expect("start mpirun");
     let out = child.stdout.take().expect("stdout");

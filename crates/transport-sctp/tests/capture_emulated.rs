@@ -1,7 +1,7 @@
 //! What crosses the network between two hosts (needs root): two emulated
 //! hosts (198.18.0.0/15, 1 ms one way), one rank on each with the default
-//! sealing rule, a packet capture (an AF_PACKET socket inside host 0's
-//! namespace, which sees every packet of its emulated link) while rank 0
+//! sealing rule, a packet capture (`wanmpi_emulator::Capture`: an AF_PACKET
+//! socket inside host 0's namespace, which sees every packet of its link) while rank 0
 //! sends known messages and rank 1 echoes them. Between hosts the frames
 //! are sealed by default and the capture holds no piece of the messages;
 //! with WANMPI_SCTP_ENCRYPT=0 (`Seal::Never`) it does, which shows the
@@ -12,13 +12,11 @@
 
 mod common;
 use common::{drain, recv_n, send, test_opts, SECRET};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wanmpi_bootstrap::local_kv_world;
-use wanmpi_emulator::{EmuError, Emulation, Topology, UpOptions};
+use wanmpi_emulator::{Capture, EmuError, Emulation, Topology, UpOptions};
 use wanmpi_transport::Transport;
 use wanmpi_transport_sctp::{SctpOptions, SctpTransport, Seal};
 
@@ -60,54 +58,10 @@ fn up_or_skip(test: &str) -> Option<Emulation> {
     }
 }
 
-/// A packet socket in host 0's namespace: every packet in or out of it.
-fn capture_socket(emu: &Emulation) -> OwnedFd {
-    let fd = emu
-        .in_host(0, || {
-            // SAFETY: plain socket(2); the fd is owned below.
-            unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_DGRAM, (libc::ETH_P_ALL as u16).to_be() as libc::c_int) }
-        })
-        .expect("enter host 0");
-    assert!(fd >= 0, "AF_PACKET socket: {}", std::io::Error::last_os_error());
-    // SAFETY: a fresh fd we own.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let tv = libc::timeval { tv_sec: 0, tv_usec: 50_000 };
-    // SAFETY: setsockopt with a timeval on our fd: reads stay bounded.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&tv as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as u32,
-        )
-    };
-    assert_eq!(r, 0);
-    fd
-}
-
-/// Reads packets until `stop`; returns every byte seen.
-fn capture(fd: OwnedFd, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut seen = vec![];
-        let mut buf = vec![0u8; 70_000];
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !stop.load(SeqCst) && Instant::now() < deadline {
-            // SAFETY: reading into our own buffer of that size.
-            let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
-            if n > 0 {
-                seen.extend_from_slice(&buf[..n as usize]);
-            }
-        }
-        seen
-    })
-}
-
 /// Rank 0 sends the known messages, rank 1 echoes them; returns what the
 /// capture saw and whether each rank sealed.
 fn exchange(emu: &Emulation, seal: Seal) -> (Vec<u8>, Vec<Option<bool>>) {
-    let stop = Arc::new(AtomicBool::new(false));
-    let cap = capture(capture_socket(emu), stop.clone());
+    let cap = Capture::start(emu, 0).expect("capture in host 0");
     let msgs = vec![known(100), known(200_000)];
     let gate = Arc::new(Barrier::new(2));
     let sealed: Vec<Option<bool>> = std::thread::scope(|s| {
@@ -144,8 +98,7 @@ fn exchange(emu: &Emulation, seal: Seal) -> (Vec<u8>, Vec<Option<bool>>) {
             .collect();
         handles.into_iter().map(|h| h.join().expect("rank panicked")).collect()
     });
-    stop.store(true, SeqCst);
-    (cap.join().expect("capture thread"), sealed)
+    (cap.finish(), sealed)
 }
 
 #[test]

@@ -74,7 +74,7 @@ pub fn start(
     // files; their hosts are namespaces, whose names mean nothing to DNS.
     let netns_agent = spec.launch_agent.contains("{host}");
     let shared_fs = all_local || netns_agent;
-    let hosts = if all_local { HostAddrs::default() } else { HostAddrs::of(placements, !netns_agent) };
+    let hosts = if all_local { HostAddrs::default() } else { HostAddrs::of(placements, !netns_agent, &spec.agent_words()) };
     let mut dir = None;
     // Listening on every address, IPv6 too when a host has only that.
     let wildcard = if hosts.any_ipv6() { "::" } else { "0.0.0.0" };
@@ -118,9 +118,10 @@ pub fn start(
 
 /// A socket in a new directory only we can enter.
 fn unix_in_private_dir(job_id: &str, dir: &mut Option<PathBuf>) -> Result<BootstrapAddr, LaunchError> {
-    let d = std::env::temp_dir().join(format!("wanmpi-{job_id}"));
+    const SOCK: &str = "kv.sock";
+    let d = crate::socket_dir::path_for(&format!("wanmpi-{job_id}"), SOCK.len());
     std::fs::DirBuilder::new().mode(0o700).create(&d)?;
-    let sock = d.join("kv.sock");
+    let sock = d.join(SOCK);
     *dir = Some(d);
     Ok(BootstrapAddr::Unix(sock))
 }

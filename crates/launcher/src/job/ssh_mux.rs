@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 /// socket; past it they connect on their own (slower, never wrong).
 pub const MASTER_WAIT: Duration = Duration::from_secs(15);
 
+/// What OpenSSH appends to a ControlPath while it binds the master's socket.
+const SSH_TEMP_SUFFIX: usize = 17;
+
 pub struct Mux {
     dir: PathBuf,
     /// The agent's words (ssh and the user's options), to stop the masters.
@@ -49,7 +52,10 @@ impl Mux {
             return Ok(None);
         }
         shared.sort_unstable();
-        let dir = std::env::temp_dir().join(format!("wanmpi-ssh-{job_id}"));
+        // A master binds its socket first as ControlPath plus "." and 16
+        // random characters, then renames it.
+        let longest = format!("h{}", shared.len() - 1).len() + SSH_TEMP_SUFFIX;
+        let dir = crate::socket_dir::path_for(&format!("wanmpi-ssh-{job_id}"), longest);
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
         let hosts = shared.into_iter().enumerate().map(|(i, h)| (h.to_string(), i)).collect();
         Ok(Some(Mux { dir, agent: agent.to_vec(), hosts }))
