@@ -244,18 +244,26 @@ impl Runtime {
             // Sleep on the transport outside the lock; a short bound keeps
             // output queues and timers moving.
             let timeout = if pending_out { Duration::from_micros(200) } else { Duration::from_millis(20) };
-            self.block_on_transport(timeout);
+            self.block_on_transport(timeout, Sleeper::Caller);
             seen = None;
         }
     }
 
-    fn block_on_transport(&self, timeout: Duration) {
+    fn block_on_transport(&self, timeout: Duration, who: Sleeper) {
         match Some(self.ready_fd.load(Ordering::Relaxed)).filter(|fd| *fd >= 0) {
             Some(fd) => {
                 if !self.lock().transport.prepare_sleep() {
                     return; // something arrived meanwhile
                 }
-                let waker = self.waker.as_ref().map_or(-1, |w| w.as_raw_fd());
+                // The waker is for blocked callers only: the progress thread
+                // that rang it must not read it back in its own next sleep
+                // (it did, and a caller asleep on a far peer's message then
+                // slept on until its timeout or the next packet: +2-5 ms per
+                // 20 ms round trip over sctp).
+                let waker = match who {
+                    Sleeper::Caller => self.waker.as_ref().map_or(-1, |w| w.as_raw_fd()),
+                    Sleeper::ProgressThread => -1,
+                };
                 let mut p = [libc::pollfd { fd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: waker, events: libc::POLLIN, revents: 0 }];
                 let ms = timeout.as_millis().clamp(0, i32::MAX as u128) as i32;
                 // SAFETY: a valid pollfd array of the length passed (a negative fd is ignored).
@@ -293,7 +301,7 @@ impl Runtime {
                         rt.wake_sleepers();
                     }
                     let t = if pending { Duration::from_micros(100) } else { rt.opts.progress_interval };
-                    rt.block_on_transport(t);
+                    rt.block_on_transport(t, Sleeper::ProgressThread);
                 }
             })
             .ok();
@@ -334,4 +342,13 @@ impl Runtime {
         }
         std::process::exit(if code == 0 { 1 } else { code });
     }
+}
+
+/// Who sleeps in `Runtime::block_on_transport`.
+#[derive(Clone, Copy)]
+enum Sleeper {
+    /// A blocking call: also woken by the progress thread's waker.
+    Caller,
+    /// The progress thread itself.
+    ProgressThread,
 }
