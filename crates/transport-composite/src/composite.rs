@@ -18,8 +18,8 @@ const LOSS_GRACE: Duration = Duration::from_secs(2);
 /// A part that no peer's pick uses is polled once in this many calls: a
 /// frame can still come that way (the peer's own choice may differ, a copy
 /// or an acknowledgement may be late), but a receive syscall on every round
-/// of a spinning rank cost a quarter of a near tcp round trip across the
-/// emulator (docs/benchmarks.md section 31).
+/// of a spinning rank cost a near tcp round trip a fifth of its time across
+/// the emulator (docs/benchmarks.md section 31).
 const IDLE_POLL_EVERY: u32 = 16;
 
 /// While a pick sends copies, the route is asked this many times as often.
@@ -232,13 +232,12 @@ fn serving(parts: &[Box<dyn Transport>], peer: PeerId, i: usize) -> usize {
     parts.iter().position(|p| p.serves(peer)).unwrap_or(0)
 }
 
-/// The route's first word on `peer`, before anything was measured, so that
-/// `path` answers for the right part before the first frame goes.
 /// Per part, whether some other peer's pick sends over it (our own entry
 /// carries nothing: the engine keeps messages to itself).
 fn parts_in_use(parts: usize, peers: &[PeerState], rank: PeerId) -> Vec<bool> {
     let mut used = vec![false; parts];
-    for (_, st) in peers.iter().enumerate().filter(|&(p, _)| p != rank as usize) {
+    let others = peers.iter().enumerate().filter(|&(p, _)| p != rank as usize).map(|(_, st)| st);
+    for st in others {
         for i in [Some(st.pick.small), Some(st.pick.large), st.pick.copy].into_iter().flatten() {
             if let Some(u) = used.get_mut(i) {
                 *u = true;
@@ -248,6 +247,8 @@ fn parts_in_use(parts: usize, peers: &[PeerState], rank: PeerId) -> Vec<bool> {
     used
 }
 
+/// The route's first word on `peer`, before anything was measured, so that
+/// `path` answers for the right part before the first frame goes.
 fn first_pick(parts: &[Box<dyn Transport>], route: &mut dyn Route, peer: PeerId) -> Pick {
     let paths: Vec<Option<PathStats>> = parts.iter().map(|p| p.path(peer)).collect();
     let mut pick = route.choose(peer, &Pick::all(serving(parts, peer, 0), "not decided yet"), &paths);
