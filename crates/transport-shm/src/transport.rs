@@ -2,13 +2,13 @@
 //!
 //! Wake-up protocol (no lost wake-ups, no syscalls while both sides are busy):
 //! - A reader that may sleep *arms*: sets `armed` in each incoming ring,
-//!   fences (SeqCst), then re-checks every ring; data found means it rings
-//!   its own doorbell instead of sleeping on it. `wait` always arms.
-//!   `prepare_sleep` arms (the runtime calls it before it sleeps on the
-//!   readiness fd); so may `poll_recv` when it returns with the rings empty
-//!   (`ShmOptions::arm_after`), for callers that sleep on the fd without
-//!   saying so.
-//! - A writer publishes `tail`, fences (SeqCst), and if `armed` is set swaps
+//!   fences (a full barrier: `barrier.rs`), then re-checks every ring; data
+//!   found means it rings its own doorbell instead of sleeping on it. `wait`
+//!   always arms. `prepare_sleep` arms (the runtime calls it before it
+//!   sleeps on the readiness fd); so may `poll_recv` when it returns with
+//!   the rings empty (`ShmOptions::arm_after`), for callers that sleep on
+//!   the fd without saying so.
+//! - A writer publishes `tail`, fences, and if `armed` is set swaps
 //!   it to 0 and rings the reader's doorbell. Either the writer sees the flag
 //!   or the reader's re-check sees the data (the two fences order them).
 //! - A writer that found a ring full sets `space_wanted`, fences, retries;
@@ -24,13 +24,14 @@
 //! peer found gone is reported once as `PeerLost`, after its ring is drained
 //! (frames it sent before leaving still count).
 
+use crate::barrier::full_fence;
 use crate::liveness::Watch;
 use crate::options::ShmOptions;
 use crate::ring::{Consumer, Producer};
 use crate::segment::Segment;
 use crate::wake::{Bell, Doorbell};
 use std::collections::VecDeque;
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wanmpi_transport::{Caps, Incoming, PathStats, PeerId, SendStatus, Transport, TransportError};
 
@@ -72,7 +73,7 @@ impl Link {
 
     /// Rings the reader if it armed (after we published).
     fn wake_reader(&self) {
-        fence(Ordering::SeqCst);
+        full_fence();
         let armed = &self.out.header().reader.armed;
         if armed.load(Ordering::Relaxed) != 0 && armed.swap(0, Ordering::AcqRel) != 0 {
             ring_counted(&self.bell, &self.out.header().writer.pokes);
@@ -85,12 +86,12 @@ impl Link {
     fn want_space(&self, bytes: usize) {
         let bytes = bytes.max(self.tx.capacity() / 2).min(self.tx.capacity());
         self.out.header().writer.space_wanted.store(bytes as u64, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
+        full_fence();
     }
 
     /// Rings the writer if it waits for space and enough is free now.
     fn wake_writer(&self) {
-        fence(Ordering::SeqCst);
+        full_fence();
         let wanted = &self.inn.header().writer.space_wanted;
         let w = wanted.load(Ordering::Relaxed);
         // A corrupt count reads as "not enough": the writer's own checks catch it.
@@ -264,7 +265,7 @@ impl ShmTransport {
                 armed.store(1, Ordering::Relaxed);
             }
         }
-        fence(Ordering::SeqCst);
+        full_fence();
         let pending = self.links.iter_mut().any(|l| match l.state {
             State::Lost(_) => false,
             State::Leaving(_) => true,
