@@ -11,7 +11,7 @@
 //! in place for the ordinary path.
 
 use wanmpi_transport::PeerId;
-use wanmpi_wire::{Envelope, Frame};
+use wanmpi_wire::Envelope;
 
 use super::Engine;
 use crate::error::{ErrorClass, MpiError};
@@ -32,10 +32,8 @@ impl Engine {
     /// # Safety
     /// `buf` must be valid for `buf.cap` bytes.
     pub unsafe fn express_take(&mut self, src: PeerId, ctx: u32, tag: Option<i32>, buf: RecvBuf, frame: &[u8]) -> Option<Status> {
-        let Ok(Frame::Eager { env, flags: 0, payload }) = Frame::parse(frame) else { return None };
-        let Envelope { ctx: c, tag: t, seq, total_len, .. } = env;
-        let whole = payload.len() as u64 == total_len && total_len <= self.cfg.eager_limit as u64;
-        if c != ctx || tag.is_some_and(|want| want != t) || !whole || !self.matcher.express_mark(src, ctx, seq) {
+        let (Envelope { ctx: c, tag: t, seq, total_len, .. }, payload) = wanmpi_wire::plain_eager(frame)?;
+        if c != ctx || tag.is_some_and(|want| want != t) || total_len > self.cfg.eager_limit as u64 || !self.matcher.express_mark(src, ctx, seq) {
             return None;
         }
         let total = payload.len();
