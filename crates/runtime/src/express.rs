@@ -90,9 +90,9 @@ impl Runtime {
                 got.is_some()
             });
             match (taken, got) {
-                (Some(true), Some(s)) => {
+                (Some(true), Some(t)) => {
                     *activity += 1;
-                    return Ok(Status { source, tag: s.tag, bytes: s.bytes, error: s.error, cancelled: false });
+                    return Ok(Status { source, tag: t.tag, bytes: t.bytes, error: t.error(), cancelled: false });
                 }
                 // A transport that cannot offer this peer's frames one by
                 // one (all but shared memory) says so on the first poll.

@@ -24,6 +24,7 @@ use crate::config::EngineConfig;
 use crate::matching::Matcher;
 use crate::request::{RequestId, Requests};
 
+pub use express::Taken;
 pub use recv::MatchedMessage;
 pub use send::SendMode;
 pub use stats::{Arrivals, EngineStats, WindowUse};
