@@ -104,8 +104,12 @@ impl RingMem {
 }
 
 /// From this offset on, a producer that finds the ring empty pads to the
-/// end and starts again at offset 0 (see `Producer::recycle`).
-pub(crate) const RECYCLE_AT: usize = 64 << 10;
+/// end and starts again at offset 0 (see `Producer::recycle`). One page:
+/// at 64 KiB a short run (the 2,000 round trips of `bench-one-host`) still
+/// spent its first 1,300 messages faulting pages in (one-byte one-way
+/// 0.141 against 0.128 us at 4 KiB); the consumer's counter is read once
+/// per 4 KiB written, about one line fetch per 85 short messages.
+pub(crate) const RECYCLE_AT: usize = 4 << 10;
 
 /// The writing end of a ring.
 pub(crate) struct Producer {
