@@ -237,6 +237,10 @@ impl Consumer {
         Consumer { mem, head, max_frame, channels }
     }
 
+    pub(crate) fn capacity(&self) -> usize {
+        self.mem.cap
+    }
+
     /// Whether a record is waiting (reads the producer's counter).
     pub(crate) fn has_data(&mut self) -> Result<bool, RingError> {
         let off = (self.head as usize) & (self.mem.cap - 1);

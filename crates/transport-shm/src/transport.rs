@@ -62,13 +62,20 @@ pub(crate) struct Link {
     watch: Watch,
     state: State,
     sent: u64,
+    /// Bytes `take_next` consumed since it last looked for a writer
+    /// waiting for space (`wake_writer`).
+    taken_unchecked: usize,
 }
+
+/// `take_next` looks for a writer waiting for space after this share of
+/// the ring at the latest (and whenever it finds the ring empty).
+const TAKE_CHECK_SHARE: usize = 8;
 
 impl Link {
     pub(crate) fn new(peer: PeerId, out: Segment, inn: Segment, bell: Bell, pid: u32, opts: &ShmOptions) -> Link {
         let tx = Producer::new(out.ring());
         let rx = Consumer::new(inn.ring(), opts.max_frame(), opts.channels);
-        Link { peer, tx, rx, out, inn, bell, watch: Watch::new(pid), state: State::Up, sent: 0 }
+        Link { peer, tx, rx, out, inn, bell, watch: Watch::new(pid), state: State::Up, sent: 0, taken_unchecked: 0 }
     }
 
     /// Rings the reader if it armed (after we published).
@@ -105,15 +112,43 @@ impl Link {
 
     /// Offers the next frame to `take` (see `Transport::take_next_from`).
     /// None when the link is going or broken: `receive` reports that.
+    ///
+    /// A taken frame does not look for a writer waiting for space at once
+    /// (a full barrier and a load, on the path of a one-byte message from
+    /// its arrival to the receive's return): that waits for the next poll
+    /// that finds the ring empty (the express receive's next wait), for an
+    /// eighth of the ring taken, or for `receive`/`arm`. A writer blocked
+    /// on a full ring asks for half of it free, so it is woken at most an
+    /// eighth of the ring late; meanwhile the runtime retries a blocked
+    /// send every 200 us anyway.
     fn take_next(&mut self, take: &mut dyn FnMut(&[u8]) -> bool) -> Option<bool> {
         if !matches!(self.state, State::Up) {
             return None;
         }
-        let taken = self.rx.pop_if(|_, bytes| take(bytes)).ok()?;
+        let mut offered = 0;
+        let taken = self
+            .rx
+            .pop_if(|_, bytes| {
+                offered = bytes.len();
+                take(bytes)
+            })
+            .ok()?;
         if taken {
-            self.wake_writer();
+            self.taken_unchecked += offered.max(1);
+            if self.taken_unchecked >= self.rx.capacity() / TAKE_CHECK_SHARE {
+                self.check_writer();
+            }
+        } else if self.taken_unchecked > 0 && offered == 0 {
+            // The ring is empty: a waiting writer can have all of it.
+            self.check_writer();
         }
         Some(taken)
+    }
+
+    /// `wake_writer` for what `take_next` took so far.
+    fn check_writer(&mut self) {
+        self.taken_unchecked = 0;
+        self.wake_writer();
     }
 
     /// Rings this link's peer has given us so far (data and space).
@@ -155,8 +190,8 @@ impl Link {
                 }
             }
         }
-        if n > 0 {
-            self.wake_writer();
+        if n > 0 || self.taken_unchecked > 0 {
+            self.check_writer();
         }
         let reason = match (broken, &mut self.state) {
             (Some(r), _) => r,
@@ -259,6 +294,9 @@ impl ShmTransport {
     /// doorbell if something is (or may be) there. True if so.
     fn arm(&mut self) -> bool {
         self.armed = true;
+        for l in self.links.iter_mut().filter(|l| l.taken_unchecked > 0) {
+            l.check_writer();
+        }
         for l in &self.links {
             let armed = &l.inn.header().reader.armed;
             if armed.load(Ordering::Relaxed) == 0 {
