@@ -76,10 +76,7 @@ impl Runtime {
         comm: CommId,
     ) -> Result<Status, u32> {
         let p = plan(st, buf, count, dt, source, tag, comm).ok_or(0u32)?;
-        // A transport that cannot offer this peer's frames one by one (all
-        // but shared memory) says so at once: the ordinary path, no more
-        // checks on its way.
-        if st.transport.take_next_from(p.src, &mut |_| false).is_none() || !quiet(st) || !st.engine.express_ready(p.src, p.ctx) {
+        if !quiet(st) || !st.engine.express_ready(p.src, p.ctx) {
             return Err(0);
         }
         let State { engine, transport, activity, .. } = st;
@@ -93,10 +90,12 @@ impl Runtime {
                 got.is_some()
             });
             match (taken, got) {
-                (Some(true), Some(s)) => {
+                (Some(true), Some(t)) => {
                     *activity += 1;
-                    return Ok(Status { source, tag: s.tag, bytes: s.bytes, error: s.error, cancelled: false });
+                    return Ok(Status { source, tag: t.tag, bytes: t.bytes, error: t.error(), cancelled: false });
                 }
+                // A transport that cannot offer this peer's frames one by
+                // one (all but shared memory) says so on the first poll.
                 (None, _) => return Err(round),
                 _ if declined => return Err(round),
                 _ => {}

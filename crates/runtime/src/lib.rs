@@ -16,6 +16,7 @@ mod context;
 mod dynamic;
 mod errhandler;
 mod express;
+mod express_send;
 mod from_groups;
 mod grequest;
 mod group;

@@ -312,8 +312,9 @@ impl Runtime {
     }
 
     /// MPI_Send and MPI_Rsend, blocking. A short message the transport
-    /// takes at once never becomes a request (`Engine::send_now`); the
-    /// other modes are a nonblocking send and a wait.
+    /// takes at once never becomes a request (`express_send.rs`, else
+    /// `Engine::send_now`); the other modes are a nonblocking send and a
+    /// wait.
     ///
     /// # Safety
     /// `buf` must hold `count` elements of `dt`.
@@ -325,6 +326,9 @@ impl Runtime {
             return self.wait(r).map(|c| c.status);
         }
         let mut st = self.lock();
+        if let Some(sent) = Self::express_send(&mut st, buf, count, dt, dest, tag, comm) {
+            return sent.map(|()| Status::proc_null());
+        }
         let Some(CheckedSend { world, ctx, data, .. }) = check_send(&st, buf, count, dt, dest, tag, comm, mode, false)? else {
             return Ok(Status::proc_null());
         };

@@ -29,6 +29,7 @@
 //! the square of the ranks per host (two rings per pair, `WANMPI_SHM_RING`),
 //! and the ranks of a host must share a pid namespace (liveness by pid).
 
+mod barrier;
 mod liveness;
 mod options;
 mod ring;

@@ -8,7 +8,9 @@
 //! followed by `len` bytes padded to 8. A record never wraps: when one would
 //! not fit before the end of the data area, the producer first writes a
 //! `PAD` record covering the rest, so a frame's bytes are contiguous and can
-//! be handed out in place.
+//! be handed out in place. A producer that finds the ring empty once it is
+//! `RECYCLE_AT` bytes in pads to the end early (`Producer::recycle`), so
+//! short messages going back and forth reuse the ring's first pages.
 //!
 //! Memory ordering: a record's header word is its publication. The
 //! producer writes the bytes, then the header word with Release; the
@@ -101,17 +103,29 @@ impl RingMem {
     }
 }
 
+/// From this offset on, a producer that finds the ring empty pads to the
+/// end and starts again at offset 0 (see `Producer::recycle`). One page:
+/// at 64 KiB a short run (the 2,000 round trips of `bench-one-host`) still
+/// spent its first 1,300 messages faulting pages in (one-byte one-way
+/// 0.141 against 0.128 us at 4 KiB); the consumer's counter is read once
+/// per 4 KiB written, about one line fetch per 85 short messages.
+pub(crate) const RECYCLE_AT: usize = 4 << 10;
+
 /// The writing end of a ring.
 pub(crate) struct Producer {
     mem: RingMem,
     tail: u64,
     head_seen: u64,
+    /// `RECYCLE_AT` (tests set less).
+    recycle_at: usize,
+    /// `tail` at which `recycle` may next look at the consumer's counter.
+    recycle_check: u64,
 }
 
 impl Producer {
     pub(crate) fn new(mem: RingMem) -> Producer {
         let tail = mem.tail().load(Ordering::Relaxed);
-        Producer { mem, tail, head_seen: mem.head().load(Ordering::Acquire) }
+        Producer { mem, tail, head_seen: mem.head().load(Ordering::Acquire), recycle_at: RECYCLE_AT, recycle_check: 0 }
     }
 
     /// Bytes a frame of `len` takes if written now: padding to the end of
@@ -121,6 +135,26 @@ impl Producer {
         let rec = REC_HDR + align8(len);
         let pad = if off + rec > self.mem.cap { self.mem.cap - off } else { 0 };
         (pad, rec)
+    }
+
+    /// Padding that sends the next record back to offset 0 although it
+    /// would fit here: when the ring is empty and we are `recycle_at` or
+    /// more into it. Short messages going back and forth (a ping-pong, a
+    /// request and its answer) then stay in the ring's first pages, faulted
+    /// in once and warm in the cache, instead of streaming through all of
+    /// it: every first touch of a 4 KiB page of a fresh 4 MiB ring was a
+    /// page fault (about one per 85 one-byte messages), and every record a
+    /// line fetched from far away (docs/benchmarks.md section 29). Looks
+    /// at the consumer's counter (a line of the other core) at most once
+    /// per `recycle_at` bytes written. `rec`: the record about to go, which
+    /// must fit before `off` (with the word after it).
+    fn recycle(&mut self, rec: usize) -> Result<usize, RingError> {
+        let off = (self.tail as usize) & (self.mem.cap - 1);
+        if off < self.recycle_at || off < rec + REC_HDR || self.tail < self.recycle_check {
+            return Ok(0);
+        }
+        self.recycle_check = self.tail + self.recycle_at as u64;
+        Ok(if self.refresh()? == self.mem.cap { self.mem.cap - off } else { 0 })
     }
 
     /// Bytes a frame of `len` needs free to go in now (padding included).
@@ -146,9 +180,12 @@ impl Producer {
     /// most a quarter of the ring so a frame always fits once it drains.
     pub(crate) fn try_push(&mut self, channel: u16, parts: &[&[u8]], len: usize) -> Result<bool, RingError> {
         let cap = self.mem.cap;
-        let (pad, rec) = self.need(len);
+        let (mut pad, rec) = self.need(len);
         if len > u32::MAX as usize || rec > cap {
             return Err(RingError::BadRecord { off: 0, word: len as u64, why: "frame larger than the ring" });
+        }
+        if pad == 0 {
+            pad = self.recycle(rec)?;
         }
         // One more word: the next record's place, zeroed below.
         let want = pad + rec + REC_HDR;
@@ -198,6 +235,10 @@ impl Consumer {
     pub(crate) fn new(mem: RingMem, max_frame: usize, channels: u16) -> Consumer {
         let head = mem.head().load(Ordering::Relaxed);
         Consumer { mem, head, max_frame, channels }
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.mem.cap
     }
 
     /// Whether a record is waiting (reads the producer's counter).
@@ -381,6 +422,37 @@ mod tests {
         assert!(p.try_push(0, &[b"12345678"], 8).unwrap());
         assert_eq!(pop_vec(&mut c).unwrap().1, b"12345678".to_vec());
         assert!(pop_vec(&mut c).is_none(), "read old payload as a frame");
+    }
+
+    /// A ping-pong stays at the start of the ring once it is `recycle_at`
+    /// in; a producer ahead of its consumer does not go back (it would
+    /// overwrite what was not read).
+    #[test]
+    fn an_empty_ring_starts_again_at_offset_zero() {
+        let ring = HeapRing::new(4096);
+        let (mut p, mut c) = (Producer::new(ring.mem()), Consumer::new(ring.mem(), 1024, 1));
+        p.recycle_at = 256;
+        let mut offsets = std::collections::BTreeSet::new();
+        for i in 0..1000u32 {
+            offsets.insert(p.tail as usize & 4095);
+            assert!(p.try_push(0, &[&i.to_le_bytes()[..], b"-payload"], 12).unwrap());
+            assert_eq!(pop_vec(&mut c).unwrap().1, [&i.to_le_bytes()[..], b"-payload"].concat());
+        }
+        assert!(offsets.iter().all(|&o| o < 256 + 24), "records went to {:?}", offsets.last());
+        // Ahead of the consumer: records keep their order and nothing is overwritten.
+        let mut sent = std::collections::VecDeque::new();
+        for i in 0..200u32 {
+            let f = i.to_le_bytes().repeat(5);
+            if !p.try_push(0, &[&f], f.len()).unwrap() {
+                break;
+            }
+            sent.push_back(f);
+        }
+        assert!(sent.len() > 100);
+        while let Some(f) = sent.pop_front() {
+            assert_eq!(pop_vec(&mut c).unwrap().1, f);
+        }
+        assert!(pop_vec(&mut c).is_none());
     }
 
     #[test]

@@ -2,13 +2,13 @@
 //!
 //! Wake-up protocol (no lost wake-ups, no syscalls while both sides are busy):
 //! - A reader that may sleep *arms*: sets `armed` in each incoming ring,
-//!   fences (SeqCst), then re-checks every ring; data found means it rings
-//!   its own doorbell instead of sleeping on it. `wait` always arms.
-//!   `prepare_sleep` arms (the runtime calls it before it sleeps on the
-//!   readiness fd); so may `poll_recv` when it returns with the rings empty
-//!   (`ShmOptions::arm_after`), for callers that sleep on the fd without
-//!   saying so.
-//! - A writer publishes `tail`, fences (SeqCst), and if `armed` is set swaps
+//!   fences (a full barrier: `barrier.rs`), then re-checks every ring; data
+//!   found means it rings its own doorbell instead of sleeping on it. `wait`
+//!   always arms. `prepare_sleep` arms (the runtime calls it before it
+//!   sleeps on the readiness fd); so may `poll_recv` when it returns with
+//!   the rings empty (`ShmOptions::arm_after`), for callers that sleep on
+//!   the fd without saying so.
+//! - A writer publishes `tail`, fences, and if `armed` is set swaps
 //!   it to 0 and rings the reader's doorbell. Either the writer sees the flag
 //!   or the reader's re-check sees the data (the two fences order them).
 //! - A writer that found a ring full sets `space_wanted`, fences, retries;
@@ -24,13 +24,14 @@
 //! peer found gone is reported once as `PeerLost`, after its ring is drained
 //! (frames it sent before leaving still count).
 
+use crate::barrier::full_fence;
 use crate::liveness::Watch;
 use crate::options::ShmOptions;
 use crate::ring::{Consumer, Producer};
 use crate::segment::Segment;
 use crate::wake::{Bell, Doorbell};
 use std::collections::VecDeque;
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wanmpi_transport::{Caps, Incoming, PathStats, PeerId, SendStatus, Transport, TransportError};
 
@@ -61,18 +62,25 @@ pub(crate) struct Link {
     watch: Watch,
     state: State,
     sent: u64,
+    /// Bytes `take_next` consumed since it last looked for a writer
+    /// waiting for space (`wake_writer`).
+    taken_unchecked: usize,
 }
+
+/// `take_next` looks for a writer waiting for space after this share of
+/// the ring at the latest (and whenever it finds the ring empty).
+const TAKE_CHECK_SHARE: usize = 8;
 
 impl Link {
     pub(crate) fn new(peer: PeerId, out: Segment, inn: Segment, bell: Bell, pid: u32, opts: &ShmOptions) -> Link {
         let tx = Producer::new(out.ring());
         let rx = Consumer::new(inn.ring(), opts.max_frame(), opts.channels);
-        Link { peer, tx, rx, out, inn, bell, watch: Watch::new(pid), state: State::Up, sent: 0 }
+        Link { peer, tx, rx, out, inn, bell, watch: Watch::new(pid), state: State::Up, sent: 0, taken_unchecked: 0 }
     }
 
     /// Rings the reader if it armed (after we published).
     fn wake_reader(&self) {
-        fence(Ordering::SeqCst);
+        full_fence();
         let armed = &self.out.header().reader.armed;
         if armed.load(Ordering::Relaxed) != 0 && armed.swap(0, Ordering::AcqRel) != 0 {
             ring_counted(&self.bell, &self.out.header().writer.pokes);
@@ -85,12 +93,12 @@ impl Link {
     fn want_space(&self, bytes: usize) {
         let bytes = bytes.max(self.tx.capacity() / 2).min(self.tx.capacity());
         self.out.header().writer.space_wanted.store(bytes as u64, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
+        full_fence();
     }
 
     /// Rings the writer if it waits for space and enough is free now.
     fn wake_writer(&self) {
-        fence(Ordering::SeqCst);
+        full_fence();
         let wanted = &self.inn.header().writer.space_wanted;
         let w = wanted.load(Ordering::Relaxed);
         // A corrupt count reads as "not enough": the writer's own checks catch it.
@@ -104,15 +112,43 @@ impl Link {
 
     /// Offers the next frame to `take` (see `Transport::take_next_from`).
     /// None when the link is going or broken: `receive` reports that.
+    ///
+    /// A taken frame does not look for a writer waiting for space at once
+    /// (a full barrier and a load, on the path of a one-byte message from
+    /// its arrival to the receive's return): that waits for the next poll
+    /// that finds the ring empty (the express receive's next wait), for an
+    /// eighth of the ring taken, or for `receive`/`arm`. A writer blocked
+    /// on a full ring asks for half of it free, so it is woken at most an
+    /// eighth of the ring late; meanwhile the runtime retries a blocked
+    /// send every 200 us anyway.
     fn take_next(&mut self, take: &mut dyn FnMut(&[u8]) -> bool) -> Option<bool> {
         if !matches!(self.state, State::Up) {
             return None;
         }
-        let taken = self.rx.pop_if(|_, bytes| take(bytes)).ok()?;
+        let mut offered = 0;
+        let taken = self
+            .rx
+            .pop_if(|_, bytes| {
+                offered = bytes.len();
+                take(bytes)
+            })
+            .ok()?;
         if taken {
-            self.wake_writer();
+            self.taken_unchecked += offered.max(1);
+            if self.taken_unchecked >= self.rx.capacity() / TAKE_CHECK_SHARE {
+                self.check_writer();
+            }
+        } else if self.taken_unchecked > 0 && offered == 0 {
+            // The ring is empty: a waiting writer can have all of it.
+            self.check_writer();
         }
         Some(taken)
+    }
+
+    /// `wake_writer` for what `take_next` took so far.
+    fn check_writer(&mut self) {
+        self.taken_unchecked = 0;
+        self.wake_writer();
     }
 
     /// Rings this link's peer has given us so far (data and space).
@@ -154,8 +190,8 @@ impl Link {
                 }
             }
         }
-        if n > 0 {
-            self.wake_writer();
+        if n > 0 || self.taken_unchecked > 0 {
+            self.check_writer();
         }
         let reason = match (broken, &mut self.state) {
             (Some(r), _) => r,
@@ -258,13 +294,16 @@ impl ShmTransport {
     /// doorbell if something is (or may be) there. True if so.
     fn arm(&mut self) -> bool {
         self.armed = true;
+        for l in self.links.iter_mut().filter(|l| l.taken_unchecked > 0) {
+            l.check_writer();
+        }
         for l in &self.links {
             let armed = &l.inn.header().reader.armed;
             if armed.load(Ordering::Relaxed) == 0 {
                 armed.store(1, Ordering::Relaxed);
             }
         }
-        fence(Ordering::SeqCst);
+        full_fence();
         let pending = self.links.iter_mut().any(|l| match l.state {
             State::Lost(_) => false,
             State::Leaving(_) => true,

@@ -13,7 +13,9 @@
 //! All integers are little-endian.
 
 mod frame;
+mod plain;
 pub use frame::*;
+pub use plain::{plain_eager, plain_eager_header, EAGER_HEADER_LEN};
 
 #[cfg(test)]
 mod tests;

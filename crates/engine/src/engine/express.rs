@@ -11,7 +11,7 @@
 //! in place for the ordinary path.
 
 use wanmpi_transport::PeerId;
-use wanmpi_wire::{Envelope, Frame};
+use wanmpi_wire::Envelope;
 
 use super::Engine;
 use crate::error::{ErrorClass, MpiError};
@@ -27,15 +27,15 @@ impl Engine {
     /// receive for (`src`, `ctx`, `tag`) into `buf` when it is a whole
     /// plain eager message that receive matches, next in order. `None`
     /// leaves the frame (and all state) for the ordinary path, which also
-    /// judges malformed frames.
+    /// judges malformed frames. A small `Copy` answer: the receive waits on
+    /// it, and moving a `Status` (an `Option<MpiError>` inside) through
+    /// the stack cost store-forwarding stalls; `Taken::status` builds one.
     ///
     /// # Safety
     /// `buf` must be valid for `buf.cap` bytes.
-    pub unsafe fn express_take(&mut self, src: PeerId, ctx: u32, tag: Option<i32>, buf: RecvBuf, frame: &[u8]) -> Option<Status> {
-        let Ok(Frame::Eager { env, flags: 0, payload }) = Frame::parse(frame) else { return None };
-        let Envelope { ctx: c, tag: t, seq, total_len, .. } = env;
-        let whole = payload.len() as u64 == total_len && total_len <= self.cfg.eager_limit as u64;
-        if c != ctx || tag.is_some_and(|want| want != t) || !whole || !self.matcher.express_mark(src, ctx, seq) {
+    pub unsafe fn express_take(&mut self, src: PeerId, ctx: u32, tag: Option<i32>, buf: RecvBuf, frame: &[u8]) -> Option<Taken> {
+        let (Envelope { ctx: c, tag: t, seq, total_len, .. }, payload) = wanmpi_wire::plain_eager(frame)?;
+        if c != ctx || tag.is_some_and(|want| want != t) || total_len > self.cfg.eager_limit as u64 || !self.matcher.express_mark(src, ctx, seq) {
             return None;
         }
         let total = payload.len();
@@ -47,13 +47,35 @@ impl Engine {
         self.stats.msgs_received += 1;
         self.stats.bytes_received += total as u64;
         self.stats.count_arrival(src, self.channel_for(ctx, t), total_len, true);
-        let error = (total > buf.cap).then(|| {
+        Some(Taken { source: src, tag: t, bytes: fits, total })
+    }
+}
+
+/// A message `express_take` took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Taken {
+    pub source: PeerId,
+    pub tag: i32,
+    /// Bytes delivered into the receive buffer.
+    pub bytes: usize,
+    /// Bytes the message had (more than `bytes`: truncated).
+    pub total: usize,
+}
+
+impl Taken {
+    /// A truncated message is an error of its own (MPI_ERR_TRUNCATE).
+    pub fn error(&self) -> Option<MpiError> {
+        (self.total > self.bytes).then(|| {
             MpiError::new(
                 ErrorClass::Truncate,
-                format!("message of {total} bytes from rank {src} does not fit a receive buffer of {} bytes", buf.cap),
+                format!("message of {} bytes from rank {} does not fit a receive buffer of {} bytes", self.total, self.source, self.bytes),
             )
-        });
-        Some(Status { source: src, tag: t, bytes: fits, error, cancelled: false })
+        })
+    }
+
+    /// The receive's status.
+    pub fn status(&self) -> Status {
+        Status { source: self.source, tag: self.tag, bytes: self.bytes, error: self.error(), cancelled: false }
     }
 }
 
@@ -91,7 +113,7 @@ mod tests {
     fn take(e: &mut Engine, tag: Option<i32>, buf: &mut [u8], frame: &[u8]) -> Option<Status> {
         let b = RecvBuf { ptr: buf.as_mut_ptr(), cap: buf.len() };
         // SAFETY: `buf` outlives the call.
-        unsafe { e.express_take(0, CTX, tag, b, frame) }
+        unsafe { e.express_take(0, CTX, tag, b, frame) }.map(|t| t.status())
     }
 
     #[test]

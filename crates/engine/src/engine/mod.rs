@@ -9,6 +9,7 @@
 
 mod complete;
 mod express;
+mod express_send;
 mod recv;
 mod send;
 mod stats;
@@ -23,6 +24,7 @@ use crate::config::EngineConfig;
 use crate::matching::Matcher;
 use crate::request::{RequestId, Requests};
 
+pub use express::Taken;
 pub use recv::MatchedMessage;
 pub use send::SendMode;
 pub use stats::{Arrivals, EngineStats, WindowUse};
@@ -74,7 +76,7 @@ pub struct Engine {
     out_maybe: bool,
     /// Next sequence number per (destination, context).
     next_seq: HashMap<(PeerId, u32), u64>,
-    /// Ids of the messages `send_now` sent without a request.
+    /// Ids of the messages `send_now` and `express_send` sent without a request.
     express_ids: u64,
     /// Incoming messages whose data is still arriving, by (peer, msg id).
     inbound: HashMap<(PeerId, u64), Target>,

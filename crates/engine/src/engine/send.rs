@@ -20,7 +20,7 @@ pub enum SendMode {
 }
 
 /// Message ids of sends that never had a request (`Engine::send_now`).
-const EXPRESS_ID: u64 = 1 << 63;
+pub(super) const EXPRESS_ID: u64 = 1 << 63;
 
 /// A send checked and numbered, not yet queued.
 struct PlannedSend {
