@@ -162,6 +162,7 @@ impl Engine {
     }
 
     /// True while frames wait to be sent.
+    #[inline]
     pub fn has_pending_output(&self) -> bool {
         self.out_maybe && self.out.iter().any(|q| !q.is_empty())
     }
