@@ -127,6 +127,25 @@ pub struct Matcher {
     maybe_blocked: bool,
 }
 
+/// One (source, context)'s order state, held by an express receive while
+/// it polls (`Matcher::express_slot`). Nothing else touches the matcher
+/// meanwhile (the express receive holds the engine), so what made it
+/// ready still holds.
+pub struct ExpressSlot<'a>(&'a mut Order);
+
+impl ExpressSlot<'_> {
+    /// Takes sequence number `seq` when it is the next in order (false
+    /// changes nothing).
+    #[inline]
+    pub fn mark(&mut self, seq: u64) -> bool {
+        if seq != self.0.prefix {
+            return false;
+        }
+        self.0.prefix += 1;
+        true
+    }
+}
+
 /// What an arrival did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Arrival {
@@ -359,25 +378,18 @@ impl Matcher {
         before - self.unexpected.len()
     }
 
-    /// Whether the next message from `peer` on `ctx` would go to a new
-    /// receive naming `peer` with nothing else to decide: no receive is
-    /// posted, nothing from `peer` on `ctx` waits unmatched, and no later
-    /// message of theirs came ahead of the next one (`Engine::express_take`).
-    pub fn express_ready(&self, peer: PeerId, ctx: u32) -> bool {
-        self.posted.is_empty()
-            && self.order.get(&(peer, ctx)).is_none_or(|o| o.ahead.is_empty())
-            && !self.unexpected.iter().any(|u| u.peer == peer && u.env.ctx == ctx)
-    }
-
-    /// Takes sequence number `seq` from `peer` on `ctx` for an express
-    /// receive: only the next one in order (false leaves everything alone).
-    pub fn express_mark(&mut self, peer: PeerId, ctx: u32, seq: u64) -> bool {
-        let o = self.order.entry((peer, ctx)).or_default();
-        if seq != o.prefix || !o.ahead.is_empty() {
-            return false;
+    /// The order state of (`peer`, `ctx`) for an express receive, when the
+    /// next message from `peer` on `ctx` would go to a new receive naming
+    /// `peer` with nothing else to decide: no receive is posted, nothing
+    /// from `peer` on `ctx` waits unmatched, and no later message of theirs
+    /// came ahead of the next one (`Engine::express_rx`). One lookup, made
+    /// before the receive polls, so that taking the message needs none.
+    pub fn express_slot(&mut self, peer: PeerId, ctx: u32) -> Option<ExpressSlot<'_>> {
+        if !self.posted.is_empty() || self.unexpected.iter().any(|u| u.peer == peer && u.env.ctx == ctx) {
+            return None;
         }
-        o.prefix += 1;
-        true
+        let o = self.order.entry((peer, ctx)).or_default();
+        o.ahead.is_empty().then_some(ExpressSlot(o))
     }
 
     /// How many receives were bound to a missing message ahead of its

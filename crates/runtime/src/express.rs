@@ -1,7 +1,7 @@
 //! MPI_Recv's short cut for a message that comes soon from a peer whose
 //! transport offers its frames one by one (shared memory): the receive
 //! polls that peer alone and takes the message out of the ring into the
-//! user's buffer (`Engine::express_take`), skipping the request, the posted
+//! user's buffer (`Engine::express_rx`), skipping the request, the posted
 //! queue, the whole-transport poll and the request table. On one host this
 //! is most of a small message's latency.
 //!
@@ -11,11 +11,12 @@
 //! receive goes the ordinary way, which finds everything where it was.
 
 use wanmpi_engine::datatype::Datatype;
+use wanmpi_engine::engine::Taken;
 use wanmpi_engine::request::RecvBuf;
 
 use crate::comm::CommId;
 use crate::p2p::{comm_ref, resolve_tag};
-use crate::reqtable::{Status, ANY_SOURCE, PROC_NULL};
+use crate::reqtable::{ANY_SOURCE, PROC_NULL};
 use crate::runtime::{Runtime, State};
 
 /// Polls of the one peer before the receive posts itself the ordinary way:
@@ -74,30 +75,36 @@ impl Runtime {
         source: i32,
         tag: i32,
         comm: CommId,
-    ) -> Result<Status, u32> {
+    ) -> Result<Taken, u32> {
         let p = plan(st, buf, count, dt, source, tag, comm).ok_or(0u32)?;
-        if !quiet(st) || !st.engine.express_ready(p.src, p.ctx) {
+        if !quiet(st) {
             return Err(0);
         }
         let State { engine, transport, activity, .. } = st;
+        let mut rx = engine.express_rx(p.src, p.ctx, p.tag).ok_or(0u32)?;
         for round in 0..rounds {
-            let mut got = None;
-            let mut declined = false;
+            // The answer in scalars, each read back as it was written: a
+            // `Taken` written by the closure and copied out as a whole cost
+            // store-forwarding stalls on the message's path.
+            let (mut offered, mut got, mut tag, mut bytes, mut total) = (false, false, 0, 0, 0);
             let taken = transport.take_next_from(p.src, &mut |frame| {
+                offered = true;
                 // SAFETY: the receive contract keeps `buf` valid for `cap` bytes.
-                got = unsafe { engine.express_take(p.src, p.ctx, p.tag, RecvBuf { ptr: p.buf.ptr, cap: p.buf.cap }, frame) };
-                declined = got.is_none();
-                got.is_some()
+                if let Some(t) = unsafe { rx.take(RecvBuf { ptr: p.buf.ptr, cap: p.buf.cap }, frame) } {
+                    (got, tag, bytes, total) = (true, t.tag, t.bytes, t.total);
+                }
+                got
             });
-            match (taken, got) {
-                (Some(true), Some(t)) => {
+            match taken {
+                Some(true) if got => {
                     *activity += 1;
-                    return Ok(Status { source, tag: t.tag, bytes: t.bytes, error: t.error(), cancelled: false });
+                    return Ok(Taken { source: p.src, tag, bytes, total });
                 }
                 // A transport that cannot offer this peer's frames one by
                 // one (all but shared memory) says so on the first poll.
-                (None, _) => return Err(round),
-                _ if declined => return Err(round),
+                None => return Err(round),
+                // A frame the receive does not take goes the ordinary way.
+                _ if offered => return Err(round),
                 _ => {}
             }
         }

@@ -353,7 +353,9 @@ impl Runtime {
     pub unsafe fn recv(&self, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag: i32, comm: CommId) -> MpiResult<Status> {
         let mut st = self.lock();
         let spun = match Self::express_recv(&mut st, self.opts.express_rounds(), buf, count, dt, source, tag, comm) {
-            Ok(s) => return Ok(s),
+            // Built here, in the return value's place: moving a whole
+            // `Status` out of the express path cost store-forwarding stalls.
+            Ok(t) => return Ok(Status { source, tag: t.tag, bytes: t.bytes, error: t.error(), cancelled: false }),
             Err(spun) => spun,
         };
         let e = irecv_locked(&mut st, buf, count, dt, source, tag, comm, false)?;

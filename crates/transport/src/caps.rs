@@ -17,6 +17,7 @@ pub struct Caps {
 impl Caps {
     /// Checks a frame against these limits before a transport takes it:
     /// returns its length, or the error `try_send` should give.
+    #[inline]
     pub fn check_frame(&self, channel: u16, parts: &[&[u8]]) -> Result<usize, crate::TransportError> {
         let len: usize = parts.iter().map(|p| p.len()).sum();
         if len > self.max_frame {

@@ -70,6 +70,7 @@ impl Layout {
     }
 
     /// `Some((off, len))` when the layout is one contiguous block.
+    #[inline]
     pub fn single_block(&self) -> Option<(isize, usize)> {
         match self.pieces.as_slice() {
             [Piece::Block { off, len }] => Some((*off, *len)),

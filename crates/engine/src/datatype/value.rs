@@ -116,6 +116,7 @@ impl Datatype {
     }
 
     /// MPI_Type_size: data bytes of one element.
+    #[inline]
     pub fn size(&self) -> usize {
         self.0.span.size
     }
@@ -126,11 +127,13 @@ impl Datatype {
     }
 
     /// Extent: distance between consecutive elements (MPI_Type_get_extent).
+    #[inline]
     pub fn extent(&self) -> isize {
         self.0.extent
     }
 
     /// Lower bound of the data bytes alone (MPI_Type_get_true_extent).
+    #[inline]
     pub fn true_lb(&self) -> isize {
         self.0.span.data.map_or(0, |(lo, _)| lo)
     }
@@ -143,6 +146,7 @@ impl Datatype {
 
     /// True when `count` elements occupy exactly `count * size` bytes from
     /// `true_lb` with no gaps, so a buffer can be sent as it is.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         let size = self.size();
         if size == 0 {
@@ -179,6 +183,7 @@ impl Datatype {
         self.0.committed.store(true, Ordering::Release);
     }
 
+    #[inline]
     pub fn is_committed(&self) -> bool {
         self.0.committed.load(Ordering::Acquire)
     }

@@ -6,36 +6,65 @@
 //! (docs/benchmarks.md, "express receive").
 //!
 //! The short cut keeps MPI's matching rules because it is only taken when
-//! nothing else could claim the message (`Matcher::express_ready`) and only
+//! nothing else could claim the message (`Matcher::express_slot`) and only
 //! for the next sequence number of (peer, context); any other frame is left
 //! in place for the ordinary path.
 
 use wanmpi_transport::PeerId;
 use wanmpi_wire::Envelope;
 
-use super::Engine;
+use super::stats::Tally;
+use super::{channel_of, Engine};
 use crate::error::{ErrorClass, MpiError};
+use crate::matching::ExpressSlot;
 use crate::request::{RecvBuf, Status};
 
-impl Engine {
-    /// Whether a receive from `src` on `ctx` may try `express_take`.
-    pub fn express_ready(&self, src: PeerId, ctx: u32) -> bool {
-        src < self.size && !self.lost.contains_key(&src) && self.matcher.express_ready(src, ctx)
-    }
+/// An express receive from one peer on one context, ready to take that
+/// peer's next frame (`Engine::express_rx`). It holds what taking the
+/// message changes (the pair's order state, the counters), looked up
+/// once before the receive polls: on the path from a frame's arrival to
+/// the receive's return there is no table lookup left.
+pub struct ExpressRx<'a> {
+    slot: ExpressSlot<'a>,
+    tally: Tally<'a>,
+    source: PeerId,
+    ctx: u32,
+    tag: Option<i32>,
+    eager_limit: usize,
+    channels: u16,
+}
 
-    /// Takes `frame` (the next frame from `src`) as the message of a
-    /// receive for (`src`, `ctx`, `tag`) into `buf` when it is a whole
-    /// plain eager message that receive matches, next in order. `None`
-    /// leaves the frame (and all state) for the ordinary path, which also
-    /// judges malformed frames. A small `Copy` answer: the receive waits on
-    /// it, and moving a `Status` (an `Option<MpiError>` inside) through
-    /// the stack cost store-forwarding stalls; `Taken::status` builds one.
+impl Engine {
+    /// An express receive from `src` on (`ctx`, `tag`), if one may be
+    /// tried now: the peer is known and not lost and nothing else could
+    /// claim its next message (`Matcher::express_slot`).
+    #[inline]
+    pub fn express_rx(&mut self, src: PeerId, ctx: u32, tag: Option<i32>) -> Option<ExpressRx<'_>> {
+        if src >= self.size || (!self.lost.is_empty() && self.lost.contains_key(&src)) {
+            return None;
+        }
+        let channels = self.caps.channels;
+        let slot = self.matcher.express_slot(src, ctx)?;
+        let tally = self.stats.tally(src, tag.map(|t| channel_of(channels, ctx, t)));
+        Some(ExpressRx { slot, tally, source: src, ctx, tag, eager_limit: self.cfg.eager_limit, channels })
+    }
+}
+
+impl ExpressRx<'_> {
+    /// Takes `frame` (the next frame from the peer) as the message of the
+    /// receive into `buf` when it is a whole plain eager message the
+    /// receive matches, next in order. `None` leaves the frame (and all
+    /// state) for the ordinary path, which also judges malformed frames.
+    /// A small `Copy` answer: the receive waits on it, and moving a
+    /// `Status` (an `Option<MpiError>` inside) through the stack cost
+    /// store-forwarding stalls; `Taken::status` builds one.
     ///
     /// # Safety
     /// `buf` must be valid for `buf.cap` bytes.
-    pub unsafe fn express_take(&mut self, src: PeerId, ctx: u32, tag: Option<i32>, buf: RecvBuf, frame: &[u8]) -> Option<Taken> {
-        let (Envelope { ctx: c, tag: t, seq, total_len, .. }, payload) = wanmpi_wire::plain_eager(frame)?;
-        if c != ctx || tag.is_some_and(|want| want != t) || total_len > self.cfg.eager_limit as u64 || !self.matcher.express_mark(src, ctx, seq) {
+    #[inline]
+    pub unsafe fn take(&mut self, buf: RecvBuf, frame: &[u8]) -> Option<Taken> {
+        let (Envelope { ctx, tag, seq, total_len, .. }, payload) = wanmpi_wire::plain_eager(frame)?;
+        if ctx != self.ctx || self.tag.is_some_and(|want| want != tag) || total_len > self.eager_limit as u64 || !self.slot.mark(seq) {
             return None;
         }
         let total = payload.len();
@@ -44,14 +73,13 @@ impl Engine {
             // SAFETY: the caller's contract; `fits` is within both.
             unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.ptr, fits) };
         }
-        self.stats.msgs_received += 1;
-        self.stats.bytes_received += total as u64;
-        self.stats.count_arrival(src, self.channel_for(ctx, t), total_len, true);
-        Some(Taken { source: src, tag: t, bytes: fits, total })
+        let channels = self.channels;
+        self.tally.expected(total, total_len, || channel_of(channels, ctx, tag));
+        Some(Taken { source: self.source, tag, bytes: fits, total })
     }
 }
 
-/// A message `express_take` took.
+/// A message `ExpressRx::take` took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Taken {
     pub source: PeerId,
@@ -64,13 +92,22 @@ pub struct Taken {
 
 impl Taken {
     /// A truncated message is an error of its own (MPI_ERR_TRUNCATE).
+    /// Inline: the receive's return pays one comparison, not a call.
+    #[inline]
     pub fn error(&self) -> Option<MpiError> {
-        (self.total > self.bytes).then(|| {
-            MpiError::new(
-                ErrorClass::Truncate,
-                format!("message of {} bytes from rank {} does not fit a receive buffer of {} bytes", self.total, self.source, self.bytes),
-            )
-        })
+        if self.total > self.bytes {
+            Some(self.truncated())
+        } else {
+            None
+        }
+    }
+
+    #[cold]
+    fn truncated(&self) -> MpiError {
+        MpiError::new(
+            ErrorClass::Truncate,
+            format!("message of {} bytes from rank {} does not fit a receive buffer of {} bytes", self.total, self.source, self.bytes),
+        )
     }
 
     /// The receive's status.
@@ -112,8 +149,9 @@ mod tests {
 
     fn take(e: &mut Engine, tag: Option<i32>, buf: &mut [u8], frame: &[u8]) -> Option<Status> {
         let b = RecvBuf { ptr: buf.as_mut_ptr(), cap: buf.len() };
+        let mut rx = e.express_rx(0, CTX, tag)?;
         // SAFETY: `buf` outlives the call.
-        unsafe { e.express_take(0, CTX, tag, b, frame) }.map(|t| t.status())
+        unsafe { rx.take(b, frame) }.map(|t| t.status())
     }
 
     #[test]
@@ -121,14 +159,14 @@ mod tests {
         let (mut a, mut b) = engines(1, 1024);
         let f = frames(&mut a, &[(1, b"one", SendMode::Standard), (2, b"two", SendMode::Standard), (3, b"three", SendMode::Standard)]);
         let mut buf = [0u8; 8];
-        assert!(b.express_ready(0, CTX));
+        assert!(b.express_rx(0, CTX, None).is_some());
         let s = take(&mut b, Some(1), &mut buf, &f[0]).expect("the first message");
         assert_eq!((s.source, s.tag, s.bytes, &buf[..3]), (0, 1, 3, &b"one"[..]));
         // A receive for tag 1 does not take tag 2's message...
         assert!(take(&mut b, Some(1), &mut buf, &f[1]).is_none());
         // ...which the ordinary path then handles, unexpected: no more short cut.
         b.handle_frame(0, &f[1]);
-        assert!(!b.express_ready(0, CTX));
+        assert!(b.express_rx(0, CTX, None).is_none());
         let mut two = [0u8; 3];
         // SAFETY: `two` outlives the request.
         let id = unsafe { b.irecv(Some(0), CTX, Some(2), RecvBuf { ptr: two.as_mut_ptr(), cap: 3 }).unwrap() };
@@ -136,7 +174,7 @@ mod tests {
         assert_eq!(&two, b"two");
         // The order state moved on with the express take: the third message
         // is neither a duplicate nor out of order.
-        assert!(b.express_ready(0, CTX));
+        assert!(b.express_rx(0, CTX, None).is_some());
         let s = take(&mut b, None, &mut buf, &f[2]).expect("a wildcard tag takes the next message");
         assert_eq!((s.tag, s.bytes, &buf[..5]), (3, 5, &b"three"[..]));
         assert_eq!(b.stats().bad_frames, 0);
@@ -160,11 +198,11 @@ mod tests {
         let mut buf = [0u8; 4];
         // SAFETY: `buf` outlives the request (cancelled below).
         let id = unsafe { b.irecv(None, 99, None, RecvBuf { ptr: buf.as_mut_ptr(), cap: 4 }).unwrap() };
-        assert!(!b.express_ready(0, CTX), "an earlier receive, even on another context, goes first");
+        assert!(b.express_rx(0, CTX, None).is_none(), "an earlier receive, even on another context, goes first");
         b.cancel(id).unwrap();
-        assert!(b.express_ready(0, CTX));
+        assert!(b.express_rx(0, CTX, None).is_some());
         b.peer_lost(0, "gone".into());
-        assert!(!b.express_ready(0, CTX));
+        assert!(b.express_rx(0, CTX, None).is_none());
     }
 
     #[test]

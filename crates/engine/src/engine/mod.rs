@@ -24,7 +24,7 @@ use crate::config::EngineConfig;
 use crate::matching::Matcher;
 use crate::request::{RequestId, Requests};
 
-pub use express::Taken;
+pub use express::{ExpressRx, Taken};
 pub use recv::MatchedMessage;
 pub use send::SendMode;
 pub use stats::{Arrivals, EngineStats, WindowUse};
@@ -153,16 +153,7 @@ impl Engine {
     /// The channel every frame of messages on (ctx, tag) uses, so that they
     /// stay ordered; different (ctx, tag) spread over the channels.
     fn channel_for(&self, ctx: u32, tag: i32) -> u16 {
-        let n = self.caps.channels.max(1) as u64;
-        if n == 1 {
-            return 0;
-        }
-        // A multiplicative hash: consecutive tags land on different channels.
-        let h = (u64::from(ctx) << 32 | u64::from(tag as u32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        // A power of two (the usual count) takes a mask, not a division:
-        // the same channel either way.
-        let x = h >> 32;
-        (if n.is_power_of_two() { x & (n - 1) } else { x % n }) as u16
+        channel_of(self.caps.channels, ctx, tag)
     }
 
     /// Largest payload of one frame.
@@ -171,6 +162,7 @@ impl Engine {
     }
 
     /// True while frames wait to be sent.
+    #[inline]
     pub fn has_pending_output(&self) -> bool {
         self.out_maybe && self.out.iter().any(|q| !q.is_empty())
     }
@@ -199,6 +191,21 @@ impl Engine {
             }
         }
     }
+}
+
+/// `Engine::channel_for` for a transport of `channels` channels.
+#[inline]
+fn channel_of(channels: u16, ctx: u32, tag: i32) -> u16 {
+    let n = channels.max(1) as u64;
+    if n == 1 {
+        return 0;
+    }
+    // A multiplicative hash: consecutive tags land on different channels.
+    let h = (u64::from(ctx) << 32 | u64::from(tag as u32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    // A power of two (the usual count) takes a mask, not a division:
+    // the same channel either way.
+    let x = h >> 32;
+    (if n.is_power_of_two() { x & (n - 1) } else { x % n }) as u16
 }
 
 #[cfg(test)]

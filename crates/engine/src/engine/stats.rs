@@ -54,6 +54,19 @@ pub struct EngineStats {
 }
 
 impl EngineStats {
+    /// Where an express receive will count the message it takes, looked
+    /// up before it polls (`Engine::express_rx`): one (peer, channel)'s
+    /// arrivals when the channel is known (the receive names its tag),
+    /// else the table, looked up on arrival.
+    pub(crate) fn tally(&mut self, peer: PeerId, channel: Option<u16>) -> Tally<'_> {
+        let EngineStats { msgs_received, bytes_received, expected, arrivals, .. } = self;
+        let table = match channel {
+            Some(c) => Table::Slot(arrivals.entry((peer, c)).or_default()),
+            None => Table::Later(arrivals),
+        };
+        Tally { peer, msgs_received, bytes_received, expected, table }
+    }
+
     pub(crate) fn count_arrival(&mut self, peer: PeerId, channel: u16, bytes: u64, expected: bool) {
         let a = self.arrivals.entry((peer, channel)).or_default();
         a.bytes += bytes;
@@ -64,6 +77,38 @@ impl EngineStats {
             self.unexpected += 1;
             a.unexpected += 1;
         }
+    }
+}
+
+/// Counters of an express receive's one message (`EngineStats::tally`).
+pub(crate) struct Tally<'a> {
+    peer: PeerId,
+    msgs_received: &'a mut u64,
+    bytes_received: &'a mut u64,
+    expected: &'a mut u64,
+    table: Table<'a>,
+}
+
+enum Table<'a> {
+    Slot(&'a mut Arrivals),
+    Later(&'a mut BTreeMap<(PeerId, u16), Arrivals>),
+}
+
+impl Tally<'_> {
+    /// Counts a message taken by a posted receive: `payload` bytes came,
+    /// the envelope announced `total_len`, on `channel` (asked only when
+    /// not known in advance).
+    #[inline]
+    pub(crate) fn expected(&mut self, payload: usize, total_len: u64, channel: impl FnOnce() -> u16) {
+        *self.msgs_received += 1;
+        *self.bytes_received += payload as u64;
+        *self.expected += 1;
+        let a = match &mut self.table {
+            Table::Slot(a) => &mut **a,
+            Table::Later(t) => t.entry((self.peer, channel())).or_default(),
+        };
+        a.bytes += total_len;
+        a.expected += 1;
     }
 }
 
@@ -85,7 +130,8 @@ impl fmt::Display for EngineStats {
             self.credits_announced,
             self.bad_frames
         )?;
-        for ((peer, channel), a) in &self.arrivals {
+        // An express receive that took nothing leaves an empty row (`tally`).
+        for ((peer, channel), a) in self.arrivals.iter().filter(|(_, a)| a.expected + a.unexpected > 0) {
             writeln!(f, "  from rank {peer} channel {channel}: {} expected, {} unexpected, {} B", a.expected, a.unexpected, a.bytes)?;
         }
         if self.bound_ahead > 0 {
