@@ -38,6 +38,21 @@ fn point_to_point_over_sealed_tcp() {
     }
 }
 
+/// Two threads per rank at once (MPI_THREAD_MULTIPLE), every blocked call
+/// sleeping at once: each thread gets its own messages, and no round trip
+/// waits out a sleep's timeout (20 ms) because another thread took its
+/// message (tests/c/threads.c; fixed: tens of us, before: 2-7 ms).
+#[test]
+fn threads_wake_each_other() {
+    let exe = compile(&prefix().join("bin/mpicc"), "threads", "mpicc");
+    for (transport, streams) in TRANSPORTS {
+        let env = [("WANMPI_TRANSPORT", transport.to_string()), ("WANMPI_SCTP_STREAMS", streams.to_string()), ("WANMPI_SPIN_ROUNDS", "0".into())];
+        let out = run(2, &exe, &["1500"], &env);
+        assert_pass(&out, "threads", 2);
+        eprintln!("threads over {transport} ({streams} streams): {}", String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default());
+    }
+}
+
 #[test]
 fn requests_probes_and_cancel() {
     suite("requests", &[2]);

@@ -33,6 +33,7 @@ mod reqtable;
 mod rma;
 mod runtime;
 mod sites;
+mod sleepers;
 mod split_inter;
 mod staged;
 mod tagged;

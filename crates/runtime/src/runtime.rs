@@ -3,7 +3,7 @@
 //! unlocks; blocking calls wait for the transport's readiness outside the
 //! lock, so the optional progress thread can advance messages meanwhile.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -18,15 +18,6 @@ use crate::comm::CommTable;
 use crate::context::ContextPool;
 use crate::options::RuntimeOptions;
 use crate::reqtable::ReqTable;
-
-/// A nonblocking eventfd, or None if the system has none to give.
-fn eventfd() -> Option<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: plain syscall; the fd is owned at once.
-    let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-    // SAFETY: fd is a fresh descriptor we own.
-    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
-}
 
 /// Everything the lock protects.
 pub struct State {
@@ -70,10 +61,8 @@ pub struct Runtime {
     /// Readiness fd of the transport (-1: none), polled outside the lock;
     /// it changes when processes of another job are first attached.
     pub(crate) ready_fd: AtomicI32,
-    /// An eventfd the progress thread signals after it took arrivals: they
-    /// may have completed what a blocked call sleeps on, and that call's
-    /// transport fd will not fire again for them.
-    waker: Option<std::os::fd::OwnedFd>,
+    /// Blocked calls asleep, rung by whoever takes arrivals meanwhile.
+    sleepers: crate::sleepers::Sleepers,
     pub(crate) kv: Mutex<Option<Box<dyn Launcher>>>,
     pub(crate) started: Instant,
     stop: Arc<AtomicBool>,
@@ -97,7 +86,7 @@ impl Runtime {
             size,
             opts,
             ready_fd,
-            waker: eventfd(),
+            sleepers: Default::default(),
             kv: Mutex::new(kv),
             started: Instant::now(),
             stop: Arc::new(AtomicBool::new(false)),
@@ -139,6 +128,11 @@ impl Runtime {
         let io = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("transport: {e}"));
         let got = transport.poll_recv(&mut |ev| engine.handle_incoming(ev)).map_err(io)? as u64;
         *arrivals += got;
+        // What arrived may be another thread's, asleep: it announced itself
+        // before its last look under this lock, so it is counted here.
+        if got > 0 {
+            self.sleepers.wake_all();
+        }
         // A schedule's next round may wait only on sends that left: advance
         // before the idle check.
         if !st.colls.is_empty() {
@@ -242,28 +236,33 @@ impl Runtime {
                 continue;
             }
             // Sleep on the transport outside the lock; a short bound keeps
-            // output queues and timers moving.
+            // output queues and timers moving. Announced first, then one
+            // more look: a thread that took our message before the
+            // announcement could not know to wake us.
             let timeout = if pending_out { Duration::from_micros(200) } else { Duration::from_millis(20) };
-            self.block_on_transport(timeout, Sleeper::Caller);
+            let asleep = self.sleepers.announce();
+            {
+                let mut st = self.lock();
+                self.progress(&mut st)?;
+                if let Some(v) = done(&mut st)? {
+                    return Ok(v);
+                }
+            }
+            self.block_on_transport(timeout, asleep.as_ref().map_or(-1, |a| a.fd()));
+            drop(asleep);
             seen = None;
         }
     }
 
-    fn block_on_transport(&self, timeout: Duration, who: Sleeper) {
+    /// Sleeps until the transport is ready, `waker` (a caller's own eventfd;
+    /// -1 for the progress thread, which rings and is never rung) fires, or
+    /// `timeout` passes.
+    fn block_on_transport(&self, timeout: Duration, waker: RawFd) {
         match Some(self.ready_fd.load(Ordering::Relaxed)).filter(|fd| *fd >= 0) {
             Some(fd) => {
                 if !self.lock().transport.prepare_sleep() {
                     return; // something arrived meanwhile
                 }
-                // The waker is for blocked callers only: the progress thread
-                // that rang it must not read it back in its own next sleep
-                // (it did, and a caller asleep on a far peer's message then
-                // slept on until its timeout or the next packet: +2-5 ms per
-                // 20 ms round trip over sctp).
-                let waker = match who {
-                    Sleeper::Caller => self.waker.as_ref().map_or(-1, |w| w.as_raw_fd()),
-                    Sleeper::ProgressThread => -1,
-                };
                 let mut p = [libc::pollfd { fd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: waker, events: libc::POLLIN, revents: 0 }];
                 let ms = timeout.as_millis().clamp(0, i32::MAX as u128) as i32;
                 // SAFETY: a valid pollfd array of the length passed (a negative fd is ignored).
@@ -291,17 +290,14 @@ impl Runtime {
             .name("wanmpi-progress".into())
             .spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let (pending, took) = {
+                    // `progress` wakes a caller asleep on what it took.
+                    let pending = {
                         let mut st = rt.lock();
-                        let before = st.arrivals;
                         let _ = rt.progress(&mut st);
-                        (st.engine.has_pending_output(), st.arrivals != before)
+                        st.engine.has_pending_output()
                     };
-                    if took {
-                        rt.wake_sleepers();
-                    }
                     let t = if pending { Duration::from_micros(100) } else { rt.opts.progress_interval };
-                    rt.block_on_transport(t, Sleeper::ProgressThread);
+                    rt.block_on_transport(t, -1);
                 }
             })
             .ok();
@@ -313,14 +309,6 @@ impl Runtime {
     pub fn ensure_progress_thread(self: &Arc<Self>) {
         if self.progress_thread.lock().unwrap_or_else(|p| p.into_inner()).is_none() && !self.finalized.load(Ordering::Relaxed) {
             self.start_progress_thread();
-        }
-    }
-
-    fn wake_sleepers(&self) {
-        if let Some(w) = &self.waker {
-            let one = 1u64;
-            // SAFETY: writes 8 bytes from `one` to our own eventfd; a full counter only fails (EAGAIN).
-            unsafe { libc::write(w.as_raw_fd(), (&one as *const u64).cast(), 8) };
         }
     }
 
@@ -342,13 +330,4 @@ impl Runtime {
         }
         std::process::exit(if code == 0 { 1 } else { code });
     }
-}
-
-/// Who sleeps in `Runtime::block_on_transport`.
-#[derive(Clone, Copy)]
-enum Sleeper {
-    /// A blocking call: also woken by the progress thread's waker.
-    Caller,
-    /// The progress thread itself.
-    ProgressThread,
 }
