@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod job;
+
 use std::time::Duration;
 use wanmpi_bootstrap::{local_kv_world, BootstrapAddr, Client, KeyValue, Server, ServerConfig};
 use wanmpi_transport_shm::{setup, Incoming, ShmOptions, ShmTransport};
