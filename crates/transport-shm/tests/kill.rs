@@ -65,9 +65,10 @@ fn jobs_killed_at_random_moments_leave_no_process_and_nothing_in_dev_shm() {
     // SAFETY: plain prctl on this process.
     assert_eq!(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }, 0);
     let rounds: u32 = std::env::var("WANMPI_SHM_KILL_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
-    let seed = std::env::var("WANMPI_SHM_KILL_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1
-    });
+    let seed = std::env::var("WANMPI_SHM_KILL_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1);
     eprintln!("WANMPI_SHM_KILL_SEED={seed}");
     let mut rng = Rng(seed);
     let tmp = std::env::temp_dir().join(format!("wanmpi-shm-kill-{}", std::process::id()));
