@@ -47,11 +47,24 @@ pub fn client(address: &str, rank: u32, size: u32) -> Client {
     c
 }
 
-/// Names in /dev/shm that look like wanmpi's (there should be none, ever).
-pub fn shm_names() -> Vec<String> {
+/// Names in /dev/shm that look like wanmpi's and carry `pid` (the job keys
+/// of the transport before issue 23 began with mpirun's pid, or with the
+/// test process's): there should be none, ever. Only those of one process,
+/// so that other jobs on the host (an older build's) cannot fail a test.
+pub fn shm_names_of(pid: u32) -> Vec<String> {
+    let (pid, test_key) = (pid.to_string(), format!("t{pid}"));
     std::fs::read_dir("/dev/shm")
-        .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.contains("wanmpi")).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.contains("wanmpi") && n.split(['-', '.']).any(|w| w == pid || w == test_key))
+                .collect()
+        })
         .unwrap_or_default()
+}
+
+/// `shm_names_of` this test process.
+pub fn shm_names() -> Vec<String> {
+    shm_names_of(std::process::id())
 }
 
 /// Bytes of memory held by the inbound memfds open in this process (all
