@@ -19,8 +19,8 @@ pub(crate) fn open(pid: u32, fd: i32) -> Result<File, String> {
     let path = format!("/proc/{pid}/fd/{fd}");
     OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(&path).map_err(|e| {
         let why = match e.raw_os_error() {
-            Some(libc::ENOENT) => "the process is gone or closed it",
-            Some(libc::EACCES) | Some(libc::EPERM) => "permission denied (does it run as another user?)",
+            Some(libc::ENOENT) => "the process is gone or closed it (or runs on another host, or in another pid namespace)",
+            Some(libc::EACCES) | Some(libc::EPERM) => "permission denied (does it run as another user, or is it not dumpable?)",
             _ => "",
         };
         format!("cannot open {path}: {e}{}{why}", if why.is_empty() { "" } else { ": " })
