@@ -9,7 +9,7 @@
 //! `cargo run --release -p wanmpi-runtime --example one_core_cost [ROUNDS] [BYTES]`
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use wanmpi_runtime::{BasicType, Datatype, Runtime, RuntimeOptions, SendMode, COMM_WORLD};
 use wanmpi_transport_shm::ShmOptions;
@@ -18,15 +18,15 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let rounds: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(2_000_000);
     let bytes: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
-    let key = format!("cost{}", std::process::id());
     let opts = ShmOptions::from_env().expect("shm options");
     // Bring-up is collective (a barrier): one thread per rank.
     let rts: Vec<Arc<Runtime>> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..2u32)
-            .map(|r| {
-                let (key, opts) = (key.clone(), opts.clone());
+        let hs: Vec<_> = wanmpi_bootstrap::local_kv_world(2)
+            .into_iter()
+            .map(|mut kv| {
+                let opts = opts.clone();
                 s.spawn(move || {
-                    let t = wanmpi_transport_shm::setup(&key, r, 2, &[0, 1], &opts, Duration::from_secs(10)).expect("shm setup");
+                    let t = wanmpi_transport_shm::setup(&mut kv, &[0, 1], &opts).expect("shm setup");
                     Runtime::over(Box::new(t), RuntimeOptions::default()).expect("runtime")
                 })
             })

@@ -75,31 +75,16 @@ fn adaptive(env: &JobEnv, kv: &mut dyn KeyValue) -> Connected {
     Ok(Box::new(Composite::new("adaptive", parts, Box::new(AdaptiveRoute::new(0, 1)))?))
 }
 
-/// Shared memory to the ranks of `local` (this rank's host).
-fn shm(env: &JobEnv, local: &[u32]) -> Connected {
+/// Shared memory to the ranks of `local` (this rank's host): the ranks of
+/// the host meet through the key/value service (one fence of the whole job
+/// when `local` has another rank), nothing is named on the host.
+fn shm(kv: &mut dyn KeyValue, local: &[u32]) -> Connected {
     let mut opts = ShmOptions::from_env()?;
     if std::env::var_os(wanmpi_transport_shm::ENV_ARM_AFTER).is_none() {
         // The runtime calls prepare_sleep before every sleep.
         opts.arm_after = ShmOptions::ARM_ONLY_BEFORE_SLEEP;
     }
-    let key = shm_key(&env.job_id);
-    Ok(Box::new(wanmpi_transport_shm::setup(&key, env.rank, env.size, local, &opts, SHM_SETUP_TIMEOUT)?))
-}
-
-/// How long shm setup waits for the other ranks of this host to start.
-const SHM_SETUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// The job id as shm names its files with (`[A-Za-z0-9_-]`, at most 64):
-/// the launcher's ids already are; anything else is hashed.
-fn shm_key(job_id: &str) -> String {
-    let fits = !job_id.is_empty() && job_id.len() <= 64 && job_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if fits {
-        return job_id.to_string();
-    }
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    job_id.hash(&mut h);
-    format!("h{:016x}", h.finish())
+    Ok(Box::new(wanmpi_transport_shm::setup(kv, local, &opts)?))
 }
 
 fn named(name: &str, env: &JobEnv, kv: &mut dyn KeyValue) -> Connected {
@@ -128,6 +113,15 @@ impl Placement {
         };
         let site = SiteMap::from_env(size)?.map(|m| m.indices().to_vec());
         Ok(Placement { host, site })
+    }
+
+    /// Ranks on the most crowded host.
+    fn largest_host(&self) -> usize {
+        let mut count = std::collections::HashMap::new();
+        for h in &self.host {
+            *count.entry(*h).or_insert(0usize) += 1;
+        }
+        count.into_values().max().unwrap_or(1)
     }
 
     fn same_host(&self, a: u32, b: u32) -> bool {
@@ -221,7 +215,10 @@ fn auto(env: &JobEnv, kv: &mut dyn KeyValue) -> MpiResult<Box<dyn Transport>> {
     let setup = |what: &str, e: TransportError| MpiError::new(ErrorClass::Other, format!("{what} transport setup failed: {e}"));
     let mut parts: Vec<Box<dyn Transport>> = vec![];
     if let Some(local) = &plan.shm {
-        parts.push(shm(env, local).map_err(|e| setup("shm", e))?);
+        parts.push(shm(kv, local).map_err(|e| setup("shm", e))?);
+    } else if plan.shm_somewhere {
+        // Alone on this host: still at the fence the other hosts' shm setups wait at.
+        wanmpi_transport_shm::setup_elsewhere(kv).map_err(|e| setup("shm", e))?;
     }
     for name in &plan.net {
         parts.push(named(name, env, kv).map_err(|e| setup(name, e))?);
@@ -231,13 +228,15 @@ fn auto(env: &JobEnv, kv: &mut dyn KeyValue) -> MpiResult<Box<dyn Transport>> {
     }
     if parts.is_empty() {
         // A job of one rank: its sends to itself need no socket.
-        return shm(env, &[env.rank]).map_err(|e| setup("shm", e));
+        return shm(kv, &[env.rank]).map_err(|e| setup("shm", e));
     }
-    // Every rank must agree on channels and frame size, with or without shm.
+    // Every rank must agree on channels and frame size, with or without
+    // shm: the frame limit of the most crowded host (its rings are the
+    // smallest) holds for all.
     let (mut channels, mut max_frame) = (0, usize::MAX);
     if plan.shm_somewhere {
         let o = ShmOptions::from_env().map_err(|e| setup("shm", e))?;
-        (channels, max_frame) = (o.channels, o.max_frame());
+        (channels, max_frame) = (o.channels, o.max_frame_for(place.largest_host()));
     }
     Composite::with_limits("auto", parts, Box::new(PerPeerRoute::new(plan.reach)), channels, max_frame)
         .map(|c| Box::new(c) as Box<dyn Transport>)
@@ -245,7 +244,7 @@ fn auto(env: &JobEnv, kv: &mut dyn KeyValue) -> MpiResult<Box<dyn Transport>> {
 }
 
 /// `shm` by name: every rank must be on this host.
-fn shm_only(env: &JobEnv) -> MpiResult<Box<dyn Transport>> {
+fn shm_only(env: &JobEnv, kv: &mut dyn KeyValue) -> MpiResult<Box<dyn Transport>> {
     let place = Placement::from_env(env.size)?;
     let elsewhere: Vec<u32> = (0..env.size).filter(|&p| !place.same_host(env.rank, p)).collect();
     if !elsewhere.is_empty() {
@@ -255,13 +254,13 @@ fn shm_only(env: &JobEnv) -> MpiResult<Box<dyn Transport>> {
         ));
     }
     let local: Vec<u32> = (0..env.size).collect();
-    shm(env, &local).map_err(|e| MpiError::new(ErrorClass::Other, format!("shm transport setup failed: {e}")))
+    shm(kv, &local).map_err(|e| MpiError::new(ErrorClass::Other, format!("shm transport setup failed: {e}")))
 }
 
 pub fn connect(env: &JobEnv, kv: &mut dyn KeyValue) -> MpiResult<Box<dyn Transport>> {
     match env.transport.as_str() {
         "auto" => auto(env, kv),
-        "shm" => shm_only(env),
+        "shm" => shm_only(env, kv),
         name if KNOWN.contains(&name) => {
             named(name, env, kv).map_err(|e| MpiError::new(ErrorClass::Other, format!("{name} transport setup failed: {e}")))
         }
@@ -345,9 +344,8 @@ mod tests {
     }
 
     #[test]
-    fn a_job_id_that_cannot_name_a_file_is_hashed() {
-        assert_eq!(shm_key("123-abcd"), "123-abcd");
-        let k = shm_key("../etc/passwd");
-        assert!(k.starts_with('h') && k.len() == 17, "{k}");
+    fn the_most_crowded_host_sets_the_frame_limit() {
+        assert_eq!(place(&[0, 1, 1, 2, 1], None).largest_host(), 3);
+        assert_eq!(place(&[0], None).largest_host(), 1);
     }
 }

@@ -2,21 +2,20 @@
 //! only when it is next in its channel's order, and one taken that way
 //! leaves the order state right for `poll_recv`.
 
-use std::time::Duration;
 use wanmpi_transport::{Incoming, SendStatus, Transport};
 use wanmpi_transport_composite::{Composite, PerPeerRoute, Reach};
 use wanmpi_transport_shm::{setup, ShmOptions};
 
 fn pair() -> (Composite, Composite) {
-    let key = format!("ctake{}", std::process::id());
-    let wrap = |rank: u32, key: String| {
-        let shm = setup(&key, rank, 2, &[0, 1], &ShmOptions::default(), Duration::from_secs(10)).expect("shm setup");
+    let wrap = |mut kv: wanmpi_bootstrap::LocalKv| {
+        let shm = setup(&mut kv, &[0, 1], &ShmOptions::default()).expect("shm setup");
         let route = PerPeerRoute::new(vec![Reach::Fixed(0, "same host"); 2]);
         Composite::new("test", vec![Box::new(shm)], Box::new(route)).expect("composite")
     };
-    let k = key.clone();
-    let h = std::thread::spawn(move || wrap(1, k));
-    let a = wrap(0, key);
+    let mut kvs = wanmpi_bootstrap::local_kv_world(2);
+    let kv1 = kvs.pop().expect("rank 1");
+    let h = std::thread::spawn(move || wrap(kv1));
+    let a = wrap(kvs.pop().expect("rank 0"));
     (a, h.join().expect("rank 1"))
 }
 

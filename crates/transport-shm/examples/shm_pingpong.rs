@@ -15,10 +15,11 @@ const BIG: usize = 1 << 20;
 const LIMIT: Duration = Duration::from_secs(120);
 
 fn pair() -> (ShmTransport, ShmTransport) {
-    let key = format!("bench{}", std::process::id());
-    let (k, o) = (key.clone(), ShmOptions::from_env().expect("options"));
-    let h = std::thread::spawn(move || setup(&k, 1, 2, &[0, 1], &o, Duration::from_secs(10)).expect("rank 1"));
-    let a = setup(&key, 0, 2, &[0, 1], &ShmOptions::from_env().expect("options"), Duration::from_secs(10)).expect("rank 0");
+    let mut kvs = wanmpi_bootstrap::local_kv_world(2);
+    let (mut kv1, mut kv0) = (kvs.pop().expect("rank 1"), kvs.pop().expect("rank 0"));
+    let o = ShmOptions::from_env().expect("options");
+    let h = std::thread::spawn(move || setup(&mut kv1, &[0, 1], &o).expect("rank 1"));
+    let a = setup(&mut kv0, &[0, 1], &ShmOptions::from_env().expect("options")).expect("rank 0");
     (a, h.join().expect("rank 1"))
 }
 
@@ -110,7 +111,7 @@ fn stream(a: &mut ShmTransport, b: &mut ShmTransport, frames: usize, spin: bool)
 
 fn main() {
     let (mut a, mut b) = pair();
-    let ring = ShmOptions::from_env().expect("options").ring_bytes;
+    let ring = ShmOptions::from_env().expect("options").ring_for(2);
     println!("shm transport, 2 ranks as threads, ring {} KiB per direction", ring >> 10);
     println!("{:<48} {:>12}", "measure", "median");
     for spin in [true, false] {

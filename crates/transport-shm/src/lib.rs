@@ -5,41 +5,54 @@
 //!   pair of ranks, carrying every channel in send order (so per-channel
 //!   order holds, and more). Frames are whole records, never split; the
 //!   reader hands them to the engine in place.
-//! - **Segments** (`segment`): each ring lives in a file under /dev/shm
-//!   (`wanmpi-shm-<job key>-<writer>-<reader>`) that either side may create;
-//!   it is unlinked as soon as both sides mapped it, so a killed job leaves
-//!   nothing behind.
-//! - **Wake-up** (`wake`, protocol in `transport`): one FIFO "doorbell" per
+//! - **Memory** (`inbound`, `slot`): each rank owns one memfd, its inbound
+//!   memory, with a slot (a 512-byte header, packed with the others, and a
+//!   ring) per local sender; a sender maps only its own slot. Nothing is
+//!   reserved: a page costs memory once written, so idle pairs cost their
+//!   header's share of a page and a pair of short messages a page or two
+//!   per direction (the ring's reader does not even read a ring's data
+//!   before its first record). The ring size shrinks as the host fills
+//!   (`ShmOptions::ring_for`: 32 MiB of rings into a rank at most, 4 MiB to
+//!   64 KiB per ring), which bounds the worst case, every ring full.
+//! - **No names** (`setup`, `endpoint`, `proc_fd`): a rank publishes its
+//!   pid, fd numbers and a random token through the job's authenticated
+//!   key/value service; peers open `/proc/<pid>/fd/<n>`, which the kernel
+//!   allows the same user only, and check owner, kind, size, seals and
+//!   token before use. Nothing exists in /dev/shm or any directory for
+//!   another user to pre-create, find or open, and nothing outlives the
+//!   job's processes, however they end.
+//! - **Wake-up** (`wake`, protocol in `transport`): one pipe "doorbell" per
 //!   rank, its readiness fd. Writers ring it only when the reader armed
 //!   (said it may sleep); `ShmOptions::arm_after` trades that syscall per
 //!   message of a busy-polling reader against waking raw-fd sleepers.
-//! - **Liveness** (`liveness`): pids in the segment header, watched through
-//!   pidfds; `shutdown` sets a closed flag first, so a peer tells a finished
-//!   rank from a crashed one. Corrupt ring content is a lost peer, not a
-//!   crash.
-//! - **Setup** (`setup`): no launcher exchange needed; the job key and the
-//!   list of local ranks name everything.
+//! - **Liveness** (`liveness`): the peers' pids (from their endpoints),
+//!   watched through pidfds; `shutdown` sets a closed flag first, so a peer
+//!   tells a finished rank from a crashed one. Corrupt ring content is a
+//!   lost peer, not a crash.
 //!
 //! What it is not: it serves only the peers on this host (combine it with
 //! tcp in a composite for the others); it copies each frame twice (into the
 //! ring, and out of it by the engine) — a single-copy path for long messages
 //! (`process_vm_readv`, or rendezvous straight into the user buffer) needs
 //! engine support; it trusts the peers' *content* (same job, same user) but
-//! not their lengths, which are checked before any read. Memory grows with
-//! the square of the ranks per host (two rings per pair, `WANMPI_SHM_RING`),
-//! and the ranks of a host must share a pid namespace (liveness by pid).
+//! not their lengths, which are checked before any read. The ranks of a
+//! host must share a pid namespace and see it in /proc (liveness and
+//! set-up by pid).
 
 mod barrier;
+mod endpoint;
+mod inbound;
 mod liveness;
 mod options;
+mod proc_fd;
 mod ring;
-mod segment;
 mod setup;
+mod slot;
 mod transport;
 mod wake;
 
-pub use options::{ShmOptions, DEFAULT_MAX_FRAME, DEFAULT_RING, ENV_ARM_AFTER, ENV_DIR, ENV_RING};
+pub use options::{ShmOptions, DEFAULT_MAX_FRAME, DEFAULT_RING, DEFAULT_RING_BUDGET, ENV_ARM_AFTER, ENV_RING};
 pub use ring::RingError;
-pub use setup::setup;
+pub use setup::{setup, setup_elsewhere};
 pub use transport::ShmTransport;
 pub use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError};

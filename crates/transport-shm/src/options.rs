@@ -1,22 +1,26 @@
 //! Settings of the shm transport, with defaults and environment overrides.
 
-use std::path::PathBuf;
 use std::time::Duration;
 use wanmpi_transport::TransportError;
 
 /// Ring size in bytes per direction per pair of ranks (a power of two; `k`,
-/// `m` suffixes allowed).
+/// `m` suffixes allowed). Unset: chosen from the number of ranks on the host.
 pub const ENV_RING: &str = "WANMPI_SHM_RING";
-/// Directory of the segments and doorbells (default /dev/shm).
-pub const ENV_DIR: &str = "WANMPI_SHM_DIR";
 /// Empty `poll_recv`s in a row before it arms the doorbell (default 0).
 pub const ENV_ARM_AFTER: &str = "WANMPI_SHM_ARM_AFTER";
 
-/// Default ring: 4 MiB per direction per pair. Holds four frames of the
-/// largest size, so a sender rarely waits on a reader that is only slightly
-/// behind. Memory grows with the square of the ranks on a host (2 rings per
-/// pair): 16 local ranks take 16 x 15 x 4 MiB = 960 MiB of /dev/shm.
+/// Largest ring chosen by default: 4 MiB per direction per pair, for hosts
+/// of up to 9 ranks. It holds four frames of the largest size, so a sender
+/// rarely waits on a reader that is only slightly behind.
 pub const DEFAULT_RING: usize = 4 << 20;
+/// What the rings into one rank may add up to when every one of them is
+/// full, by default: the ring per pair is this divided among the senders
+/// (rounded down to a power of two, 64 KiB to `DEFAULT_RING`). Memory is
+/// taken only where a ring is written (the memory is not reserved up
+/// front), so a job of short messages uses a few pages per pair that
+/// talks; this bounds what a job streaming between every pair at once can
+/// take: the ranks times 32 MiB (4 GiB at 128 ranks on a host).
+pub const DEFAULT_RING_BUDGET: usize = 32 << 20;
 /// Largest frame: 1 MiB (the engine fragments long messages to this size),
 /// and never more than a quarter of the ring.
 pub const DEFAULT_MAX_FRAME: usize = 1 << 20;
@@ -26,10 +30,9 @@ const MAX_RING: usize = 1 << 30;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShmOptions {
     /// Data bytes of one ring (one direction of one pair). Every rank of a
-    /// job must use the same value; setup fails otherwise.
-    pub ring_bytes: usize,
-    /// Where segments and doorbells are created (a tmpfs, so the rings are RAM).
-    pub dir: PathBuf,
+    /// host must use the same value; setup fails otherwise. None: chosen
+    /// from the number of ranks on the host (`ring_for`).
+    pub ring_bytes: Option<usize>,
     /// Ordered channels offered per peer (all share one ring per pair).
     pub channels: u16,
     /// Frames delivered per peer per `poll_recv`, so one chatty peer cannot
@@ -58,14 +61,7 @@ impl ShmOptions {
 
 impl Default for ShmOptions {
     fn default() -> Self {
-        ShmOptions {
-            ring_bytes: DEFAULT_RING,
-            dir: PathBuf::from("/dev/shm"),
-            channels: 64,
-            batch: 64,
-            liveness_interval: Duration::from_millis(100),
-            arm_after: 0,
-        }
+        ShmOptions { ring_bytes: None, channels: 64, batch: 64, liveness_interval: Duration::from_millis(100), arm_after: 0 }
     }
 }
 
@@ -86,7 +82,7 @@ fn parse_bytes(v: &str) -> Option<usize> {
 }
 
 impl ShmOptions {
-    /// Defaults overridden by WANMPI_SHM_RING, WANMPI_SHM_DIR and WANMPI_SHM_ARM_AFTER.
+    /// Defaults overridden by WANMPI_SHM_RING and WANMPI_SHM_ARM_AFTER.
     pub fn from_env() -> Result<ShmOptions, TransportError> {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
@@ -95,13 +91,10 @@ impl ShmOptions {
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<ShmOptions, TransportError> {
         let mut o = ShmOptions::default();
         if let Some(v) = get(ENV_RING) {
-            o.ring_bytes = parse_bytes(&v).ok_or_else(|| bad(ENV_RING, &v, "not a byte count"))?;
+            o.ring_bytes = Some(parse_bytes(&v).ok_or_else(|| bad(ENV_RING, &v, "not a byte count"))?);
         }
         if let Some(v) = get(ENV_ARM_AFTER) {
             o.arm_after = v.trim().parse().map_err(|_| bad(ENV_ARM_AFTER, &v, "not a count"))?;
-        }
-        if let Some(v) = get(ENV_DIR).filter(|s| !s.trim().is_empty()) {
-            o.dir = PathBuf::from(v.trim());
         }
         o.validate()?;
         Ok(o)
@@ -109,9 +102,10 @@ impl ShmOptions {
 
     /// Checks the values `setup` relies on.
     pub fn validate(&self) -> Result<(), TransportError> {
-        let r = self.ring_bytes;
-        if !r.is_power_of_two() || !(MIN_RING..=MAX_RING).contains(&r) {
-            return Err(bad(ENV_RING, &r.to_string(), "must be a power of two from 64k to 1g"));
+        if let Some(r) = self.ring_bytes {
+            if !r.is_power_of_two() || !(MIN_RING..=MAX_RING).contains(&r) {
+                return Err(bad(ENV_RING, &r.to_string(), "must be a power of two from 64k to 1g"));
+            }
         }
         if self.channels == 0 || self.batch == 0 {
             return Err(TransportError::Setup("shm: channels and batch must be at least 1".into()));
@@ -119,9 +113,22 @@ impl ShmOptions {
         Ok(())
     }
 
-    /// Largest frame `try_send` accepts: 1 MiB, or a quarter of a smaller ring.
-    pub fn max_frame(&self) -> usize {
-        DEFAULT_MAX_FRAME.min(self.ring_bytes / 4)
+    /// Data bytes of each ring on a host of `local_ranks` ranks: the one
+    /// set, else `DEFAULT_RING_BUDGET` shared among the other ranks.
+    pub fn ring_for(&self, local_ranks: usize) -> usize {
+        self.ring_bytes.unwrap_or_else(|| {
+            let share = DEFAULT_RING_BUDGET / local_ranks.saturating_sub(1).max(1);
+            // The largest power of two not above the share.
+            let pow2 = 1usize << (usize::BITS - 1 - share.leading_zeros());
+            pow2.clamp(MIN_RING, DEFAULT_RING)
+        })
+    }
+
+    /// Largest frame `try_send` accepts on a host of `local_ranks` ranks:
+    /// 1 MiB, or a quarter of a smaller ring. A job whose hosts differ
+    /// must agree on one value: the one of its most crowded host.
+    pub fn max_frame_for(&self, local_ranks: usize) -> usize {
+        DEFAULT_MAX_FRAME.min(self.ring_for(local_ranks) / 4)
     }
 }
 
@@ -132,17 +139,30 @@ mod tests {
     #[test]
     fn defaults_and_env_overrides() {
         let d = ShmOptions::from_lookup(|_| None).unwrap();
-        assert_eq!((d.ring_bytes, d.max_frame()), (4 << 20, 1 << 20));
+        assert_eq!((d.ring_bytes, d.ring_for(2), d.max_frame_for(2)), (None, 4 << 20, 1 << 20));
         let o = ShmOptions::from_lookup(|k| match k {
             ENV_RING => Some(" 256k".into()),
-            ENV_DIR => Some("/tmp".into()),
             ENV_ARM_AFTER => Some("100".into()),
             _ => None,
         })
         .unwrap();
-        assert_eq!((o.ring_bytes, o.max_frame(), o.dir, o.arm_after), (256 << 10, 64 << 10, PathBuf::from("/tmp"), 100));
+        assert_eq!((o.ring_for(2), o.ring_for(200), o.max_frame_for(2), o.arm_after), (256 << 10, 256 << 10, 64 << 10, 100));
         assert_eq!(parse_bytes("8M"), Some(8 << 20));
         assert_eq!(parse_bytes("1048576"), Some(1 << 20));
+    }
+
+    /// The default ring shrinks as the host fills, so that the rings into
+    /// one rank stay within the budget, and never below 64 KiB.
+    #[test]
+    fn default_rings_share_a_budget_per_rank() {
+        let d = ShmOptions::default();
+        let rings: Vec<_> = [1, 2, 9, 10, 16, 32, 64, 128, 256, 512, 2000].iter().map(|&n| d.ring_for(n) >> 10).collect();
+        assert_eq!(rings, vec![4096, 4096, 4096, 2048, 2048, 1024, 512, 256, 128, 64, 64]);
+        assert_eq!((d.max_frame_for(128), d.max_frame_for(256)), (64 << 10, 32 << 10));
+        for n in 2..600 {
+            let r = d.ring_for(n);
+            assert!(r.is_power_of_two() && (r * (n - 1) <= DEFAULT_RING_BUDGET || r == MIN_RING), "{n}: {r}");
+        }
     }
 
     #[test]

@@ -227,6 +227,8 @@ pub(crate) struct Consumer {
     head: u64,
     max_frame: usize,
     channels: u16,
+    /// The producer has published a record (see `started`).
+    started: bool,
 }
 
 impl Consumer {
@@ -234,7 +236,23 @@ impl Consumer {
     /// channels below `channels`; anything else is a corrupt ring.
     pub(crate) fn new(mem: RingMem, max_frame: usize, channels: u16) -> Consumer {
         let head = mem.head().load(Ordering::Relaxed);
-        Consumer { mem, head, max_frame, channels }
+        Consumer { mem, head, max_frame, channels, started: false }
+    }
+
+    /// Whether the producer ever published a record. Until it has, the
+    /// consumer reads the producer's `tail` (beside the ring, on the header
+    /// page the reader touched anyway) instead of the word at `head`: in
+    /// shared memory that is not reserved up front, the first read of a
+    /// page allocates it, and a rank polls every ring into it, so polling
+    /// the data of rings nobody writes would cost a page per pair of ranks.
+    /// `tail` is stored after the record's header word, so seeing it
+    /// nonzero means a record is there. Once true, one predictable branch.
+    #[inline(always)]
+    fn started(&mut self) -> bool {
+        if !self.started {
+            self.started = self.mem.tail().load(Ordering::Acquire) != 0;
+        }
+        self.started
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -243,6 +261,9 @@ impl Consumer {
 
     /// Whether a record is waiting (reads the producer's counter).
     pub(crate) fn has_data(&mut self) -> Result<bool, RingError> {
+        if !self.started() {
+            return Ok(false);
+        }
         let off = (self.head as usize) & (self.mem.cap - 1);
         Ok(self.mem.word_at(off).load(Ordering::Acquire) != 0)
     }
@@ -266,6 +287,9 @@ impl Consumer {
     /// `f` returns true. Ok(false): ring empty or the frame was left.
     pub(crate) fn pop_if(&mut self, f: impl FnOnce(u16, &[u8]) -> bool) -> Result<bool, RingError> {
         let cap = self.mem.cap;
+        if !self.started() {
+            return Ok(false);
+        }
         loop {
             let off = (self.head as usize) & (cap - 1);
             // Read the word once: the producer could change it under us.
@@ -453,6 +477,22 @@ mod tests {
             assert_eq!(pop_vec(&mut c).unwrap().1, f);
         }
         assert!(pop_vec(&mut c).is_none());
+    }
+
+    /// Until the producer's counter moves, the consumer does not look at
+    /// the data area (a page of shared memory is allocated by its first
+    /// read), even where a word is there.
+    #[test]
+    fn a_ring_never_written_is_never_read() {
+        let ring = HeapRing::new(256);
+        ring.poke_word(0, word(5, 0, KIND_FRAME));
+        let mut c = Consumer::new(ring.mem(), 64, 1);
+        assert!(!c.has_data().unwrap());
+        assert!(!c.pop(|_, _| panic!("read a ring whose tail is 0")).unwrap());
+        let mut p = Producer::new(ring.mem());
+        assert!(p.try_push(0, &[b"first"], 5).unwrap());
+        assert!(c.has_data().unwrap());
+        assert_eq!(pop_vec(&mut c).unwrap(), (0, b"first".to_vec()));
     }
 
     #[test]

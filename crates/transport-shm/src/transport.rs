@@ -25,10 +25,11 @@
 //! (frames it sent before leaving still count).
 
 use crate::barrier::full_fence;
+use crate::inbound::Inbound;
 use crate::liveness::Watch;
 use crate::options::ShmOptions;
 use crate::ring::{Consumer, Producer};
-use crate::segment::Segment;
+use crate::slot::Slot;
 use crate::wake::{Bell, Doorbell};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,8 +57,8 @@ pub(crate) struct Link {
     tx: Producer,
     rx: Consumer,
     // The rings point into these mappings: keep them after tx/rx.
-    out: Segment,
-    inn: Segment,
+    out: Slot,
+    inn: Slot,
     bell: Bell,
     watch: Watch,
     state: State,
@@ -72,10 +73,10 @@ pub(crate) struct Link {
 const TAKE_CHECK_SHARE: usize = 8;
 
 impl Link {
-    pub(crate) fn new(peer: PeerId, out: Segment, inn: Segment, bell: Bell, pid: u32, opts: &ShmOptions) -> Link {
+    pub(crate) fn new(peer: PeerId, out: Slot, inn: Slot, bell: Bell, watch: Watch, max_frame: usize, opts: &ShmOptions) -> Link {
         let tx = Producer::new(out.ring());
-        let rx = Consumer::new(inn.ring(), opts.max_frame(), opts.channels);
-        Link { peer, tx, rx, out, inn, bell, watch: Watch::new(pid), state: State::Up, sent: 0, taken_unchecked: 0 }
+        let rx = Consumer::new(inn.ring(), max_frame, opts.channels);
+        Link { peer, tx, rx, out, inn, bell, watch, state: State::Up, sent: 0, taken_unchecked: 0 }
     }
 
     /// Rings the reader if it armed (after we published).
@@ -216,6 +217,9 @@ pub struct ShmTransport {
     index: Vec<Option<usize>>,
     self_queue: VecDeque<(u16, Vec<u8>)>,
     doorbell: Doorbell,
+    /// Our inbound memory: its fd stays open for the job's life, so a peer
+    /// may open it by /proc however late (None: no local peer).
+    _inbound: Option<Inbound>,
     /// Bytes read from the doorbell so far (each is one ring).
     rings_read: u64,
     /// Rings we gave ourselves.
@@ -236,8 +240,16 @@ pub struct ShmTransport {
 }
 
 impl ShmTransport {
-    pub(crate) fn new(rank: PeerId, size: u32, opts: ShmOptions, doorbell: Doorbell, links: Vec<Link>) -> ShmTransport {
-        let caps = Caps { name: "shm", channels: opts.channels, max_frame: opts.max_frame(), eager_limit_hint: 64 << 10, reliable: true };
+    pub(crate) fn new(
+        rank: PeerId,
+        size: u32,
+        opts: ShmOptions,
+        max_frame: usize,
+        doorbell: Doorbell,
+        inbound: Option<Inbound>,
+        links: Vec<Link>,
+    ) -> ShmTransport {
+        let caps = Caps { name: "shm", channels: opts.channels, max_frame, eager_limit_hint: 64 << 10, reliable: true };
         let mut index = vec![None; size as usize];
         for (i, l) in links.iter().enumerate() {
             index[l.peer as usize] = Some(i);
@@ -252,6 +264,7 @@ impl ShmTransport {
             index,
             self_queue: VecDeque::new(),
             doorbell,
+            _inbound: inbound,
             rings_read: 0,
             self_rings: 0,
             polls_unclocked: 0,
@@ -574,16 +587,22 @@ impl Drop for ShmTransport {
 mod tests {
     use super::*;
 
+    /// Ranks 0 and 1 of a two-rank job with 64 KiB rings, threads of this process.
+    fn pair() -> (ShmTransport, ShmTransport) {
+        let opts = ShmOptions { ring_bytes: Some(64 << 10), ..ShmOptions::default() };
+        let mut kvs = wanmpi_bootstrap::local_kv_world(2);
+        let (mut kv1, mut kv0) = (kvs.pop().unwrap(), kvs.pop().unwrap());
+        let o = opts.clone();
+        let h = std::thread::spawn(move || crate::setup(&mut kv1, &[0, 1], &o).unwrap());
+        let a = crate::setup(&mut kv0, &[0, 1], &opts).unwrap();
+        (a, h.join().unwrap())
+    }
+
     /// Rank 1 turns hostile: it overwrites the length of a frame it already
     /// published. Rank 0 must report it lost, not read past the ring.
     #[test]
     fn a_corrupt_length_from_a_peer_is_a_lost_peer_not_a_crash() {
-        let opts = ShmOptions { ring_bytes: 64 << 10, ..ShmOptions::default() };
-        let key = format!("u{}-hostile", std::process::id());
-        let (k, o) = (key.clone(), opts.clone());
-        let h = std::thread::spawn(move || crate::setup(&k, 1, 2, &[0, 1], &o, Duration::from_secs(10)).unwrap());
-        let mut a = crate::setup(&key, 0, 2, &[0, 1], &opts, Duration::from_secs(10)).unwrap();
-        let mut b = h.join().unwrap();
+        let (mut a, mut b) = pair();
         assert_eq!(b.try_send(0, 0, &[b"honest"]).unwrap(), SendStatus::Sent);
         assert_eq!(b.try_send(0, 1, &[b"then lies"]).unwrap(), SendStatus::Sent);
         // The second record starts at 16 (8-byte header + "honest" padded to 8).
@@ -613,12 +632,7 @@ mod tests {
     /// neither waits out its deadline for the other.
     #[test]
     fn two_ranks_shutting_down_together_do_not_wait_for_each_other() {
-        let opts = ShmOptions { ring_bytes: 64 << 10, ..ShmOptions::default() };
-        let key = format!("u{}-bye", std::process::id());
-        let (k, o) = (key.clone(), opts.clone());
-        let h = std::thread::spawn(move || crate::setup(&k, 1, 2, &[0, 1], &o, Duration::from_secs(10)).unwrap());
-        let mut a = crate::setup(&key, 0, 2, &[0, 1], &opts, Duration::from_secs(10)).unwrap();
-        let mut b = h.join().unwrap();
+        let (mut a, mut b) = pair();
         assert_eq!(a.try_send(1, 0, &[b"bye from 0"]).unwrap(), SendStatus::Sent);
         assert_eq!(b.try_send(0, 0, &[b"bye from 1"]).unwrap(), SendStatus::Sent);
         let start = Instant::now();

@@ -1,55 +1,49 @@
-//! Waking a rank that may be asleep: one named FIFO per rank (its
-//! "doorbell"). The rank opens its own FIFO read-write and non-blocking
-//! (so it never sees end-of-file and writers can always open it) and polls
-//! it; a peer writes one byte to "ring" it.
+//! Waking a rank that may be asleep: one anonymous pipe per rank (its
+//! "doorbell"). The rank keeps both ends, non-blocking (so it never sees
+//! end-of-file), and polls the read end; a peer writes one byte to "ring"
+//! it.
 //!
-//! Why a FIFO: an eventfd cannot reach another process without fd passing,
-//! and an abstract Unix socket lives in a network namespace (the emulator
-//! puts ranks of one host in different ones), while a FIFO next to the
-//! segments works wherever they do. The file is unlinked as soon as every
-//! peer has opened it.
+//! Why a pipe: it has no name another user could create first, and a peer
+//! of the same user can open it by `/proc/<pid>/fd/<n>` (`proc_fd.rs`); an
+//! eventfd cannot be reopened that way, and an abstract Unix socket lives
+//! in a network namespace (the emulator puts ranks of one host in
+//! different ones).
 //!
 //! Lost wake-ups are avoided by the flag protocol in `transport.rs`: a
 //! sleeper sets a flag, fences, re-checks the ring, then sleeps; a writer
 //! publishes, fences, then checks the flag. Rings are counted in the
-//! segments, so the sleeper reads the FIFO only when a byte is due.
+//! slot headers, so the sleeper reads the pipe only when a byte is due.
 
-use std::fs::OpenOptions;
-use std::io;
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::io::{AsRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd};
 use wanmpi_transport::TransportError;
 
 /// This rank's own doorbell: readable while a ring is pending.
 pub(crate) struct Doorbell {
-    fd: OwnedFd,
-    path: PathBuf,
-    linked: bool,
+    read: OwnedFd,
+    /// Kept so the read end never sees end-of-file; also rings ourselves.
+    write: OwnedFd,
 }
 
 impl Doorbell {
-    /// Creates the FIFO `path` (it must not exist) and opens it.
-    pub(crate) fn create(path: &Path) -> Result<Doorbell, TransportError> {
-        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|_| TransportError::Setup(format!("shm doorbell path {} has a NUL byte", path.display())))?;
-        // SAFETY: a valid C string; mkfifo does not keep it.
-        if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-            let e = io::Error::last_os_error();
-            return Err(TransportError::Setup(format!("shm doorbell {}: {e} (a job with the same key still running?)", path.display())));
+    pub(crate) fn create() -> Result<Doorbell, TransportError> {
+        let mut fds = [0; 2];
+        // SAFETY: a live two-int array; on success both are fresh fds of ours.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            return Err(TransportError::Setup(format!("shm doorbell: pipe: {}", std::io::Error::last_os_error())));
         }
-        match OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path) {
-            Ok(f) => Ok(Doorbell { fd: f.into(), path: path.to_owned(), linked: true }),
-            Err(e) => {
-                let _ = std::fs::remove_file(path);
-                Err(TransportError::Setup(format!("shm doorbell {}: {e}", path.display())))
-            }
-        }
+        // SAFETY: see above.
+        Ok(unsafe { Doorbell { read: OwnedFd::from_raw_fd(fds[0]), write: OwnedFd::from_raw_fd(fds[1]) } })
     }
 
     pub(crate) fn fd(&self) -> i32 {
-        self.fd.as_raw_fd()
+        self.read.as_raw_fd()
+    }
+
+    /// The pipe's inode, published so a peer knows it opened this pipe.
+    pub(crate) fn ino(&self) -> Result<u64, TransportError> {
+        let f = std::fs::File::from(self.read.try_clone().map_err(|e| TransportError::Setup(format!("shm doorbell: {e}")))?);
+        Ok(f.metadata().map_err(|e| TransportError::Setup(format!("shm doorbell: fstat: {e}")))?.ino())
     }
 
     /// Reads every pending byte (non-blocking); returns how many.
@@ -58,7 +52,7 @@ impl Doorbell {
         let mut total = 0;
         loop {
             // SAFETY: reading into a live buffer of its length.
-            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+            let n = unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
             total += n.max(0) as u64;
             if n < buf.len() as isize {
                 // EAGAIN or a short read: empty now. EINTR: a later drain retries.
@@ -70,19 +64,7 @@ impl Doorbell {
     /// Rings our own doorbell: used when we leave frames behind, so a caller
     /// polling the fd does not sleep on them.
     pub(crate) fn ring_self(&self) -> bool {
-        ring_fd(self.fd.as_raw_fd())
-    }
-
-    pub(crate) fn unlink(&mut self) {
-        if std::mem::take(&mut self.linked) {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
-impl Drop for Doorbell {
-    fn drop(&mut self) {
-        self.unlink();
+        ring_fd(self.write.as_raw_fd())
     }
 }
 
@@ -92,30 +74,21 @@ pub(crate) struct Bell {
 }
 
 impl Bell {
-    /// Opens the peer's FIFO, waiting until `deadline` for the peer to create it.
-    pub(crate) fn open(path: &Path, peer: u32, deadline: Instant) -> Result<Bell, TransportError> {
-        let mut fd = None;
-        crate::setup::wait_until(
-            deadline,
-            || format!("rank {peer} to create its doorbell {}", path.display()),
-            || {
-                // Read-write, though we only write: a FIFO with a reader (us)
-                // never raises SIGPIPE when its owner dies, which would kill a
-                // C program that did not ignore the signal.
-                match OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path) {
-                    Ok(f) => {
-                        fd = Some(OwnedFd::from(f));
-                        Ok(true)
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-                    Err(e) => Err(TransportError::Setup(format!("shm doorbell {}: {e}", path.display()))),
-                }
-            },
-        )?;
-        Ok(Bell { fd: fd.expect("wait_until returned after Ok(true)") })
+    /// Opens the doorbell `fd` of process `pid` and checks it is the pipe
+    /// of inode `ino` it published, ours alone. Read-write, though we only
+    /// write: a pipe with a reader (us) never raises SIGPIPE when its owner
+    /// dies, which would kill a C program that did not ignore the signal.
+    pub(crate) fn open(pid: u32, fd: i32, ino: u64) -> Result<Bell, String> {
+        let f = crate::proc_fd::open(pid, fd)?;
+        let meta = f.metadata().map_err(|e| format!("fstat: {e}"))?;
+        crate::proc_fd::ours(&meta, "a pipe", meta.file_type().is_fifo())?;
+        if meta.ino() != ino {
+            return Err(format!("it is pipe {}, the rank published pipe {ino}", meta.ino()));
+        }
+        Ok(Bell { fd: OwnedFd::from(f) })
     }
 
-    /// Writes one byte. False if it could not (FIFO full: it is readable
+    /// Writes one byte. False if it could not (pipe full: it is readable
     /// anyway).
     pub(crate) fn ring(&self) -> bool {
         ring_fd(self.fd.as_raw_fd())

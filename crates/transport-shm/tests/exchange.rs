@@ -3,10 +3,11 @@
 
 mod common;
 
-use common::{job_key, leftovers, owned, pair, Event};
+use common::{owned, pair, shm_names, Event};
 use std::sync::mpsc;
 use std::time::Duration;
-use wanmpi_transport_shm::{SendStatus, ShmOptions, Transport, TransportError};
+use wanmpi_bootstrap::{local_kv_world, KeyValue};
+use wanmpi_transport_shm::{setup, setup_elsewhere, SendStatus, ShmOptions, Transport, TransportError};
 
 /// Frame `seq` of `channel`: its numbers, then a pattern of a size that
 /// sweeps from 0 to `max` (the largest frame included).
@@ -86,10 +87,9 @@ fn exchange(
 
 #[test]
 fn thousands_of_frames_on_eight_channels_arrive_whole_in_order_under_backpressure() {
-    let opts = ShmOptions { ring_bytes: 256 << 10, ..ShmOptions::default() }; // frames up to 64 KiB
-    let key = job_key("exchange");
-    let (mut a, mut b) = pair(&key, &opts);
-    assert!(leftovers(&key, &opts).is_empty(), "files remain after setup: {:?}", leftovers(&key, &opts));
+    let opts = ShmOptions { ring_bytes: Some(256 << 10), ..ShmOptions::default() }; // frames up to 64 KiB
+    let (mut a, mut b) = pair(&opts);
+    assert!(shm_names().is_empty(), "names in /dev/shm: {:?}", shm_names());
     assert_eq!(a.caps().max_frame, 64 << 10);
     // Rank 1 reads nothing until rank 0 has filled the ring and been refused.
     let (tx, rx) = mpsc::channel();
@@ -103,7 +103,7 @@ fn thousands_of_frames_on_eight_channels_arrive_whole_in_order_under_backpressur
 #[test]
 fn largest_frames_fill_the_default_ring_and_pass_whole() {
     let opts = ShmOptions::default();
-    let (mut a, mut b) = pair(&job_key("largest"), &opts);
+    let (mut a, mut b) = pair(&opts);
     assert_eq!((a.caps().max_frame, a.caps().name), (1 << 20, "shm"));
     let h = std::thread::spawn(move || exchange(&mut b, 3, 100, None, None));
     exchange(&mut a, 3, 100, None, None);
@@ -112,13 +112,19 @@ fn largest_frames_fill_the_default_ring_and_pass_whole() {
 
 #[test]
 fn self_sends_arrive_and_bad_arguments_are_errors() {
-    let opts = ShmOptions { ring_bytes: 64 << 10, ..ShmOptions::default() };
-    let key = job_key("errors");
-    let (k, o) = (key.clone(), opts.clone());
-    // A job of 4 ranks, 0 and 2 on this host.
-    let h = std::thread::spawn(move || wanmpi_transport_shm::setup(&k, 2, 4, &[0, 2], &o, Duration::from_secs(10)).unwrap());
-    let mut a = wanmpi_transport_shm::setup(&key, 0, 4, &[2, 0], &opts, Duration::from_secs(10)).unwrap();
-    let _c = h.join().unwrap();
+    let opts = ShmOptions { ring_bytes: Some(64 << 10), ..ShmOptions::default() };
+    // A job of 4 ranks, 0 and 2 on this host, 1 and 3 each alone elsewhere.
+    let mut hs = vec![];
+    for mut kv in local_kv_world(4) {
+        let o = opts.clone();
+        hs.push(std::thread::spawn(move || match kv.rank() {
+            0 => Some(setup(&mut kv, &[2, 0], &o).unwrap()),
+            2 => Some(setup(&mut kv, &[0, 2], &o).unwrap()),
+            _ => setup_elsewhere(&mut kv).map(|()| None).unwrap(),
+        }));
+    }
+    let mut ts: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut a = ts[0].take().unwrap();
     assert_eq!(a.peers().collect::<Vec<_>>(), vec![2]);
     assert_eq!(a.try_send(0, 3, &[b"me", b"!"]).unwrap(), SendStatus::Sent);
     let mut got = vec![];

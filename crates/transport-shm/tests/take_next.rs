@@ -4,13 +4,13 @@
 
 mod common;
 
-use common::{job_key, pair};
+use common::pair;
 use std::time::{Duration, Instant};
 use wanmpi_transport_shm::{Incoming, SendStatus, ShmOptions, Transport};
 
 #[test]
 fn frames_are_offered_in_order_and_a_refused_one_stays() {
-    let (mut a, mut b) = pair(&job_key("take"), &ShmOptions::default());
+    let (mut a, mut b) = pair(&ShmOptions::default());
     for i in 0..3u8 {
         assert_eq!(a.try_send(1, 0, &[&[i; 5]]).unwrap(), SendStatus::Sent);
     }
@@ -41,8 +41,8 @@ fn frames_are_offered_in_order_and_a_refused_one_stays() {
 
 #[test]
 fn a_writer_blocked_on_a_full_ring_wakes_when_frames_are_taken() {
-    let opts = ShmOptions { ring_bytes: 64 << 10, ..ShmOptions::default() };
-    let (mut a, mut b) = pair(&job_key("takespace"), &opts);
+    let opts = ShmOptions { ring_bytes: Some(64 << 10), ..ShmOptions::default() };
+    let (mut a, mut b) = pair(&opts);
     let chunk = vec![1u8; 16 << 10];
     let mut sent = 0;
     while a.try_send(1, 0, &[&chunk]).unwrap() == SendStatus::Sent {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{job_key, pair};
+use common::pair;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use wanmpi_transport_shm::{Incoming, SendStatus, ShmOptions, Transport};
@@ -31,7 +31,7 @@ fn until_frame(t: &mut dyn Transport, mut sleep: impl FnMut(&mut dyn Transport))
 
 #[test]
 fn a_reader_in_wait_wakes_when_the_writer_sends() {
-    let (mut a, mut b) = pair(&job_key("wake"), &ShmOptions::default());
+    let (mut a, mut b) = pair(&ShmOptions::default());
     assert_eq!(frames(&mut b), 0);
     let (tx, rx) = mpsc::channel();
     let h = std::thread::spawn(move || {
@@ -54,7 +54,7 @@ fn a_reader_in_wait_wakes_when_the_writer_sends() {
 
 #[test]
 fn the_readiness_fd_becomes_readable_when_a_frame_arrives() {
-    let (mut a, mut b) = pair(&job_key("fd"), &ShmOptions::default());
+    let (mut a, mut b) = pair(&ShmOptions::default());
     assert_eq!(frames(&mut b), 0); // leaves b armed, as the runtime's last progress does
     let fd = b.readiness_fd().unwrap();
     let h = std::thread::spawn(move || {
@@ -79,8 +79,8 @@ fn the_readiness_fd_becomes_readable_when_a_frame_arrives() {
 
 #[test]
 fn a_writer_blocked_on_a_full_ring_wakes_when_the_reader_drains() {
-    let opts = ShmOptions { ring_bytes: 64 << 10, ..ShmOptions::default() };
-    let (mut a, mut b) = pair(&job_key("space"), &opts);
+    let opts = ShmOptions { ring_bytes: Some(64 << 10), ..ShmOptions::default() };
+    let (mut a, mut b) = pair(&opts);
     let chunk = vec![1u8; 16 << 10];
     let mut sent = 0;
     while a.try_send(1, 0, &[&chunk]).unwrap() == SendStatus::Sent {
@@ -107,7 +107,7 @@ fn a_writer_blocked_on_a_full_ring_wakes_when_the_reader_drains() {
 
 #[test]
 fn a_send_to_oneself_makes_the_readiness_fd_readable() {
-    let (mut a, _b) = pair(&job_key("selffd"), &ShmOptions::default());
+    let (mut a, _b) = pair(&ShmOptions::default());
     assert_eq!(frames(&mut a), 0);
     a.try_send(0, 0, &[b"to me"]).unwrap();
     let mut p = libc::pollfd { fd: a.readiness_fd().unwrap(), events: libc::POLLIN, revents: 0 };
@@ -121,7 +121,7 @@ fn a_send_to_oneself_makes_the_readiness_fd_readable() {
 #[test]
 fn with_arm_after_the_fd_wakes_only_once_the_reader_polled_idle_that_often() {
     let opts = ShmOptions { arm_after: 3, ..ShmOptions::default() };
-    let (mut a, mut b) = pair(&job_key("armafter"), &opts);
+    let (mut a, mut b) = pair(&opts);
     let fd = b.readiness_fd().unwrap();
     let readable = |ms| {
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
