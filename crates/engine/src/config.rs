@@ -9,10 +9,20 @@ pub struct EngineConfig {
     /// their source so the message can come without a rendezvous round trip
     /// (WANMPI_RECV_CREDITS, default on).
     pub recv_credits: bool,
+    /// Long messages of at least this many bytes to a process of this
+    /// host that the engine may read from (`Engine::set_local_read`) go by
+    /// one copy: the receiver reads them out of the sender's memory
+    /// (WANMPI_SHM_CMA_FROM; the default is measured, docs/benchmarks.md 36).
+    pub single_copy_from: usize,
 }
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        EngineConfig { eager_limit: 64 * 1024, recv_credits: true }
+        EngineConfig { eager_limit: 64 * 1024, recv_credits: true, single_copy_from: SINGLE_COPY_FROM }
     }
 }
+
+/// Default of `EngineConfig::single_copy_from`: from here one copy by
+/// cross-memory attach beat two through the shm ring on a pair of ranks
+/// (docs/benchmarks.md 36).
+pub const SINGLE_COPY_FROM: usize = 16 * 1024;

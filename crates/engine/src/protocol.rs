@@ -15,6 +15,13 @@
 //!   receiver if no receive is posted, its bytes given back once matched.
 //! - `Rendezvous`: request-to-send, clear-to-send once matched, then data.
 //!   The fallback for long messages with neither credit nor window.
+//! - `SingleCopy`: a message of at least `single_copy_from` bytes to a
+//!   process of this host whose memory the receiver may read (cross-memory
+//!   attach): a request-to-send carrying the buffer's address; once matched
+//!   the receiver reads the bytes straight into its buffer and says so
+//!   (`ReadDone`). One copy instead of two through the shared-memory ring;
+//!   if the read is refused the receiver answers clear-to-send and the
+//!   message goes as `Rendezvous` (`engine/single_copy.rs`).
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
@@ -22,11 +29,16 @@ pub enum Protocol {
     Credited,
     Windowed,
     Rendezvous,
+    SingleCopy,
 }
 
-/// Chooses the protocol for a message of `len` bytes.
-pub fn select(len: usize, eager_limit: usize, credit_capacity: Option<u64>, window: u64) -> Protocol {
-    if len <= eager_limit {
+/// Chooses the protocol for a message of `len` bytes. `single_copy_from`:
+/// the threshold of `SingleCopy`, `None` when the receiver cannot read
+/// this process's memory.
+pub fn select(len: usize, eager_limit: usize, single_copy_from: Option<usize>, credit_capacity: Option<u64>, window: u64) -> Protocol {
+    if single_copy_from.is_some_and(|from| len >= from.max(1)) {
+        Protocol::SingleCopy
+    } else if len <= eager_limit {
         Protocol::Eager
     } else if credit_capacity.is_some_and(|c| c >= len as u64) {
         Protocol::Credited
@@ -62,7 +74,36 @@ mod tests {
             (limit + 1, Some(limit as u64), big, Protocol::Windowed),
         ];
         for &(len, credit, window, want) in rows {
-            assert_eq!(select(len, limit, credit, window), want, "len {len} credit {credit:?} window {window}");
+            assert_eq!(select(len, limit, None, credit, window), want, "len {len} credit {credit:?} window {window}");
+        }
+    }
+
+    #[test]
+    fn single_copy_table() {
+        let limit = 64 * 1024;
+        let from = 16 * 1024;
+        let rows: &[(usize, Option<usize>, Option<u64>, u64, Protocol)] = &[
+            // below the threshold: as without single copy
+            (1, Some(from), None, 0, Protocol::Eager),
+            (from - 1, Some(from), None, 0, Protocol::Eager),
+            // from the threshold on, eager-sized or not, credit or window or not
+            (from, Some(from), None, 0, Protocol::SingleCopy),
+            (limit, Some(from), None, 0, Protocol::SingleCopy),
+            (limit + 1, Some(from), Some(1 << 30), 1 << 30, Protocol::SingleCopy),
+            (64 << 20, Some(from), None, 0, Protocol::SingleCopy),
+            // a threshold above the eager limit
+            (limit, Some(limit * 2), None, 0, Protocol::Eager),
+            (limit + 1, Some(limit * 2), None, 0, Protocol::Rendezvous),
+            (limit * 2, Some(limit * 2), None, 0, Protocol::SingleCopy),
+            // a threshold of 0 never sends an empty message by a read
+            (0, Some(0), None, 0, Protocol::Eager),
+            (1, Some(0), None, 0, Protocol::SingleCopy),
+            // the receiver cannot read us: the ordinary choice
+            (limit + 1, None, None, 0, Protocol::Rendezvous),
+            (from, None, None, 0, Protocol::Eager),
+        ];
+        for &(len, sc, credit, window, want) in rows {
+            assert_eq!(select(len, limit, sc, credit, window), want, "len {len} single copy from {sc:?}");
         }
     }
 }

@@ -57,6 +57,16 @@ impl SendData {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Where the bytes start in this process's memory: what a single-copy
+    /// send tells its receiver, which reads them from there. An owned
+    /// buffer (a packed non-contiguous send) lives in the request, on the
+    /// heap, and does not move until the request is gone.
+    pub fn addr(&self) -> u64 {
+        match self {
+            SendData::Raw { ptr, .. } => *ptr as u64,
+            SendData::Owned(v) => v.as_ptr() as u64,
+        }
+    }
     /// # Safety
     /// For `Raw`, the caller's buffer must still be valid (the send's contract).
     pub unsafe fn slice(&self, from: usize, to: usize) -> &[u8] {

@@ -36,6 +36,13 @@ pub enum Kind {
     /// room for long messages that arrive before their receive is posted.
     /// Sent once to open the window, then as matched messages free it.
     Grant = 8,
+    /// Request-to-send of a long message between two processes of one host:
+    /// envelope plus the address of the sender's bytes, which the receiver
+    /// reads itself once matched (cross-memory attach, one copy).
+    RtsLocal = 9,
+    /// The receiver read the message an `RtsLocal` offered: the sender's
+    /// buffer is free and its send complete.
+    ReadDone = 10,
 }
 
 impl Kind {
@@ -49,6 +56,8 @@ impl Kind {
             6 => Kind::RecvCredit,
             7 => Kind::Bye,
             8 => Kind::Grant,
+            9 => Kind::RtsLocal,
+            10 => Kind::ReadDone,
             _ => return None,
         })
     }
@@ -57,7 +66,7 @@ impl Kind {
     const fn allowed_flags(self) -> u16 {
         match self {
             Kind::Eager => flags::SYNC | flags::PUSH | flags::WINDOW,
-            Kind::Rts => flags::SYNC,
+            Kind::Rts | Kind::RtsLocal => flags::SYNC,
             _ => 0,
         }
     }
@@ -73,6 +82,8 @@ impl Kind {
                 Kind::RecvCredit => 16,
                 Kind::Bye => 0,
                 Kind::Grant => 8,
+                Kind::RtsLocal => ENVELOPE_LEN + 8,
+                Kind::ReadDone => 8,
             }
     }
 }
@@ -117,14 +128,45 @@ pub const ANY_TAG: i32 = -1;
 /// A parsed frame. `payload` borrows from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Frame<'a> {
-    Eager { env: Envelope, flags: u16, payload: &'a [u8] },
-    Rts { env: Envelope, flags: u16 },
-    Cts { msg_id: u64, accept_len: u64 },
-    Data { msg_id: u64, offset: u64, payload: &'a [u8] },
-    SyncAck { msg_id: u64 },
-    RecvCredit { ctx: u32, tag: i32, capacity: u64 },
+    Eager {
+        env: Envelope,
+        flags: u16,
+        payload: &'a [u8],
+    },
+    Rts {
+        env: Envelope,
+        flags: u16,
+    },
+    Cts {
+        msg_id: u64,
+        accept_len: u64,
+    },
+    Data {
+        msg_id: u64,
+        offset: u64,
+        payload: &'a [u8],
+    },
+    SyncAck {
+        msg_id: u64,
+    },
+    RecvCredit {
+        ctx: u32,
+        tag: i32,
+        capacity: u64,
+    },
     Bye,
-    Grant { bytes: u64 },
+    Grant {
+        bytes: u64,
+    },
+    /// `addr`: where the message's bytes start in the sender's address space.
+    RtsLocal {
+        env: Envelope,
+        flags: u16,
+        addr: u64,
+    },
+    ReadDone {
+        msg_id: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -205,6 +247,8 @@ impl<'a> Frame<'a> {
             Kind::RecvCredit => no_payload(Frame::RecvCredit { ctx: u32_at(b, o), tag: u32_at(b, o + 4) as i32, capacity: u64_at(b, o + 8) }),
             Kind::Bye => no_payload(Frame::Bye),
             Kind::Grant => no_payload(Frame::Grant { bytes: u64_at(b, o) }),
+            Kind::RtsLocal => no_payload(Frame::RtsLocal { env: envelope_at(b), flags, addr: u64_at(b, o + ENVELOPE_LEN) }),
+            Kind::ReadDone => no_payload(Frame::ReadDone { msg_id: u64_at(b, o) }),
         }
     }
 
@@ -218,12 +262,14 @@ impl<'a> Frame<'a> {
             Frame::RecvCredit { .. } => Kind::RecvCredit,
             Frame::Bye => Kind::Bye,
             Frame::Grant { .. } => Kind::Grant,
+            Frame::RtsLocal { .. } => Kind::RtsLocal,
+            Frame::ReadDone { .. } => Kind::ReadDone,
         }
     }
 
     fn flags(&self) -> u16 {
         match self {
-            Frame::Eager { flags, .. } | Frame::Rts { flags, .. } => *flags,
+            Frame::Eager { flags, .. } | Frame::Rts { flags, .. } | Frame::RtsLocal { flags, .. } => *flags,
             _ => 0,
         }
     }
@@ -248,12 +294,15 @@ impl<'a> Frame<'a> {
         let o = field::COMMON_LEN;
         let mut put = |at: usize, v: &[u8]| b[o + at..o + at + v.len()].copy_from_slice(v);
         match *self {
-            Frame::Eager { env, .. } | Frame::Rts { env, .. } => {
+            Frame::Eager { env, .. } | Frame::Rts { env, .. } | Frame::RtsLocal { env, .. } => {
                 put(0, &env.ctx.to_le_bytes());
                 put(4, &env.tag.to_le_bytes());
                 put(8, &env.seq.to_le_bytes());
                 put(16, &env.msg_id.to_le_bytes());
                 put(24, &env.total_len.to_le_bytes());
+                if let Frame::RtsLocal { addr, .. } = *self {
+                    put(ENVELOPE_LEN, &addr.to_le_bytes());
+                }
             }
             Frame::Cts { msg_id, accept_len } => {
                 put(0, &msg_id.to_le_bytes());
@@ -271,6 +320,7 @@ impl<'a> Frame<'a> {
             }
             Frame::Bye => {}
             Frame::Grant { bytes } => put(0, &bytes.to_le_bytes()),
+            Frame::ReadDone { msg_id } => put(0, &msg_id.to_le_bytes()),
         }
     }
 
@@ -285,7 +335,7 @@ impl<'a> Frame<'a> {
 }
 
 /// Largest fixed header of any kind.
-pub const MAX_HEADER_LEN: usize = field::COMMON_LEN + ENVELOPE_LEN;
+pub const MAX_HEADER_LEN: usize = field::COMMON_LEN + ENVELOPE_LEN + 8;
 
 /// A header on the stack; `as_slice` is the part to send before the payload.
 #[derive(Clone, Copy)]

@@ -29,6 +29,8 @@ fn every_kind_round_trips() {
         Frame::RecvCredit { ctx: 1, tag: ANY_TAG, capacity: 1 << 20 },
         Frame::Bye,
         Frame::Grant { bytes: 4 << 20 },
+        Frame::RtsLocal { env: Envelope { total_len: 1 << 20, ..env() }, flags: flags::SYNC, addr: 0x7f00_dead_b000 },
+        Frame::ReadDone { msg_id: 9 },
         Frame::Eager { env: env(), flags: flags::WINDOW | flags::PUSH | flags::SYNC, payload: b"w" },
         Frame::Eager { env: Envelope { tag: -5, ..env() }, flags: flags::PUSH, payload: &[] },
     ];
@@ -79,4 +81,22 @@ fn parse_never_panics_on_prefixes_and_flips() {
             let _ = Frame::parse(&w);
         }
     }
+}
+
+#[test]
+fn rts_local_raw_layout() {
+    let f = Frame::RtsLocal { env: env(), flags: 0, addr: 0x0102_0304_0506_0708 };
+    let bytes = f.to_vec();
+    assert_eq!(&bytes[..4], &[MAGIC, 9, 0, 0]);
+    assert_eq!(&bytes[36..44], &0x0102_0304_0506_0708u64.to_le_bytes());
+    assert_eq!(bytes.len(), 44);
+    assert!(bytes.len() <= MAX_HEADER_LEN);
+    // no payload allowed, and the address is part of the fixed header
+    assert!(Frame::parse(&bytes[..40]).is_err());
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(Frame::parse(&longer).is_err());
+    let done = Frame::ReadDone { msg_id: 5 }.to_vec();
+    assert_eq!(&done[..4], &[MAGIC, 10, 0, 0]);
+    assert_eq!(&done[4..], &5u64.to_le_bytes());
 }

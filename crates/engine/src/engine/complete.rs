@@ -85,6 +85,7 @@ impl Engine {
         self.lost.insert(peer, reason);
         self.out[peer as usize].retain(|i| matches!(i, OutItem::Message(_)));
         self.credits[peer as usize].clear();
+        self.forget_offers_of(peer);
         for id in self.matcher.remove_posted_from(peer) {
             self.fail(id, e.clone());
         }

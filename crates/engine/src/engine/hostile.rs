@@ -11,7 +11,7 @@ use wanmpi_wire::{Envelope, Frame};
 
 fn engine() -> Engine {
     let caps = wanmpi_transport::Caps { name: "test", channels: 4, max_frame: 4096, eager_limit_hint: 1024, reliable: true };
-    Engine::new(0, 3, caps, EngineConfig { eager_limit: 1024, recv_credits: true })
+    Engine::new(0, 3, caps, EngineConfig { eager_limit: 1024, recv_credits: true, ..EngineConfig::default() })
 }
 
 /// Valid frames of every kind, as seeds for mutation.

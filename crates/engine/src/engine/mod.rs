@@ -12,6 +12,7 @@ mod express;
 mod express_send;
 mod recv;
 mod send;
+mod single_copy;
 mod stats;
 mod window;
 
@@ -27,6 +28,7 @@ use crate::request::{RequestId, Requests};
 pub use express::{ExpressRx, Taken};
 pub use recv::MatchedMessage;
 pub use send::SendMode;
+pub use single_copy::{LocalRead, ReadError};
 pub use stats::{Arrivals, EngineStats, WindowUse};
 
 /// A frame waiting to go to one peer.
@@ -94,6 +96,14 @@ pub struct Engine {
     /// Peers that said goodbye (finalized): their leaving is no failure.
     departed: FxHashSet<PeerId>,
     stats: EngineStats,
+    /// Reads other local processes' memory (single copy), if the runtime
+    /// gave one.
+    local_read: Option<Box<dyn LocalRead>>,
+    /// Peers single copy failed with, either way: rendezvous from now on.
+    no_single_copy: FxHashSet<PeerId>,
+    /// Where the bytes of single-copy messages not yet matched are, by
+    /// (peer, msg id).
+    offers: HashMap<(PeerId, u64), u64>,
 }
 
 impl Engine {
@@ -117,6 +127,9 @@ impl Engine {
             lost: HashMap::default(),
             departed: Default::default(),
             stats: EngineStats::default(),
+            local_read: None,
+            no_single_copy: Default::default(),
+            offers: HashMap::default(),
         }
     }
 

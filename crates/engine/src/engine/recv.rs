@@ -129,7 +129,7 @@ impl Engine {
                 let how = Arrive { rendezvous: false, sync: f & flags::SYNC != 0, windowed: f & flags::WINDOW != 0 };
                 self.arrive(peer, env, how, payload)
             }
-            Frame::Rts { env, .. } => self.arrive(peer, env, Arrive { rendezvous: true, sync: false, windowed: false }, &[]),
+            Frame::Rts { env, .. } => self.arrive_rts(peer, env, false),
             Frame::Data { msg_id, offset, payload } => self.handle_data(peer, msg_id, offset, payload),
             Frame::Cts { msg_id, accept_len } => self.handle_cts(peer, msg_id, accept_len),
             Frame::SyncAck { msg_id } => self.handle_sync_ack(peer, msg_id),
@@ -138,6 +138,8 @@ impl Engine {
                 self.departed.insert(peer);
             }
             Frame::Grant { bytes } => self.handle_grant(peer, bytes),
+            Frame::RtsLocal { env, flags: f, addr } => self.handle_rts_local(peer, env, f & flags::SYNC != 0, addr),
+            Frame::ReadDone { msg_id } => self.handle_read_done(peer, msg_id),
         }
     }
 
@@ -148,6 +150,13 @@ impl Engine {
         if self.stats.bad_frames <= 10 {
             eprintln!("wanmpi: rank {}: dropped a bad frame from rank {peer}: {what}", self.rank);
         }
+    }
+
+    /// A request-to-send arrived (its data comes after clear-to-send, or is
+    /// read: `single_copy.rs`). A rendezvous receive is matched before any
+    /// data moves, so `sync` needs no acknowledgement of its own.
+    pub(super) fn arrive_rts(&mut self, peer: PeerId, env: Envelope, _sync: bool) {
+        self.arrive(peer, env, Arrive { rendezvous: true, sync: false, windowed: false }, &[])
     }
 
     /// An envelope arrived (eager first frame or RTS).
@@ -239,6 +248,9 @@ impl Engine {
         let expect = if u.rendezvous { total.min(cap) } else { total };
         r.phase = RecvPhase::Receiving { got: 0, expect };
         if u.rendezvous {
+            if self.take_offer(id, u.peer, u.env.msg_id, expect, channel) {
+                return;
+            }
             self.queue_control(u.peer, channel, Frame::Cts { msg_id: u.env.msg_id, accept_len: expect as u64 });
         } else if u.sync {
             self.queue_control(u.peer, channel, Frame::SyncAck { msg_id: u.env.msg_id });

@@ -88,8 +88,9 @@ impl Engine {
         let seq = *seq_slot;
         *seq_slot += 1;
         let credit = self.take_credit(dest, ctx, tag, len);
-        let proto = protocol::select(len, self.cfg.eager_limit, credit, self.window.available(dest));
+        let proto = protocol::select(len, self.cfg.eager_limit, self.single_copy_from(dest), credit, self.window.available(dest));
         match proto {
+            Protocol::SingleCopy => self.stats.single_copy_sends += 1,
             Protocol::Eager => self.stats.eager_sends += 1,
             Protocol::Credited => self.stats.credited_sends += 1,
             Protocol::Windowed => {
@@ -138,6 +139,10 @@ impl Engine {
     /// Announces a posted receive to its source (see `protocol`).
     pub(super) fn announce_credit(&mut self, src: PeerId, ctx: u32, tag: Option<i32>, capacity: usize) {
         if !self.cfg.recv_credits || capacity <= self.cfg.eager_limit || self.lost.contains_key(&src) {
+            return;
+        }
+        // Every message a credit could carry comes by single copy instead.
+        if self.single_copy_from(src).is_some_and(|from| from <= self.cfg.eager_limit + 1) {
             return;
         }
         let channel = self.channel_for(ctx, tag.unwrap_or(0));
@@ -201,6 +206,10 @@ impl Engine {
                 Frame::Rts { env, flags: sync }.emit_header(&mut header);
                 (0, 0, SendPhase::AwaitCts)
             }
+            (SendPhase::Queued, Protocol::SingleCopy) => {
+                Frame::RtsLocal { env, flags: sync, addr: s.data.addr() }.emit_header(&mut header);
+                (0, 0, SendPhase::AwaitCts)
+            }
             (SendPhase::Queued, _) => {
                 let to = len.min(chunk);
                 let more = if to < len { flags::PUSH } else { 0 };
@@ -247,6 +256,10 @@ impl Engine {
             return self.bad_frame(peer, "clear-to-send that does not fit its message");
         }
         let end = accept_len as usize;
+        if s.proto == Protocol::SingleCopy {
+            self.single_copy_declined(peer);
+        }
+        let Some(Request { kind: ReqKind::Send(s), .. }) = self.reqs.get_mut(id) else { return };
         if end == 0 {
             s.phase = SendPhase::Done;
             self.complete(id, Status::empty());
@@ -274,11 +287,12 @@ impl Engine {
     }
 }
 
-/// The phase once every byte of a message has left. A rendezvous send was
-/// matched before its data left (clear-to-send); an eager or credited
-/// synchronous send still waits for the receiver's acknowledgement.
+/// The phase once every byte of a message has left. A rendezvous send (or
+/// a single-copy one the receiver asked for by clear-to-send) was matched
+/// before its data left; an eager or credited synchronous send still waits
+/// for the receiver's acknowledgement.
 fn all_sent(proto: Protocol, sync: bool) -> SendPhase {
-    if sync && proto != Protocol::Rendezvous {
+    if sync && !matches!(proto, Protocol::Rendezvous | Protocol::SingleCopy) {
         SendPhase::AwaitSyncAck
     } else {
         SendPhase::Done

@@ -41,6 +41,12 @@ pub struct EngineStats {
     /// Long messages sent against a peer's WAN window.
     pub windowed_sends: u64,
     pub credits_announced: u64,
+    /// Long messages offered for a read by the receiver (one copy).
+    pub single_copy_sends: u64,
+    /// Offered messages this process read out of the sender.
+    pub single_copy_reads: u64,
+    /// Reads refused or failed, asked for by clear-to-send instead.
+    pub single_copy_refused: u64,
     /// Frames from peers that broke the protocol (dropped).
     pub bad_frames: u64,
     /// The arrivals split by (source peer, channel).

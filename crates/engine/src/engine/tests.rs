@@ -295,7 +295,7 @@ fn protocol_choice_is_visible_in_the_stats() {
     w.send(0, 1, 1, vec![0; 100 * 1024], SendMode::Standard);
     assert_eq!(w.engines[0].stats().eager_sends, 1);
     assert_eq!(w.engines[0].stats().rendezvous_sends, 1);
-    assert_eq!(crate::protocol::select(10, 64, None, 0), Protocol::Eager);
+    assert_eq!(crate::protocol::select(10, 64, None, None, 0), Protocol::Eager);
 }
 
 #[test]
@@ -414,3 +414,6 @@ fn a_message_claiming_a_window_never_granted_is_dropped() {
     assert_eq!(w.engines[1].stats().bad_frames, 1);
     assert!(w.engines[1].iprobe(Some(0), 0, None).is_none(), "nothing was buffered");
 }
+
+#[path = "single_copy_tests.rs"]
+mod single_copy;
