@@ -20,6 +20,6 @@ pub mod protocol;
 pub mod request;
 
 pub use config::EngineConfig;
-pub use engine::{Arrivals, Engine, EngineStats, WindowUse};
+pub use engine::{Arrivals, Engine, EngineStats, LocalRead, ReadError, WindowUse};
 pub use error::{ErrorClass, MpiError, MpiResult};
 pub use request::{RequestId, Status};

@@ -94,7 +94,13 @@ impl Runtime {
     ) -> MpiResult<Arc<Runtime>> {
         let rank = transport.rank();
         let size = transport.size();
-        let engine = Engine::new(rank, size, transport.caps().clone(), opts.engine.clone());
+        let mut engine = Engine::new(rank, size, transport.caps().clone(), opts.engine.clone());
+        if opts.single_copy {
+            if let Some(reader) = crate::local_read::ProcessRead::for_transport(transport.as_ref()) {
+                crate::local_read::allow_readers();
+                engine.set_local_read(Box::new(reader));
+            }
+        }
         let grant = crate::wan::grant_per_peer(opts.wan_window, opts.wan_buffer, size, opts.engine.eager_limit);
         let mut comms = CommTable::default();
         let world = Group::new((0..size).collect());

@@ -24,6 +24,7 @@ mod icoll;
 mod idup;
 mod info;
 mod init;
+mod local_read;
 mod mprobe;
 mod options;
 mod p2p;

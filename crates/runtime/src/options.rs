@@ -41,6 +41,12 @@ pub struct RuntimeOptions {
     /// measured at least `FAR_RTT` away), `all` (also near ones, and peers a
     /// transport cannot measure, e.g. sctp), `none`.
     pub wan_peers: WanPeers,
+    /// WANMPI_SHM_CMA=0 turns single copy off: long messages between ranks
+    /// of one host then go through the shared-memory ring (two copies)
+    /// rather than being read out of the sender (`local_read.rs`;
+    /// default on). The threshold is `engine.single_copy_from`
+    /// (WANMPI_SHM_CMA_FROM).
+    pub single_copy: bool,
     /// Names this job among jobs that join (dynamic processes): equal in
     /// all its processes, different from other jobs'. `Runtime::init`
     /// takes the launcher's job id (a singleton makes one up); runtimes
@@ -114,6 +120,7 @@ impl Default for RuntimeOptions {
             wan_window: 16 << 20,
             wan_buffer: 64 << 20,
             wan_peers: WanPeers::Far,
+            single_copy: true,
         }
     }
 }
@@ -125,6 +132,7 @@ impl RuntimeOptions {
             engine: EngineConfig {
                 eager_limit: env_num("WANMPI_EAGER_LIMIT", d.eager_limit as u64)? as usize,
                 recv_credits: std::env::var("WANMPI_RECV_CREDITS").map(|v| v != "0").unwrap_or(d.recv_credits),
+                single_copy_from: env_num("WANMPI_SHM_CMA_FROM", d.single_copy_from as u64)? as usize,
             },
             progress_thread: std::env::var_os("WANMPI_PROGRESS_THREAD").map(|_| env_bool("WANMPI_PROGRESS_THREAD")),
             progress_interval: Duration::from_micros(env_num("WANMPI_PROGRESS_INTERVAL_US", 1000)?),
@@ -135,6 +143,7 @@ impl RuntimeOptions {
             wan_window: env_num("WANMPI_WAN_WINDOW", 16 << 20)?,
             wan_buffer: env_num("WANMPI_WAN_BUFFER", 64 << 20)?,
             wan_peers: WanPeers::from_env()?,
+            single_copy: std::env::var("WANMPI_SHM_CMA").map(|v| v.trim() != "0").unwrap_or(true),
             job: None,
         })
     }

@@ -455,6 +455,12 @@ impl Transport for Composite {
         self.parts[st.pick.large].path(peer)
     }
 
+    /// The part that carries `peer`'s long messages knows.
+    fn local_process(&self, peer: PeerId) -> Option<u32> {
+        let st = self.peers.get(peer as usize)?;
+        self.parts[st.pick.large].local_process(peer)
+    }
+
     fn wants_progress_thread(&self) -> bool {
         self.parts.iter().any(|p| p.wants_progress_thread())
     }

@@ -182,6 +182,11 @@ impl Transport for Joined {
         self.route(peer).is_some()
     }
 
+    /// Only the job's own processes: a joined job's memory is not read.
+    fn local_process(&self, peer: PeerId) -> Option<u32> {
+        (peer < self.base_size).then(|| self.base.local_process(peer)).flatten()
+    }
+
     fn path(&self, peer: PeerId) -> Option<PathStats> {
         if peer < self.base_size {
             return self.base.path(peer);

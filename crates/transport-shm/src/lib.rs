@@ -30,11 +30,18 @@
 //!   tells a finished rank from a crashed one. Corrupt ring content is a
 //!   lost peer, not a crash.
 //!
+//! - **Single copy** (`Transport::local_process`): the pid each peer's
+//!   setup checked, while the peer is up. With it the runtime reads long
+//!   messages (16 KiB and more by default) straight out of the sender's
+//!   memory with `process_vm_readv` (the engine's `single_copy.rs`, the
+//!   runtime's `local_read.rs`): one copy instead of two through a ring;
+//!   where the kernel refuses, the ring carries them (docs/transports.md
+//!   "Long messages: one copy").
+//!
 //! What it is not: it serves only the peers on this host (combine it with
-//! tcp in a composite for the others); it copies each frame twice (into the
-//! ring, and out of it by the engine) — a single-copy path for long messages
-//! (`process_vm_readv`, or rendezvous straight into the user buffer) needs
-//! engine support; it trusts the peers' *content* (same job, same user) but
+//! tcp in a composite for the others); a frame it carries is copied twice
+//! (into the ring, and out of it by the engine), which is why long
+//! messages skip it when they can; it trusts the peers' *content* (same job, same user) but
 //! not their lengths, which are checked before any read. The ranks of a
 //! host must share a pid namespace and see it in /proc (liveness and
 //! set-up by pid).

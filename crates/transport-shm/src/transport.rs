@@ -529,6 +529,14 @@ impl Transport for ShmTransport {
         peer == self.rank || self.links.iter().any(|l| l.peer == peer)
     }
 
+    /// The pid setup checked (`setup.rs`: the process holding the memory
+    /// and doorbell the peer published, with the job's token), while the
+    /// peer is up.
+    fn local_process(&self, peer: PeerId) -> Option<u32> {
+        let l = self.links.iter().find(|l| l.peer == peer)?;
+        matches!(l.state, State::Up).then(|| l.watch.pid())
+    }
+
     /// A fixed estimate, not a measurement: see `PATH_RTT`.
     fn path(&self, peer: PeerId) -> Option<PathStats> {
         let l = self.links.iter().find(|l| l.peer == peer)?;

@@ -162,6 +162,14 @@ pub trait Transport: Send {
         peer < self.size()
     }
 
+    /// The process id of `peer` when it runs on this host and the transport
+    /// checked that the pid is that peer's (shm: the process that proved
+    /// the job's token). The runtime may then read the peer's memory for
+    /// long messages (single copy); `None` everywhere else.
+    fn local_process(&self, _peer: PeerId) -> Option<u32> {
+        None
+    }
+
     /// What the transport measured of its path to `peer`, if it measures.
     fn path(&self, _peer: PeerId) -> Option<PathStats> {
         None

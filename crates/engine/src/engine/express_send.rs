@@ -30,7 +30,10 @@ impl Engine {
             && len <= self.chunk()
             && self.out[d].is_empty()
             && self.credits[d].is_empty()
-            && (self.lost.is_empty() || !self.lost.contains_key(&dest));
+            && (self.lost.is_empty() || !self.lost.contains_key(&dest))
+            // A message the receiver may read out of us goes by single copy
+            // (`single_copy.rs`); a short one pays one comparison here.
+            && (len < self.cfg.single_copy_from || self.single_copy_from(dest).is_none());
         if !eligible {
             return None;
         }

@@ -140,6 +140,13 @@ impl fmt::Display for EngineStats {
         for ((peer, channel), a) in self.arrivals.iter().filter(|(_, a)| a.expected + a.unexpected > 0) {
             writeln!(f, "  from rank {peer} channel {channel}: {} expected, {} unexpected, {} B", a.expected, a.unexpected, a.bytes)?;
         }
+        if self.single_copy_sends + self.single_copy_reads + self.single_copy_refused > 0 {
+            writeln!(
+                f,
+                "  single copy: {} sent, {} read, {} refused or failed",
+                self.single_copy_sends, self.single_copy_reads, self.single_copy_refused
+            )?;
+        }
         if self.bound_ahead > 0 {
             writeln!(f, "  {} wildcard receives bound to a missing message ahead of its arrival", self.bound_ahead)?;
         }
