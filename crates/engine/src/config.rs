@@ -22,7 +22,10 @@ impl Default for EngineConfig {
     }
 }
 
-/// Default of `EngineConfig::single_copy_from`: from here one copy by
-/// cross-memory attach beat two through the shm ring on a pair of ranks
-/// (docs/benchmarks.md 36).
-pub const SINGLE_COPY_FROM: usize = 16 * 1024;
+/// Default of `EngineConfig::single_copy_from`. Measured on a pair of
+/// ranks (docs/benchmarks.md 36): below 4 MiB two copies through the shm
+/// ring, pipelined over both ranks' cores, were as fast or faster than one
+/// `process_vm_readv` (whose page pinning costs about as much as a copy);
+/// from 4 MiB they tie, and one copy leaves the sender's core and the
+/// ring free.
+pub const SINGLE_COPY_FROM: usize = 4 << 20;
