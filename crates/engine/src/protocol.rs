@@ -82,7 +82,9 @@ mod tests {
     fn single_copy_table() {
         let limit = 64 * 1024;
         let from = 16 * 1024;
-        let rows: &[(usize, Option<usize>, Option<u64>, u64, Protocol)] = &[
+        // length, single copy from, credit, window, expected
+        type Row = (usize, Option<usize>, Option<u64>, u64, Protocol);
+        let rows: &[Row] = &[
             // below the threshold: as without single copy
             (1, Some(from), None, 0, Protocol::Eager),
             (from - 1, Some(from), None, 0, Protocol::Eager),

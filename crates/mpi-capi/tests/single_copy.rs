@@ -25,8 +25,10 @@ fn single_copy_counts(stderr: &str) -> (u64, u64, u64) {
 /// single copy (the default, 4 MiB, leaves only its largest).
 const FROM: &str = "16384";
 
-fn run_case(n: usize, args: &[&str], extra: &[(&str, String)]) -> (u64, u64, u64) {
-    let exe = compile(&prefix().join("bin/mpicc"), "single_copy", "mpicc");
+/// `tag`: a build directory of the test's own (tests run at once, and a
+/// program rebuilt under another's feet fails).
+fn run_case(tag: &str, n: usize, args: &[&str], extra: &[(&str, String)]) -> (u64, u64, u64) {
+    let exe = compile(&prefix().join("bin/mpicc"), "single_copy", tag);
     let mut env = vec![("WANMPI_TRANSPORT", "auto".to_string()), ("WANMPI_STATS", "1".to_string())];
     env.extend(extra.iter().cloned());
     let out = run(n, &exe, args, &env);
@@ -37,25 +39,25 @@ fn run_case(n: usize, args: &[&str], extra: &[(&str, String)]) -> (u64, u64, u64
 #[test]
 fn long_messages_are_read_once_with_every_datatype_and_matching_rule() {
     for n in [2, 3] {
-        let (sent, read, refused) = run_case(n, &[], &[("WANMPI_SHM_CMA_FROM", FROM.into())]);
+        let (sent, read, refused) = run_case("mpicc-cma-on", n, &[], &[("WANMPI_SHM_CMA_FROM", FROM.into())]);
         eprintln!("{n} ranks: single copy {sent} sent, {read} read, {refused} refused");
         assert!(read > 0 && read == sent, "every offered message read ({sent} sent, {read} read)");
         assert_eq!(refused, 0);
     }
     // At the default threshold only the 4 MiB messages go by single copy.
-    let (sent, read, _) = run_case(2, &[], &[]);
+    let (sent, read, _) = run_case("mpicc-cma-on", 2, &[], &[]);
     assert!(read > 0 && read == sent && read < 20, "{sent} sent, {read} read at the default threshold");
 }
 
 #[test]
 fn switched_off_the_same_messages_go_through_the_ring() {
-    let (sent, read, refused) = run_case(3, &[], &[("WANMPI_SHM_CMA", "0".to_string()), ("WANMPI_SHM_CMA_FROM", FROM.into())]);
+    let (sent, read, refused) = run_case("mpicc-cma-off", 3, &[], &[("WANMPI_SHM_CMA", "0".to_string()), ("WANMPI_SHM_CMA_FROM", FROM.into())]);
     assert_eq!((sent, read, refused), (0, 0, 0));
 }
 
 #[test]
 fn refused_by_the_kernel_the_messages_fall_back_and_arrive_whole() {
-    let (sent, read, refused) = run_case(3, &["refuse"], &[("WANMPI_SHM_CMA_FROM", FROM.into())]);
+    let (sent, read, refused) = run_case("mpicc-cma-refused", 3, &["refuse"], &[("WANMPI_SHM_CMA_FROM", FROM.into())]);
     eprintln!("refused: single copy {sent} sent, {read} read, {refused} refused");
     assert_eq!(read, 0);
     // Each receiver is refused at most once per sender, then both sides
