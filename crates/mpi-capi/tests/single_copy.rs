@@ -64,3 +64,21 @@ fn refused_by_the_kernel_the_messages_fall_back_and_arrive_whole() {
     // stop trying (offers already in flight are answered without a read).
     assert!(refused > 0 && refused <= 6, "{sent} sent, {refused} refused");
 }
+
+/// The point-to-point and request conformance programs (tests/c/p2p.c,
+/// requests.c) with single copy from 16 KiB: their long messages (p2p's
+/// rendezvous and truncation cases) are read, and every answer holds.
+#[test]
+fn point_to_point_conformance_with_single_copy_from_16_kib() {
+    for name in ["p2p", "requests"] {
+        let exe = compile(&prefix().join("bin/mpicc"), name, "mpicc-cma-p2p");
+        let env = [("WANMPI_TRANSPORT", "auto".to_string()), ("WANMPI_STATS", "1".to_string()), ("WANMPI_SHM_CMA_FROM", FROM.to_string())];
+        for n in [2, 3] {
+            let out = run(n, &exe, &[], &env);
+            assert_pass(&out, name, n);
+            let (sent, read, refused) = single_copy_counts(&String::from_utf8_lossy(&out.stderr));
+            eprintln!("{name} on {n} ranks: single copy {sent} sent, {read} read, {refused} refused");
+            assert_eq!((sent, refused), (read, 0));
+        }
+    }
+}
