@@ -22,10 +22,9 @@ impl Default for EngineConfig {
     }
 }
 
-/// Default of `EngineConfig::single_copy_from`. Measured on a pair of
-/// ranks (docs/benchmarks.md 36): below 4 MiB two copies through the shm
-/// ring, pipelined over both ranks' cores, were as fast or faster than one
-/// `process_vm_readv` (whose page pinning costs about as much as a copy);
-/// from 4 MiB they tie, and one copy leaves the sender's core and the
-/// ring free.
-pub const SINGLE_COPY_FROM: usize = 4 << 20;
+/// Default of `EngineConfig::single_copy_from`, where single copy is on
+/// (docs/benchmarks.md 36): on a host with more ranks than cores it beat
+/// the ring by about 15% at 1 and 4 MiB; with a core per rank the ring,
+/// whose two copies run on both ranks' cores at once, was twice as fast at
+/// every size, so the runtime then leaves single copy off unless asked.
+pub const SINGLE_COPY_FROM: usize = 1 << 20;

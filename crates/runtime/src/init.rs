@@ -95,7 +95,7 @@ impl Runtime {
         let rank = transport.rank();
         let size = transport.size();
         let mut engine = Engine::new(rank, size, transport.caps().clone(), opts.engine.clone());
-        if opts.single_copy {
+        if opts.single_copy.unwrap_or(opts.oversubscribed) {
             if let Some(reader) = crate::local_read::ProcessRead::for_transport(transport.as_ref()) {
                 crate::local_read::allow_readers();
                 engine.set_local_read(Box::new(reader));

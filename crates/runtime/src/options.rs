@@ -41,12 +41,13 @@ pub struct RuntimeOptions {
     /// measured at least `FAR_RTT` away), `all` (also near ones, and peers a
     /// transport cannot measure, e.g. sctp), `none`.
     pub wan_peers: WanPeers,
-    /// WANMPI_SHM_CMA=0 turns single copy off: long messages between ranks
-    /// of one host then go through the shared-memory ring (two copies)
-    /// rather than being read out of the sender (`local_read.rs`;
-    /// default on). The threshold is `engine.single_copy_from`
-    /// (WANMPI_SHM_CMA_FROM).
-    pub single_copy: bool,
+    /// Single copy between ranks of one host (`local_read.rs`): long
+    /// messages read out of the sender rather than copied through the
+    /// shared-memory ring. WANMPI_SHM_CMA=0 or 1 (or a threshold set with
+    /// WANMPI_SHM_CMA_FROM, `engine.single_copy_from`) decides; unset
+    /// (None), it is on only where the host runs more ranks than a rank
+    /// has CPUs (`oversubscribed`): measured, docs/benchmarks.md 36.
+    pub single_copy: Option<bool>,
     /// Names this job among jobs that join (dynamic processes): equal in
     /// all its processes, different from other jobs'. `Runtime::init`
     /// takes the launcher's job id (a singleton makes one up); runtimes
@@ -120,7 +121,7 @@ impl Default for RuntimeOptions {
             wan_window: 16 << 20,
             wan_buffer: 64 << 20,
             wan_peers: WanPeers::Far,
-            single_copy: true,
+            single_copy: None,
         }
     }
 }
@@ -143,7 +144,10 @@ impl RuntimeOptions {
             wan_window: env_num("WANMPI_WAN_WINDOW", 16 << 20)?,
             wan_buffer: env_num("WANMPI_WAN_BUFFER", 64 << 20)?,
             wan_peers: WanPeers::from_env()?,
-            single_copy: std::env::var("WANMPI_SHM_CMA").map(|v| v.trim() != "0").unwrap_or(true),
+            single_copy: match std::env::var("WANMPI_SHM_CMA") {
+                Ok(v) => Some(v.trim() != "0"),
+                Err(_) => std::env::var_os("WANMPI_SHM_CMA_FROM").map(|_| true),
+            },
             job: None,
         })
     }

@@ -32,7 +32,7 @@
 //!
 //! - **Single copy** (`Transport::local_process`): the pid each peer's
 //!   setup checked, while the peer is up. With it the runtime reads long
-//!   messages (4 MiB and more by default) straight out of the sender's
+//!   messages (from 1 MiB on a host with more ranks than cores, by default) straight out of the sender's
 //!   memory with `process_vm_readv` (the engine's `single_copy.rs`, the
 //!   runtime's `local_read.rs`): one copy instead of two through a ring;
 //!   where the kernel refuses, the ring carries them (docs/transports.md
