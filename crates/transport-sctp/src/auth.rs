@@ -46,6 +46,35 @@ pub const FLAG_SEAL: u8 = 1;
 /// refused naming both versions (pump.rs).
 const LABEL: &[u8] = b"wanmpi-sctp-auth-v2";
 
+/// What one message of an association is, from its payload protocol id
+/// and length alone (frames are never looked into).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Message<'a> {
+    Hello(&'a [u8; HELLO_LEN]),
+    /// Version 1's HELLO: a nonce without flags.
+    HelloV1,
+    Proof(&'a [u8]),
+    Accept,
+    Frame,
+    /// A HELLO of another length, or a kind of a later version: ignored.
+    Other,
+}
+
+/// Reads a message that arrived with payload protocol id `ppid`.
+pub fn classify(ppid: u32, msg: &[u8]) -> Message<'_> {
+    match ppid {
+        PPID_HELLO => match <&[u8; HELLO_LEN]>::try_from(msg) {
+            Ok(h) => Message::Hello(h),
+            Err(_) if msg.len() == NONCE_LEN => Message::HelloV1,
+            Err(_) => Message::Other,
+        },
+        PPID_PROOF => Message::Proof(msg),
+        PPID_ACCEPT => Message::Accept,
+        PPID_FRAME => Message::Frame,
+        _ => Message::Other,
+    }
+}
+
 /// Our HELLO to a peer: a fresh nonce and whether the link is sealed.
 pub fn hello(sealed: bool) -> [u8; HELLO_LEN] {
     let mut h = [0u8; HELLO_LEN];
@@ -106,6 +135,18 @@ mod tests {
         assert!(!verify(&s, &Hellos { challenger: &pr, prover: &c }, 2, 0, &p), "roles swapped");
         assert!(!verify(&s, &h, 2, 0, &p[..31]), "truncated");
         assert_ne!(fresh_nonce(), fresh_nonce());
+    }
+
+    #[test]
+    fn messages_are_told_apart_by_kind_and_length() {
+        let h = hello(true);
+        assert_eq!(classify(PPID_HELLO, &h), Message::Hello(&h));
+        assert_eq!(classify(PPID_HELLO, &h[..NONCE_LEN]), Message::HelloV1);
+        assert_eq!(classify(PPID_HELLO, &[0; HELLO_LEN + 1]), Message::Other);
+        assert_eq!(classify(PPID_PROOF, b"xy"), Message::Proof(b"xy"));
+        assert_eq!(classify(PPID_ACCEPT, &[1]), Message::Accept);
+        assert_eq!(classify(PPID_FRAME, &h), Message::Frame);
+        assert_eq!(classify(7, &h), Message::Other);
     }
 
     #[test]

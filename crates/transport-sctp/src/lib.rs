@@ -56,3 +56,19 @@ pub use error::SctpError;
 pub use options::{Checksum, CongestionControl, PathCut, SctpOptions, Tamper, ENV_ENCRYPT};
 pub use transport::SctpTransport;
 pub use wanmpi_bootstrap::seal_policy::{Maps, Seal};
+
+/// The parsers that read what arrives from the network, for the fuzz
+/// targets (`fuzz/`). Not an API: nothing else may use it.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::auth::{classify, hello, proof, verify, Hellos, Message, HELLO_LEN};
+    pub use crate::endpoint::{sealed_link, Endpoint};
+    pub use crate::path::{is_glue, Probe};
+    pub use crate::seal::{derive, Dropped, Opener, Sealer, OVERHEAD, SALT_LEN};
+
+    /// Parses the bytes of a notification as usrsctp delivers them; true
+    /// if they read as one.
+    pub fn notification(bytes: &[u8]) -> bool {
+        crate::notify::parse(bytes).is_some()
+    }
+}

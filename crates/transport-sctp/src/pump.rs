@@ -2,7 +2,7 @@
 //! waits in the UDP socket, then take everything it has for us (messages,
 //! pieces of messages, notifications) until it says EWOULDBLOCK.
 
-use crate::auth::{self, Hellos, HANDSHAKE_ALLOWANCE, HELLO_LEN};
+use crate::auth::{self, Hellos, Message, HANDSHAKE_ALLOWANCE, HELLO_LEN};
 use crate::notify::{self, Notification};
 use crate::path::{self, Probe, ProbeKind};
 use crate::stack;
@@ -306,24 +306,23 @@ impl SctpTransport {
                 return;
             }
         }
-        match ppid {
-            auth::PPID_HELLO if msg.len() == HELLO_LEN && p.peer_hello.is_none() => {
-                let theirs: [u8; HELLO_LEN] = msg[..].try_into().unwrap_or([0; HELLO_LEN]);
+        match auth::classify(ppid, &msg) {
+            Message::Hello(&theirs) if p.peer_hello.is_none() => {
                 p.proof_pending = Some(auth::proof(&secret, &Hellos { challenger: &theirs, prover: &p.hello }, me, rank));
                 p.peer_hello = Some(theirs);
             }
-            auth::PPID_HELLO if msg.len() == auth::NONCE_LEN => {
+            Message::HelloV1 => {
                 // Version 1's HELLO (a nonce alone): its PROOF could never
                 // check out here, so say why rather than time out.
                 let why = "speaks the sctp handshake of version 1, this rank version 2: every rank of a job must run the same wanmpi release";
                 self.reject(rank, assoc, why);
             }
-            auth::PPID_PROOF if p.verified => {} // a repeat changes nothing
-            auth::PPID_PROOF => {
+            Message::Proof(_) if p.verified => {} // a repeat changes nothing
+            Message::Proof(got) => {
                 let ok = p
                     .peer_hello
                     .as_ref()
-                    .is_some_and(|theirs| auth::verify(&secret, &Hellos { challenger: &p.hello, prover: theirs }, rank, me, &msg));
+                    .is_some_and(|theirs| auth::verify(&secret, &Hellos { challenger: &p.hello, prover: theirs }, rank, me, got));
                 if ok {
                     p.verified = true;
                     p.accept_pending = true;
@@ -336,9 +335,9 @@ impl SctpTransport {
                     self.reject(rank, assoc, "failed to prove the job secret");
                 }
             }
-            auth::PPID_ACCEPT => p.accepted = true,
-            auth::PPID_FRAME if p.verified => self.deliver(rank, sid, msg),
-            auth::PPID_FRAME => {
+            Message::Accept => p.accepted = true,
+            Message::Frame if p.verified => self.deliver(rank, sid, msg),
+            Message::Frame => {
                 p.pre_auth.push((sid, msg));
                 p.pre_auth_peak = p.pre_auth_peak.max(p.held_frames());
             }
