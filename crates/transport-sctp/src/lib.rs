@@ -10,10 +10,12 @@
 //! job secret (auth.rs) before any of its frames reach the engine; until
 //! then a peer may make us hold only `HANDSHAKE_ALLOWANCE` bytes, and after
 //! it no message over the frame limit (pump.rs). Between hosts (the job's
-//! sealing rule, `WANMPI_SCTP_ENCRYPT`) every frame travels sealed with
-//! AES-128-GCM under keys from the handshake (seal.rs); a message that
-//! fails to open ends the association and reports the peer lost for
-//! tampering.
+//! sealing rule, `WANMPI_SCTP_ENCRYPT`) every UDP datagram of a link — each
+//! SCTP packet, control chunks included — travels sealed with AES-128-GCM
+//! under keys from the job secret and both ranks' published salts
+//! (seal.rs, endpoint.rs), from the first INIT on; a datagram that does
+//! not open or comes twice is dropped and counted before usrsctp sees it,
+//! so a forged packet cannot end an association.
 //!
 //! Several transports may live in one process (tests run ranks as threads):
 //! usrsctp is process-wide (stack.rs holds the one global), each transport
