@@ -134,7 +134,9 @@ fn intact(evs: &[Event]) -> Vec<u32> {
 
 /// Every frame arrived intact, once, and nobody was lost.
 fn assert_all_intact(evs: &[Event]) {
-    assert!(!evs.iter().any(|e| matches!(e, Event::Lost(..))), "a peer was lost: {evs:?}");
+    if let Some(Event::Lost(peer, reason)) = evs.iter().find(|e| matches!(e, Event::Lost(..))) {
+        panic!("rank {peer} was lost: {reason}");
+    }
     let mut seqs = intact(evs);
     seqs.sort();
     assert_eq!(seqs, (0..SIZES.len() as u32).collect::<Vec<_>>());
