@@ -185,6 +185,7 @@ impl Pmi2 {
             job_id,
             transport: std::env::var(crate::ENV_TRANSPORT).unwrap_or_else(|_| "auto".into()),
             addr: std::env::var(crate::ENV_ADDR).ok().filter(|s| !s.is_empty()),
+            parent_port: None,
         };
         Ok((env, map.join(",")))
     }
