@@ -68,7 +68,7 @@ struct Waiting {
 
 /// What a complete request line came to.
 enum Verdict {
-    Join(Peer),
+    Join(Box<Peer>),
     Failed(String),
     Refused(String),
 }
@@ -221,7 +221,7 @@ impl Port {
                 Progress::Line(line) => {
                     let Some(w) = table.remove(i) else { continue };
                     match judge(w.stream, &w.nonce, &line, &self.name.secret, my_size) {
-                        Verdict::Join(peer) => return Some(Ok(peer)),
+                        Verdict::Join(peer) => return Some(Ok(*peer)),
                         Verdict::Failed(text) => return Some(Err(AcceptError::Failed(text))),
                         Verdict::Refused(why) => {
                             dropped.refused += 1;
@@ -300,7 +300,7 @@ fn judge(stream: TcpStream, nonce: &str, line: &str, secret: &[u8; 32], my_size:
                 Err(e) => Verdict::Refused(format!("answering it: {e}")),
                 Ok(()) => {
                     let key = auth::derive(secret, &format!("joint|{nonce}|{theirs}"));
-                    Verdict::Join(Peer { link: RootLink::new(stream, &key, true), size, key })
+                    Verdict::Join(Box::new(Peer { link: RootLink::new(stream, &key, true), size, key }))
                 }
             }
         }

@@ -11,10 +11,11 @@
 //! Here: ports, accept/connect, join. `join.rs` makes the communicator,
 //! `relay.rs` exchanges the joint transport's addresses, `spawn.rs` is both
 //! sides of a spawn, `globals.rs` names processes among jobs, `names.rs`
-//! is name publishing.
+//! is name publishing (in the directory `name_dir.rs` opens).
 
 mod globals;
 mod join;
+mod name_dir;
 mod names;
 mod relay;
 mod spawn;
