@@ -244,8 +244,21 @@ fn no_command_line_or_environment_holds_the_secret() {
 /// the agent's argv, readable by every user of both hosts.
 #[test]
 fn a_spawned_job_gets_its_parent_port_without_showing_it() {
-    let dir = scratch("spawn");
-    let agent = fake_ssh(&dir);
+    spawning_job("spawn-ssh", fake_ssh, "far-host");
+}
+
+/// The same through a `{host}` agent (srun, `ip netns exec`): the pipe is
+/// the agent's stdin, moved to descriptor 3 by `sh -c`.
+#[test]
+fn a_spawned_job_through_a_host_template_agent_gets_its_parent_port_without_showing_it() {
+    spawning_job("spawn-template", |_| "env PROBE_VIA={host}".to_string(), "PROBE_VIA=far-host");
+}
+
+/// A rank spawns a job here and one on `far-host` through `agent`;
+/// `agent_mark` is what the agent's command line or environment holds.
+fn spawning_job(name: &str, agent: impl Fn(&Path) -> String, agent_mark: &str) {
+    let dir = scratch(name);
+    let agent = agent(&dir);
     let mut c = command(&[
         "--host",
         "localhost:1,far-host:1",
@@ -297,11 +310,14 @@ fn a_spawned_job_gets_its_parent_port_without_showing_it() {
     for r in &ready {
         assert!(procs.contains(r), "spawned rank {r} not under mpirun: {procs:?}");
     }
-    let agent_seen =
-        procs.iter().any(|p| std::fs::read(format!("/proc/{p}/cmdline")).map(|c| String::from_utf8_lossy(&c).contains("far-host")).unwrap_or(false));
+    // The agent, or (a `{host}` agent execs its words) what it became.
+    let shows =
+        |p: &u32, what: &str| std::fs::read(format!("/proc/{p}/{what}")).map(|c| String::from_utf8_lossy(&c).contains(agent_mark)).unwrap_or(false);
+    let agent_seen = procs.iter().any(|p| shows(p, "cmdline") || shows(p, "environ"));
     assert!(agent_seen, "no agent process in {procs:?}");
     let checked = assert_no_secret(&procs, &all);
-    assert!(checked >= 10, "read only {checked} /proc files");
+    // mpirun, the spawning rank, its two children (and the agent's shell).
+    assert!(checked >= 8, "read only {checked} /proc files");
     // SAFETY: signalling the mpirun this test started.
     unsafe { libc::kill(mpirun_pid as i32, libc::SIGTERM) };
     let r = finish(child, started);
