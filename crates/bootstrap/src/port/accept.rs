@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::connect::{line_to, settle};
@@ -55,6 +56,18 @@ impl std::fmt::Display for AcceptError {
 pub struct Port {
     listener: TcpListener,
     name: PortName,
+    /// Kept from one accept to the next: a caller that accepts in slices
+    /// (a spawn, looking for mpirun's note between them) must not drop a
+    /// connector one round trip from its answer at each slice's end.
+    door: Mutex<Door>,
+}
+
+#[derive(Default)]
+struct Door {
+    waiting: VecDeque<Waiting>,
+    dropped: Dropped,
+    /// Whose port, for the report (the last accept's `who`).
+    who: String,
 }
 
 /// A connection that has been greeted and not yet answered.
@@ -73,7 +86,7 @@ enum Verdict {
     Refused(String),
 }
 
-/// Connections dropped during one accept, for the closing report.
+/// Connections dropped since the last report.
 #[derive(Default)]
 struct Dropped {
     refused: usize,
@@ -94,7 +107,7 @@ impl Port {
         let mut secret = [0u8; 32];
         getrandom::getrandom(&mut secret).map_err(|e| BootstrapError::Protocol(format!("no randomness for a port secret: {e}")))?;
         let name = PortName { host: advertise.to_string(), port: listener.local_addr()?.port(), secret };
-        Ok(Port { listener, name })
+        Ok(Port { listener, name, door: Mutex::default() })
     }
 
     /// The whole name, secret included (MPI_Open_port's result).
@@ -111,8 +124,9 @@ impl Port {
     /// are refused and named on stderr (`who` says whose port it is).
     pub fn accept(&self, my_size: u32, limit: Duration, who: &str) -> Result<Peer, AcceptError> {
         let deadline = Instant::now() + limit;
-        let mut table: VecDeque<Waiting> = VecDeque::new();
-        let mut dropped = Dropped::default();
+        let mut door = self.door.lock().unwrap_or_else(|p| p.into_inner());
+        let Door { waiting: table, dropped, who: last_who } = &mut *door;
+        who.clone_into(last_who);
         let result = loop {
             let now = Instant::now();
             if now >= deadline {
@@ -132,25 +146,19 @@ impl Port {
             // First the connections already waiting (one that answered must
             // not be dropped for one that only arrived), then new ones.
             let ready: Vec<bool> = fds[1..].iter().map(|p| p.revents != 0).collect();
-            if let Some(end) = self.serve_ready(&mut table, &ready, my_size, who, &mut dropped) {
+            if let Some(end) = self.serve_ready(table, &ready, my_size, who, dropped) {
                 break end;
             }
             if fds[0].revents != 0 {
-                if let Err(e) = self.admit_all(&mut table, &mut dropped) {
+                if let Err(e) = self.admit_all(table, dropped) {
                     break Err(AcceptError::Io(e));
                 }
             }
         };
-        let quiet = dropped.refused.saturating_sub(REPORT_EACH) + dropped.idle + dropped.evicted;
-        if quiet > 0 {
-            eprintln!(
-                "wanmpi: {who}: port {} dropped {quiet} connection(s) that did not prove its secret ({} refused, {} silent past {} s, {} over {MAX_WAITING} waiting at once)",
-                self.name.port,
-                dropped.refused.saturating_sub(REPORT_EACH),
-                dropped.idle,
-                GREETING_LIMIT.as_secs_f64(),
-                dropped.evicted
-            );
+        // A slice's end is no end: the report waits for a joining group,
+        // a failure, or the port's closing.
+        if !matches!(result, Err(AcceptError::TimedOut(_))) {
+            door.report(self.name.port);
         }
         result
     }
@@ -234,6 +242,31 @@ impl Port {
             }
         }
         None
+    }
+}
+
+impl Door {
+    /// One line for the connections dropped quietly since the last.
+    fn report(&mut self, port: u16) {
+        let d = std::mem::take(&mut self.dropped);
+        let quiet = d.refused.saturating_sub(REPORT_EACH) + d.idle + d.evicted;
+        if quiet > 0 {
+            eprintln!(
+                "wanmpi: {}: port {port} dropped {quiet} connection(s) that did not prove its secret ({} refused, {} silent past {} s, {} over {MAX_WAITING} waiting at once)",
+                self.who,
+                d.refused.saturating_sub(REPORT_EACH),
+                d.idle,
+                GREETING_LIMIT.as_secs_f64(),
+                d.evicted
+            );
+        }
+    }
+}
+
+impl Drop for Port {
+    fn drop(&mut self) {
+        let port = self.name.port;
+        self.door.get_mut().unwrap_or_else(|p| p.into_inner()).report(port);
     }
 }
 

@@ -178,3 +178,42 @@ fn a_failing_connect_shows_no_secret() {
     let text = t.join().expect("thread");
     assert!(!text.contains(&secret_hex(&wrong)[..16]) && !text.contains(&secret_hex(&q.name())[..16]), "{text}");
 }
+
+/// A spawn accepts in slices of 250 ms (it looks for mpirun's note between
+/// them): a connector further than a slice away (a slow WAN) must still
+/// get in, so what waits is kept from one slice to the next.
+#[test]
+fn a_slow_connector_gets_in_across_accept_slices() {
+    use crate::auth::{self, Role};
+    use std::io::{BufRead, BufReader, Write};
+    let p = open();
+    let port = PortName::parse(&p.name()).expect("parse");
+    let t = std::thread::spawn(move || {
+        let s = TcpStream::connect(("127.0.0.1", port.port)).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        let mut r = BufReader::new(s.try_clone().expect("clone"));
+        let mut greeting = String::new();
+        r.read_line(&mut greeting).expect("greeting");
+        let nonce = greeting.trim().rsplit(' ').next().expect("nonce").to_string();
+        // A round trip longer than two slices.
+        std::thread::sleep(Duration::from_millis(500));
+        let proof = auth::prove(&port.secret, Role::Client, &nonce, 0);
+        (&s).write_all(format!("join 00ff {proof} 1\n").as_bytes()).expect("join");
+        let mut answer = String::new();
+        r.read_line(&mut answer).expect("answer");
+        answer
+    });
+    let mut joined = false;
+    for _ in 0..40 {
+        match p.accept(1, Duration::from_millis(200), "test") {
+            Ok(_) => {
+                joined = true;
+                break;
+            }
+            Err(AcceptError::TimedOut(_)) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(joined, "the slow connector never got in");
+    assert!(t.join().expect("connector").starts_with("ok "));
+}
