@@ -128,6 +128,16 @@ mod tests {
         for bad in ["", "tcp:1.2.3.4:5", "wanmpi-port:1::5:00", "wanmpi-port:1:h:99999:00", "wanmpi-port:1:h:5:xyz", "wanmpi-port:1:h:0"] {
             assert!(PortName::parse(bad).is_err(), "{bad}");
         }
+        // A host of brackets alone (found by fuzzing: it parsed to an empty
+        // host whose rendered name did not parse again).
+        let secret = auth::hex(&[7; 32]);
+        for bad in [format!("wanmpi-port:1:[:80:{secret}"), format!("wanmpi-port:1:[]:80:{secret}"), format!("wanmpi-port:1::80:{secret}")] {
+            assert!(PortName::parse(&bad).is_err(), "{bad}");
+        }
+        for good in [format!("wanmpi-port:1:[::1]:80:{secret}"), format!("wanmpi-port:1:h]:80:{secret}")] {
+            let p = PortName::parse(&good).unwrap();
+            assert_eq!(PortName::parse(&p.render()), Ok(p.clone()), "{good}");
+        }
         assert!(PortName::parse(&n.public()).is_err(), "a public name has no secret");
         assert_eq!(PortName::parse_public(&n.public()), Ok(("10.1.2.3".into(), 5000, None)));
         assert_eq!(PortName::parse_public(&n.render()), Ok(("10.1.2.3".into(), 5000, Some([0xab; 32]))));
