@@ -41,6 +41,8 @@
 
 mod barrier;
 mod endpoint;
+#[doc(hidden)]
+pub mod fuzzing;
 mod inbound;
 mod liveness;
 mod options;
