@@ -1,4 +1,5 @@
-//! Debian's ScaLAPACK test drivers built against MPICH (package
+//! Part of abi.rs (its C library is installed once): Debian's ScaLAPACK
+//! test drivers built against MPICH (package
 //! scalapack-mpi-test, `mpich-tests`), run on wanmpi's libmpi.so.12 under
 //! the name libmpich.so.12, on 4 ranks over the default transport (shared
 //! memory on one host): every residual check must pass. Skipped, saying
@@ -12,9 +13,7 @@
 //! value", then a hang) under any MPI whose stack leftovers differ between
 //! ranks. See that file.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
