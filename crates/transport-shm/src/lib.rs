@@ -44,7 +44,7 @@ mod endpoint;
 mod inbound;
 mod liveness;
 mod options;
-mod proc_fd;
+pub mod proc_fd;
 mod ring;
 mod setup;
 mod slot;
