@@ -195,12 +195,10 @@ impl Runtime {
         let mapped = match made {
             Some(m) => m.map_err(|e| format!("could not make the window's shared memory: {e}")),
             None => match Ticket::decode(&ticket) {
-                Ok(Some(t)) => total.and_then(|n| shared::open(&t, n)).map(|map| (None, map)).map_err(|e| {
-                    format!(
-                        "could not open rank 0's shared memory (pid {}, fd {}): {e} (are all ranks of the communicator on one host?)",
-                        t.pid, t.fd
-                    )
-                }),
+                Ok(Some(t)) => total
+                    .and_then(|n| shared::open(&t, n))
+                    .map(|map| (None, map))
+                    .map_err(|e| format!("could not open rank 0's shared memory (pid {}, fd {}): {e}", t.pid, t.fd)),
                 Ok(None) => Err("rank 0 made no shared memory".to_string()),
                 Err(e) => Err(format!("rank 0 sent {e}")),
             },
