@@ -46,7 +46,7 @@ pub mod fuzzing;
 mod inbound;
 mod liveness;
 mod options;
-mod proc_fd;
+pub mod proc_fd;
 mod ring;
 mod setup;
 mod slot;

@@ -43,6 +43,8 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let mut secret = [0u8; 32];
     getrandom::getrandom(&mut secret).map_err(|e| LaunchError::Random(e.to_string()))?;
     let job_id = new_job_id()?;
+    // What killed mpiruns of this user left (`stale_dirs.rs`).
+    crate::stale_dirs::sweep();
     let own_env: Vec<(String, String)> = std::env::vars().collect();
     let mut common = env_vars::common(spec, &own_env);
     // The ranks' port range (--port-range, -x or passed through) confines
