@@ -1,7 +1,11 @@
 //! The job environment the launcher hands a rank, and the job secret, which
 //! comes on a pipe rather than in the environment (see [`JobEnv::from_env`]).
+//! A spawned rank's parent port travels the same way: its public part
+//! (`WANMPI_PARENT_PORT=wanmpi-port:1:HOST:PORT`) in the environment, its
+//! secret on the pipe after the job secret.
 
-use crate::BootstrapError;
+use crate::port::PortName;
+use crate::{BootstrapError, ENV_PARENT_PORT};
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::FromRawFd;
@@ -39,6 +43,9 @@ pub struct JobEnv {
     pub job_id: String,
     pub transport: String,
     pub addr: Option<String>,
+    /// A spawned rank's parent port, whole (secret included): from
+    /// `WANMPI_PARENT_PORT` and the secret pipe.
+    pub parent_port: Option<String>,
 }
 
 fn var(name: &'static str) -> Result<String, BootstrapError> {
@@ -47,20 +54,26 @@ fn var(name: &'static str) -> Result<String, BootstrapError> {
 
 fn parse_secret(hex: &str) -> Result<[u8; 32], BootstrapError> {
     let bad = |p: &str| BootstrapError::BadEnv { var: ENV_SECRET, problem: p.to_string() };
-    if hex.len() != 64 {
-        return Err(bad("must be 64 hex digits"));
+    // Bytes, not characters: a non-ASCII value is an error, never a panic
+    // on a slice inside a character.
+    let digits = hex.as_bytes();
+    if digits.len() != 64 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return Err(bad("must be 64 hex digits (0-9, a-f)"));
     }
+    let nibble = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
     let mut out = [0u8; 32];
     for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad("not hexadecimal"))?;
+        *b = nibble(digits[2 * i]) << 4 | nibble(digits[2 * i + 1]);
     }
     Ok(out)
 }
 
-/// Reads the secret from the pipe `fd` names: 64 hex digits, waiting at most
-/// `timeout` for them (over ssh they may still be on their way). The
-/// descriptor is closed afterwards, so it can be read only once.
-fn read_secret_fd(fd_text: &str, timeout: Duration) -> Result<[u8; 32], BootstrapError> {
+/// Reads `count` secrets from the pipe `fd` names: 64 hex digits each
+/// (whitespace between them is skipped), waiting at most `timeout` for
+/// them (over ssh they may still be on their way). The descriptor is
+/// closed afterwards, so it can be read only once.
+fn read_secret_fd(fd_text: &str, count: usize, timeout: Duration) -> Result<Vec<[u8; 32]>, BootstrapError> {
+    let want_all = 64 * count;
     let bad = |p: String| BootstrapError::BadEnv { var: ENV_SECRET_FD, problem: p };
     let fd: i32 = fd_text.trim().parse().map_err(|_| bad(format!("{fd_text:?} is not a file descriptor number")))?;
     if fd < 3 {
@@ -81,9 +94,9 @@ fn read_secret_fd(fd_text: &str, timeout: Duration) -> Result<[u8; 32], Bootstra
     // gave it to us for this alone; the File owns and closes it.
     let mut f = unsafe { File::from_raw_fd(fd) };
     let deadline = Instant::now() + timeout;
-    let mut hex = Vec::with_capacity(64);
+    let mut hex = Vec::with_capacity(want_all);
     let mut buf = [0u8; 64];
-    while hex.len() < 64 {
+    while hex.len() < want_all {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(bad(format!("no secret on descriptor {fd} within {timeout:?}")));
@@ -102,16 +115,16 @@ fn read_secret_fd(fd_text: &str, timeout: Duration) -> Result<[u8; 32], Bootstra
             continue;
         }
         // Never more than the digits still missing: what follows is not ours.
-        let want = 64 - hex.len();
+        let want = (want_all - hex.len()).min(buf.len());
         match f.read(&mut buf[..want]) {
-            Ok(0) => return Err(bad(format!("the pipe closed after {} of 64 hex digits", hex.len()))),
+            Ok(0) => return Err(bad(format!("the pipe closed after {} of {want_all} hex digits", hex.len()))),
             Ok(n) => hex.extend(buf[..n].iter().copied().filter(|b| !b.is_ascii_whitespace())),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(bad(e.to_string())),
         }
     }
     let text = String::from_utf8(hex).map_err(|_| bad("not hexadecimal".into()))?;
-    parse_secret(&text)
+    (0..count).map(|i| parse_secret(&text[64 * i..64 * (i + 1)])).collect()
 }
 
 /// Takes the secret: from the pipe in `WANMPI_JOB_SECRET_FD`, else from
@@ -126,19 +139,43 @@ fn read_secret_fd(fd_text: &str, timeout: Duration) -> Result<[u8; 32], Bootstra
 /// application thread calling `getenv` at that very moment; glibc's
 /// `unsetenv` only shifts pointers inside `environ` and frees nothing, so
 /// such a reader can at worst miss a variable, not crash.
-fn take_secret(timeout: Duration) -> Result<[u8; 32], BootstrapError> {
-    let from_fd = std::env::var(ENV_SECRET_FD).ok();
-    let from_env = std::env::var(ENV_SECRET).ok();
-    std::env::remove_var(ENV_SECRET_FD);
-    std::env::remove_var(ENV_SECRET);
-    match (from_fd, from_env) {
-        (Some(fd), _) => read_secret_fd(&fd, timeout),
-        (None, Some(hex)) => parse_secret(&hex),
-        (None, None) => Err(BootstrapError::BadEnv {
-            var: ENV_SECRET_FD,
-            problem: format!("neither it nor {ENV_SECRET} is set (the secret is taken once, at init)"),
-        }),
-    }
+///
+/// A spawned rank's `WANMPI_PARENT_PORT` is taken too: when it lacks its
+/// secret (as mpirun sets it), the secret is the pipe's second one.
+/// Returns the job secret and the whole parent port name.
+fn take_secrets(timeout: Duration) -> Result<([u8; 32], Option<String>), BootstrapError> {
+    let take = |k: &str| {
+        let v = std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
+        std::env::remove_var(k);
+        v
+    };
+    let (from_fd, from_env, parent) = (take(ENV_SECRET_FD), take(ENV_SECRET), take(ENV_PARENT_PORT));
+    let bad_port = |p: String| BootstrapError::BadEnv { var: ENV_PARENT_PORT, problem: p };
+    let parent = match parent.filter(|p| !p.trim().is_empty()) {
+        None => None,
+        Some(p) => Some((PortName::parse_public(&p).map_err(bad_port)?, p)),
+    };
+    let port_on_pipe = parent.as_ref().is_some_and(|((_, _, s), _)| s.is_none());
+    let (job, port_secret) = match (from_fd, from_env) {
+        (Some(fd), _) => {
+            let mut got = read_secret_fd(&fd, 1 + port_on_pipe as usize, timeout)?;
+            let port = port_on_pipe.then(|| got.pop()).flatten();
+            (got[0], port)
+        }
+        (None, Some(hex)) if !port_on_pipe => (parse_secret(&hex)?, None),
+        (None, Some(_)) => return Err(bad_port(format!("has no secret, and there is no {ENV_SECRET_FD} to carry it"))),
+        (None, None) => {
+            return Err(BootstrapError::BadEnv {
+                var: ENV_SECRET_FD,
+                problem: format!("neither it nor {ENV_SECRET} is set (the secret is taken once, at init)"),
+            })
+        }
+    };
+    let parent = parent.map(|((host, port, secret), whole)| match (secret, port_secret) {
+        (None, Some(secret)) => PortName { host, port, secret }.render(),
+        _ => whole,
+    });
+    Ok((job, parent))
 }
 
 impl JobEnv {
@@ -161,14 +198,16 @@ impl JobEnv {
         }
         let bootstrap = var(ENV_BOOTSTRAP)?;
         let job_id = var(ENV_JOB_ID)?;
+        let (secret, parent_port) = take_secrets(crate::timeout_from_env())?;
         Ok(Some(JobEnv {
             rank,
             size,
             bootstrap: bootstrap.clone(),
-            secret: take_secret(crate::timeout_from_env())?,
+            secret,
             job_id,
             transport: std::env::var(ENV_TRANSPORT).unwrap_or_else(|_| "auto".into()),
             addr: crate::own_addr::choose(|k| std::env::var(k).ok(), rank, &bootstrap)?,
+            parent_port,
         }))
     }
 
@@ -190,6 +229,28 @@ mod tests {
         assert!(parse_secret(&"zz".repeat(32)).is_err());
     }
 
+    /// Before, a value of 64 bytes with a multi-byte character panicked on
+    /// a slice inside the character.
+    #[test]
+    fn a_non_ascii_secret_is_an_error_not_a_panic() {
+        for bad in [format!("é{}", "a".repeat(62)), format!("{}é", "0".repeat(62)), "ü".repeat(32), format!("+1{}", "0".repeat(62))] {
+            let e = parse_secret(&bad).expect_err("not hex");
+            assert!(e.to_string().contains("64 hex digits"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_parent_port_secret_follows_the_job_secret_on_the_pipe() {
+        let (job, port): ([u8; 32], [u8; 32]) = (core::array::from_fn(|i| i as u8), core::array::from_fn(|i| 200 - i as u8));
+        let line = format!("{} {}\n", JobEnv::secret_hex(&job), JobEnv::secret_hex(&port));
+        let (fd, _) = pipe_with(line.as_bytes(), true);
+        assert_eq!(read_secret_fd(&fd.to_string(), 2, Duration::from_secs(5)).unwrap(), vec![job, port]);
+        // A pipe with only the job secret, when a second was expected.
+        let (fd, _) = pipe_with(format!("{}\n", JobEnv::secret_hex(&job)).as_bytes(), true);
+        let e = read_secret_fd(&fd.to_string(), 2, Duration::from_secs(5)).unwrap_err();
+        assert!(e.to_string().contains("64 of 128"), "{e}");
+    }
+
     /// A pipe whose read end is returned as a raw descriptor (left open).
     fn pipe_with(bytes: &[u8], close_writer: bool) -> (i32, Option<File>) {
         let mut fds = [0i32; 2];
@@ -205,22 +266,22 @@ mod tests {
     fn the_secret_is_read_from_a_pipe_once() {
         let s: [u8; 32] = core::array::from_fn(|i| (i * 3 + 1) as u8);
         let (fd, _) = pipe_with(format!("{}\n", JobEnv::secret_hex(&s)).as_bytes(), true);
-        assert_eq!(read_secret_fd(&fd.to_string(), Duration::from_secs(5)).unwrap(), s);
+        assert_eq!(read_secret_fd(&fd.to_string(), 1, Duration::from_secs(5)).unwrap(), vec![s]);
     }
 
     #[test]
     fn a_short_or_silent_pipe_fails_in_bounded_time() {
         let (fd, _) = pipe_with(b"abcd", true);
-        let e = read_secret_fd(&fd.to_string(), Duration::from_secs(5)).unwrap_err();
+        let e = read_secret_fd(&fd.to_string(), 1, Duration::from_secs(5)).unwrap_err();
         assert!(e.to_string().contains("closed after 4 of 64"), "{e}");
         let (fd, writer) = pipe_with(b"", false);
         let t = Instant::now();
-        let e = read_secret_fd(&fd.to_string(), Duration::from_millis(200)).unwrap_err();
+        let e = read_secret_fd(&fd.to_string(), 1, Duration::from_millis(200)).unwrap_err();
         assert!(e.to_string().contains("no secret"), "{e}");
         assert!(t.elapsed() < Duration::from_secs(3));
         drop(writer);
         for bad in ["x", "-1", "0", "2"] {
-            assert!(read_secret_fd(bad, Duration::from_millis(10)).is_err(), "{bad}");
+            assert!(read_secret_fd(bad, 1, Duration::from_millis(10)).is_err(), "{bad}");
         }
     }
 
@@ -228,7 +289,7 @@ mod tests {
     fn a_regular_file_is_not_taken_for_the_secret_pipe() {
         let f = File::open("/proc/self/stat").unwrap();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
-        let e = read_secret_fd(&fd.to_string(), Duration::from_millis(10)).unwrap_err();
+        let e = read_secret_fd(&fd.to_string(), 1, Duration::from_millis(10)).unwrap_err();
         assert!(e.to_string().contains("not a pipe"), "{e}");
     }
 }

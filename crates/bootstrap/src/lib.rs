@@ -34,7 +34,7 @@ pub mod proto;
 pub mod route;
 pub mod seal;
 pub mod seal_policy;
-mod sealed_lines;
+pub mod sealed_lines;
 pub mod server;
 mod spawn;
 mod timeout;

@@ -9,7 +9,9 @@
 //! host. `WANMPI_INSECURE_LAN=1` (`mpirun --insecure-lan`) trusts the local
 //! network: nothing is sealed, except between ranks the launcher's site map
 //! puts in different sites (a connection that crosses a WAN stays sealed).
-//! Each transport has its own switch (`WANMPI_TCP_ENCRYPT`,
+//! A transport between jobs (spawn, accept/connect) has no site map that
+//! covers both, so there the trusted LAN seals between hosts
+//! (`Seal::across_jobs`). Each transport has its own switch (`WANMPI_TCP_ENCRYPT`,
 //! `WANMPI_SCTP_ENCRYPT`): `0` seals nothing at all; `1` seals everything,
 //! also on loopback, to measure its cost.
 
@@ -50,6 +52,19 @@ impl Seal {
             (None, Some(true)) => Seal::BetweenSites,
             (None, _) => Seal::BetweenHosts,
         })
+    }
+}
+
+impl Seal {
+    /// The rule for a transport between jobs (spawn, accept/connect):
+    /// no site map covers both jobs, so a trusted LAN cannot say which
+    /// connections stay inside a site; they are sealed between hosts.
+    /// An explicit `Always` or `Never` stays.
+    pub fn across_jobs(self) -> Seal {
+        match self {
+            Seal::BetweenSites => Seal::BetweenHosts,
+            s => s,
+        }
     }
 }
 
@@ -133,6 +148,17 @@ mod tests {
         assert!(!wants_seal(Seal::BetweenSites, &sites(Some(&[0, 0, 1])), 0, 1, a, b));
         assert!(wants_seal(Seal::BetweenSites, &sites(Some(&[0, 0, 1])), 0, 2, a, b));
         assert!(!wants_seal(Seal::Never, &sites(Some(&[0, 0, 1])), 0, 2, a, b));
+    }
+
+    #[test]
+    fn between_jobs_an_insecure_lan_seals_between_hosts() {
+        let (a, b) = (ip("10.0.0.5"), ip("10.9.0.6"));
+        let none = Maps::default();
+        assert!(!wants_seal(Seal::BetweenSites, &none, 0, 1, a, b), "within a job: one LAN");
+        assert!(wants_seal(Seal::BetweenSites.across_jobs(), &none, 0, 1, a, b), "between jobs: sites unknown");
+        assert!(!wants_seal(Seal::BetweenSites.across_jobs(), &none, 0, 1, a, a), "one host");
+        assert_eq!(Seal::Never.across_jobs(), Seal::Never);
+        assert_eq!(Seal::Always.across_jobs(), Seal::Always);
     }
 
     #[test]

@@ -5,7 +5,10 @@
 
 use crate::auth::hex;
 
-/// Set by mpirun in a spawned rank: the port its parents wait on.
+/// Set by mpirun in a spawned rank: the port its parents wait on, without
+/// its secret (`PortName::public`), which follows the job secret on the
+/// rank's secret pipe (`env::take_secrets`), never in an environment or on
+/// a command line.
 pub const ENV_PARENT_PORT: &str = "WANMPI_PARENT_PORT";
 /// Which command of a spawn a rank runs (MPI_APPNUM).
 pub const ENV_APPNUM: &str = "WANMPI_APPNUM";
@@ -38,9 +41,15 @@ pub const MAX_SPAWN: u32 = 4096;
 
 /// The key under which the launcher notes why the spawn waiting on `port`
 /// failed (the value: the reason, hex), for a parent that mpirun cannot
-/// reach directly (another network namespace, a firewall).
+/// reach directly (another network namespace, a firewall). A digest of the
+/// name keyed by its secret: the key may be listed or logged, the port's
+/// secret must not.
 pub fn failure_key(port: &str) -> String {
-    format!("spawn-failed/{port}")
+    let digest = match crate::port::PortName::parse(port) {
+        Ok(p) => crate::auth::derive(&p.secret, "spawn-failed"),
+        Err(_) => crate::auth::derive(&[0; 32], port),
+    };
+    format!("spawn-failed/{}", hex(&digest[..16]))
 }
 
 pub fn failure_note(text: &str) -> String {
@@ -123,6 +132,16 @@ mod tests {
         let line = r.encode().expect("encode");
         assert!(line.bytes().all(|b| b.is_ascii_hexdigit()));
         assert_eq!(SpawnRequest::decode(&line).expect("decode"), r);
+    }
+
+    #[test]
+    fn a_failure_key_holds_no_secret() {
+        let port = crate::port::PortName { host: "h".into(), port: 9, secret: [0x5a; 32] };
+        let key = failure_key(&port.render());
+        assert!(!key.contains("5a5a5a5a"), "{key}");
+        assert_eq!(key, failure_key(&port.render()));
+        assert_ne!(key, failure_key(&crate::port::PortName { secret: [1; 32], ..port }.render()));
+        crate::proto::check_item("key", &key).expect("a valid key");
     }
 
     #[test]

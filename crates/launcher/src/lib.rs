@@ -35,6 +35,7 @@ mod routes;
 mod socket_dir;
 mod spec;
 mod ssh_config;
+mod stale_dirs;
 
 pub use error::LaunchError;
 pub use hosts::{HostEntry, Placement};

@@ -93,6 +93,11 @@ pub struct JobSpec {
     /// remote host first, into a per-job directory removed at the end
     /// (`--stage`).
     pub stage: bool,
+    /// A spawned job's: the secret of the port its ranks connect back to.
+    /// It goes on each rank's secret pipe after the job secret (the rank
+    /// has the rest of the name in `WANMPI_PARENT_PORT`), never in an
+    /// environment or on a command line.
+    pub parent_port_secret: Option<[u8; 32]>,
 }
 
 impl JobSpec {
@@ -147,6 +152,7 @@ impl JobSpec {
             grace: Duration::from_secs(2),
             cancel: None,
             stage: false,
+            parent_port_secret: None,
         }
     }
 }

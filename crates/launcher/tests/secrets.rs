@@ -155,6 +155,24 @@ fn tree(root: u32) -> Vec<u32> {
     all
 }
 
+/// Reads the command line and environment of every process in `procs`:
+/// none may hold any of `secrets`. Returns how many files it read.
+fn assert_no_secret(procs: &[u32], secrets: &[String]) -> usize {
+    let mut checked = 0;
+    for pid in procs {
+        for what in ["cmdline", "environ"] {
+            let Ok(bytes) = std::fs::read(format!("/proc/{pid}/{what}")) else { continue };
+            let text = String::from_utf8_lossy(&bytes).to_lowercase();
+            for secret in secrets {
+                assert!(!text.contains(secret.as_str()), "/proc/{pid}/{what} holds a secret: {text:?}");
+            }
+            assert!(!text.contains("wanmpi_job_secret="), "/proc/{pid}/{what} names a secret: {text:?}");
+            checked += 1;
+        }
+    }
+    checked
+}
+
 #[test]
 fn no_command_line_or_environment_holds_the_secret() {
     let dir = scratch("proc");
@@ -202,22 +220,104 @@ fn no_command_line_or_environment_holds_the_secret() {
     for r in &ready {
         assert!(procs.contains(r), "rank pid {r} not under mpirun: {procs:?}");
     }
-    let mut checked = 0;
-    for pid in &procs {
-        for what in ["cmdline", "environ"] {
-            let Ok(bytes) = std::fs::read(format!("/proc/{pid}/{what}")) else { continue };
-            let text = String::from_utf8_lossy(&bytes).to_lowercase();
-            assert!(!text.contains(&secret), "/proc/{pid}/{what} holds the secret: {text:?}");
-            assert!(!text.contains("wanmpi_job_secret="), "/proc/{pid}/{what} names a secret: {text:?}");
-            checked += 1;
-        }
-    }
+    let checked = assert_no_secret(&procs, &[secret]);
     // The agent really is there, with the rank's words on its command line.
     let agent_seen =
         procs.iter().any(|p| std::fs::read(format!("/proc/{p}/cmdline")).map(|c| String::from_utf8_lossy(&c).contains("far-host")).unwrap_or(false));
     assert!(agent_seen, "no agent process in {procs:?}");
     assert!(checked >= 8, "read only {checked} /proc files");
     // SIGTERM ends the job: mpirun ends every rank's process group.
+    // SAFETY: signalling the mpirun this test started.
+    unsafe { libc::kill(mpirun_pid as i32, libc::SIGTERM) };
+    let r = finish(child, started);
+    assert_eq!(r.code, Some(128 + libc::SIGTERM), "{}", r.stderr);
+    for pid in procs {
+        assert!(gone(pid), "process {pid} outlived the job");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A rank spawns a job on this host and one through the agent: the port
+/// the children connect back to reaches them on their secret pipe, never
+/// on a command line (the agent's, the far side's shell's) or in an
+/// environment. Before, `WANMPI_PARENT_PORT` with the port's secret was on
+/// the agent's argv, readable by every user of both hosts.
+#[test]
+fn a_spawned_job_gets_its_parent_port_without_showing_it() {
+    spawning_job("spawn-ssh", fake_ssh, "far-host");
+}
+
+/// The same through a `{host}` agent (srun, `ip netns exec`): the pipe is
+/// the agent's stdin, moved to descriptor 3 by `sh -c`.
+#[test]
+fn a_spawned_job_through_a_host_template_agent_gets_its_parent_port_without_showing_it() {
+    spawning_job("spawn-template", |_| "env PROBE_VIA={host}".to_string(), "PROBE_VIA=far-host");
+}
+
+/// A rank spawns a job here and one on `far-host` through `agent`;
+/// `agent_mark` is what the agent's command line or environment holds.
+fn spawning_job(name: &str, agent: impl Fn(&Path) -> String, agent_mark: &str) {
+    let dir = scratch(name);
+    let agent = agent(&dir);
+    let mut c = command(&[
+        "--host",
+        "localhost:1,far-host:1",
+        "--np",
+        "1",
+        "--bootstrap",
+        "tcp:127.0.0.1:0",
+        "--launch-agent",
+        &agent,
+        PROBE,
+        "secret",
+        "spawn:localhost:20",
+        "spawn:far-host:20",
+        "sleep:20",
+    ]);
+    c.stdout(Stdio::piped());
+    let started = Instant::now();
+    let mut child = c.spawn().expect("start mpirun");
+    let mpirun_pid = child.id();
+    let (tx, rx) = channel();
+    let out = child.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let (mut secrets, mut ports, mut ready, mut joined) = (Vec::new(), Vec::new(), Vec::new(), 0);
+    while ready.len() < 2 || joined < 2 {
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("the spawned ranks did not get ready in 30 s: {ready:?}"));
+        if let Some(s) = line.strip_prefix("secret=") {
+            secrets.push(s.to_string());
+        }
+        if let Some(p) = line.strip_prefix("port=") {
+            ports.push(p.to_string());
+        }
+        joined += line.contains("child-joined") as usize;
+        ready.extend(numbers_after(&line, "child-ready "));
+    }
+    // Each port's secret is the last field of its name.
+    let mut all: Vec<String> = ports.iter().map(|p| p.rsplit(':').next().expect("secret").to_string()).collect();
+    assert_eq!(all.len(), 2, "{ports:?}");
+    assert!(all.iter().all(|s| s.len() == 64), "{all:?}");
+    // The job secrets of the parent and of both spawned jobs too.
+    assert_eq!(secrets.len(), 3, "{secrets:?}");
+    all.extend(secrets);
+    let procs = tree(mpirun_pid);
+    for r in &ready {
+        assert!(procs.contains(r), "spawned rank {r} not under mpirun: {procs:?}");
+    }
+    // The agent, or (a `{host}` agent execs its words) what it became.
+    let shows =
+        |p: &u32, what: &str| std::fs::read(format!("/proc/{p}/{what}")).map(|c| String::from_utf8_lossy(&c).contains(agent_mark)).unwrap_or(false);
+    let agent_seen = procs.iter().any(|p| shows(p, "cmdline") || shows(p, "environ"));
+    assert!(agent_seen, "no agent process in {procs:?}");
+    let checked = assert_no_secret(&procs, &all);
+    // mpirun, the spawning rank, its two children (and the agent's shell).
+    assert!(checked >= 8, "read only {checked} /proc files");
     // SAFETY: signalling the mpirun this test started.
     unsafe { libc::kill(mpirun_pid as i32, libc::SIGTERM) };
     let r = finish(child, started);

@@ -1,9 +1,13 @@
 //! The MPICH ABI: programs compiled with Debian's MPICH (`mpicc.mpich`,
 //! package libmpich-dev) and never recompiled run on wanmpi's libmpi.so.12
 //! (found as libmpich.so.12 through LD_LIBRARY_PATH) under wanmpi's mpirun;
-//! so does NetPIPE's prebuilt `NPmpich2` (package netpipe-mpich2).
+//! so does NetPIPE's prebuilt `NPmpich2` (package netpipe-mpich2), and so
+//! do Debian's ScaLAPACK drivers (package scalapack-mpi-test,
+//! `abi/scalapack.rs`).
 
 mod common;
+#[path = "abi/scalapack.rs"]
+mod scalapack;
 
 use common::*;
 

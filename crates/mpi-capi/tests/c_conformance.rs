@@ -171,6 +171,8 @@ fn dynamic_processes_across_emulated_hosts() {
 fn two_jobs_started_apart_couple_through_a_published_port() {
     let exe = compile(&prefix().join("bin/mpicc"), "couple", "mpicc");
     let names = out_dir("couple-names");
+    // Published names hold ports' secrets: their directory is this user's alone.
+    std::fs::set_permissions(&names, std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("chmod 700");
     for transport in ["tcp", "sctp", "wamp"] {
         let service = format!("couple-{transport}-{}", std::process::id());
         let env = [("WANMPI_TRANSPORT", transport.to_string()), ("WANMPI_NAME_DIR", names.display().to_string())];

@@ -39,7 +39,7 @@ impl Runtime {
         // variables from this process's environment, so nothing the program
         // starts inherits them. Safe only before any thread of ours exists:
         // keep this ahead of the transport and the progress thread.
-        let spawned = crate::dynamic::Spawned::from_env()?;
+        let mut spawned = crate::dynamic::Spawned::from_env()?;
         let mut job_id = None;
         let mut published = None;
         let (transport, kv): (Box<dyn Transport>, Option<Box<dyn Launcher>>) = match JobEnv::from_env().map_err(boot)? {
@@ -56,6 +56,7 @@ impl Runtime {
             },
             Some(env) => {
                 job_id = Some(env.job_id.clone());
+                spawned.parent_port = env.parent_port.clone();
                 published = env.addr.clone();
                 opts.oversubscribed = host_oversubscribed(&env)?;
                 let mut client = Client::connect(&env).map_err(boot)?;

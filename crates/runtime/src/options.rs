@@ -46,7 +46,7 @@ pub struct RuntimeOptions {
     /// shared-memory ring. WANMPI_SHM_CMA=0 or 1 (or a threshold set with
     /// WANMPI_SHM_CMA_FROM, `engine.single_copy_from`) decides; unset
     /// (None), it is on only where the host runs more ranks than a rank
-    /// has CPUs (`oversubscribed`): measured, docs/benchmarks.md 36.
+    /// has CPUs (`oversubscribed`): measured, docs/benchmarks.md 39.
     pub single_copy: Option<bool>,
     /// Names this job among jobs that join (dynamic processes): equal in
     /// all its processes, different from other jobs'. `Runtime::init`

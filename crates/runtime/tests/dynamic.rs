@@ -145,6 +145,34 @@ fn a_wrong_port_name_fails_in_every_rank_of_the_group_with_a_port_error() {
     }
 }
 
+/// A port name holds its secret: no error shows more than `host:port`.
+#[test]
+fn a_failing_connect_names_the_port_without_its_secret() {
+    let (_, b) = two_jobs(
+        1,
+        2,
+        |rt, tx| {
+            // A port that existed and is closed: nothing listens there now.
+            let p = rt.open_port().expect("open");
+            rt.close_port(&p).expect("close");
+            let e = rt.close_port(&p).expect_err("closed twice");
+            assert!(!e.msg.contains(p.rsplit(':').next().unwrap()), "{}", e.msg);
+            tx.unwrap().send(p).unwrap();
+        },
+        |rt, names| {
+            let name = names.map(|n| n.recv().expect("port name"));
+            let r = rt.comm_connect(name.as_deref(), 0, COMM_WORLD).map(|_| ()).map_err(|e| e.msg);
+            (name, r)
+        },
+    );
+    let secret = b[0].0.as_deref().expect("root had the name").rsplit(':').next().unwrap().to_string();
+    assert_eq!(secret.len(), 64);
+    for (_, r) in b {
+        let msg = r.expect_err("nothing listens there");
+        assert!(!msg.contains(&secret[..16]), "the error shows the port's secret: {msg}");
+    }
+}
+
 #[test]
 fn joins_repeat_and_each_inter_communicator_keeps_its_own_peers() {
     let (a, b) = two_jobs(

@@ -1,13 +1,16 @@
 //! Proof of the job secret on every association, before any frame of that
 //! peer reaches the engine. Each side sends HELLO (a fresh 32-byte nonce
-//! and a flags byte: whether it wants the association's frames sealed) on
+//! and a flags byte: whether this side seals the link's packets) on
 //! stream 0 as soon as the association is up; the other answers PROOF =
 //! HMAC-SHA256(secret, label | challenger's HELLO | prover's HELLO | prover
 //! rank | challenger rank). The secret never travels, a PROOF cannot be
 //! replayed on another association (fresh nonce) or by another rank (ranks
 //! are inside the MAC), and neither side's flags can be altered on the way
-//! (both HELLOs are under both MACs); the frames are sealed if either side
-//! asks (seal.rs, whose keys derive from the two HELLOs). The side
+//! (both HELLOs are under both MACs). On a sealed link (seal.rs: keys from
+//! the secret and the published endpoints, decided before the first
+//! packet) the peer already proved the secret with every packet that
+//! opened; the handshake is kept so that a plain link (`--insecure-lan`,
+//! one host) is authenticated too, and both kinds run one code path. The side
 //! that checked a PROOF answers ACCEPT, and a rank sends no frame to a peer
 //! before that peer's ACCEPT: so a frame from a peer that has not proved
 //! the secret is never legitimate, and the receiver needs to hold only a
@@ -36,24 +39,48 @@ pub const HANDSHAKE_ALLOWANCE: usize = 64 << 10;
 pub const NONCE_LEN: usize = 32;
 /// HELLO: nonce (32) | flags (1).
 pub const HELLO_LEN: usize = NONCE_LEN + 1;
-/// The flag by which a side asks for sealed frames.
+/// The flag by which a side says it seals the link's packets.
 pub const FLAG_SEAL: u8 = 1;
 /// Version 2: HELLO carries flags, PROOF covers both HELLOs (version 1:
 /// the challenger's nonce alone). A version-1 HELLO (no flags byte) is
 /// refused naming both versions (pump.rs).
 const LABEL: &[u8] = b"wanmpi-sctp-auth-v2";
 
-/// Our HELLO to a peer: a fresh nonce and whether we want sealing.
-pub fn hello(want_seal: bool) -> [u8; HELLO_LEN] {
-    let mut h = [0u8; HELLO_LEN];
-    h[..NONCE_LEN].copy_from_slice(&fresh_nonce());
-    h[NONCE_LEN] = if want_seal { FLAG_SEAL } else { 0 };
-    h
+/// What one message of an association is, from its payload protocol id
+/// and length alone (frames are never looked into).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Message<'a> {
+    Hello(&'a [u8; HELLO_LEN]),
+    /// Version 1's HELLO: a nonce without flags.
+    HelloV1,
+    Proof(&'a [u8]),
+    Accept,
+    Frame,
+    /// A HELLO of another length, or a kind of a later version: ignored.
+    Other,
 }
 
-/// Whether an association whose sides sent these HELLOs is sealed.
-pub fn sealed(a: &[u8; HELLO_LEN], b: &[u8; HELLO_LEN]) -> bool {
-    (a[NONCE_LEN] | b[NONCE_LEN]) & FLAG_SEAL != 0
+/// Reads a message that arrived with payload protocol id `ppid`.
+pub fn classify(ppid: u32, msg: &[u8]) -> Message<'_> {
+    match ppid {
+        PPID_HELLO => match <&[u8; HELLO_LEN]>::try_from(msg) {
+            Ok(h) => Message::Hello(h),
+            Err(_) if msg.len() == NONCE_LEN => Message::HelloV1,
+            Err(_) => Message::Other,
+        },
+        PPID_PROOF => Message::Proof(msg),
+        PPID_ACCEPT => Message::Accept,
+        PPID_FRAME => Message::Frame,
+        _ => Message::Other,
+    }
+}
+
+/// Our HELLO to a peer: a fresh nonce and whether the link is sealed.
+pub fn hello(sealed: bool) -> [u8; HELLO_LEN] {
+    let mut h = [0u8; HELLO_LEN];
+    h[..NONCE_LEN].copy_from_slice(&fresh_nonce());
+    h[NONCE_LEN] = if sealed { FLAG_SEAL } else { 0 };
+    h
 }
 
 pub fn fresh_nonce() -> [u8; NONCE_LEN] {
@@ -111,11 +138,22 @@ mod tests {
     }
 
     #[test]
-    fn either_flag_seals_and_no_flag_can_be_stripped() {
+    fn messages_are_told_apart_by_kind_and_length() {
+        let h = hello(true);
+        assert_eq!(classify(PPID_HELLO, &h), Message::Hello(&h));
+        assert_eq!(classify(PPID_HELLO, &h[..NONCE_LEN]), Message::HelloV1);
+        assert_eq!(classify(PPID_HELLO, &[0; HELLO_LEN + 1]), Message::Other);
+        assert_eq!(classify(PPID_PROOF, b"xy"), Message::Proof(b"xy"));
+        assert_eq!(classify(PPID_ACCEPT, &[1]), Message::Accept);
+        assert_eq!(classify(PPID_FRAME, &h), Message::Frame);
+        assert_eq!(classify(7, &h), Message::Other);
+    }
+
+    #[test]
+    fn no_flag_can_be_stripped() {
         let s = [7u8; 32];
         let (asks, not) = (hello(true), hello(false));
-        assert!(sealed(&asks, &not) && sealed(&not, &asks));
-        assert!(!sealed(&not, &hello(false)));
+        assert_eq!((asks[NONCE_LEN], not[NONCE_LEN]), (FLAG_SEAL, 0));
         let p = proof(&s, &Hellos { challenger: &asks, prover: &not }, 2, 0);
         // The challenger's flag cleared on the way: the prover answered
         // another HELLO than the one the challenger sent.

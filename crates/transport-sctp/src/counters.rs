@@ -56,6 +56,13 @@ pub struct PeerCounters {
     pub dropped_injected: u64,
     pub udp_send_errors: u64,
     pub bad_checksums: u64,
+    /// Whether the link's packets are sealed (seal.rs).
+    pub sealed: bool,
+    /// Sealed link: datagrams from the peer's address dropped before
+    /// usrsctp saw them because they did not open (forged, altered,
+    /// truncated), or opened before (replayed, or a copy on a backup path).
+    pub refused_forged: u64,
+    pub refused_replayed: u64,
     /// From SCTP_STATUS of the association (0 when it is gone).
     pub srtt_ms: u32,
     pub rto_ms: u32,
@@ -168,6 +175,9 @@ impl fmt::Display for Counters {
                 p.cwnd,
                 p.mtu
             )?;
+            if p.refused_forged + p.refused_replayed > 0 {
+                writeln!(f, "    sealed datagrams dropped: {} did not open (forged or altered), {} replayed", p.refused_forged, p.refused_replayed)?;
+            }
             if p.held_before_proof_peak > 0 {
                 writeln!(f, "    held before the peer proved the job secret: at most {} B", p.held_before_proof_peak)?;
             }

@@ -12,6 +12,8 @@ pub enum SctpError {
     Stack { call: &'static str, err: std::io::Error },
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] wanmpi_bootstrap::BootstrapError),
+    #[error("peer {rank} published an sctp endpoint without packet keys: it runs a wanmpi release before sealed packets; every rank of a job must run the same release")]
+    OldRelease { rank: PeerId },
     #[error("peer {rank} published a bad endpoint {value:?}")]
     BadEndpoint { rank: PeerId, value: String },
     #[error("association setup timed out after {secs:.1} s; missing peers: {missing:?}")]

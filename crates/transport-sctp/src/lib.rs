@@ -10,10 +10,12 @@
 //! job secret (auth.rs) before any of its frames reach the engine; until
 //! then a peer may make us hold only `HANDSHAKE_ALLOWANCE` bytes, and after
 //! it no message over the frame limit (pump.rs). Between hosts (the job's
-//! sealing rule, `WANMPI_SCTP_ENCRYPT`) every frame travels sealed with
-//! AES-128-GCM under keys from the handshake (seal.rs); a message that
-//! fails to open ends the association and reports the peer lost for
-//! tampering.
+//! sealing rule, `WANMPI_SCTP_ENCRYPT`) every UDP datagram of a link — each
+//! SCTP packet, control chunks included — travels sealed with AES-128-GCM
+//! under keys from the job secret and both ranks' published salts
+//! (seal.rs, endpoint.rs), from the first INIT on; a datagram that does
+//! not open or comes twice is dropped and counted before usrsctp sees it,
+//! so a forged packet cannot end an association.
 //!
 //! Several transports may live in one process (tests run ranks as threads):
 //! usrsctp is process-wide (stack.rs holds the one global), each transport
@@ -31,6 +33,7 @@ mod auth;
 mod close;
 mod counters;
 mod crc32c;
+mod endpoint;
 mod error;
 mod link;
 use wanmpi_transport::path_mtu as mtu;
@@ -40,6 +43,7 @@ mod options;
 mod path;
 mod poller;
 mod pump;
+mod replay;
 mod seal;
 mod setup;
 mod sock;
@@ -54,3 +58,19 @@ pub use error::SctpError;
 pub use options::{Checksum, CongestionControl, PathCut, SctpOptions, Tamper, ENV_ENCRYPT};
 pub use transport::SctpTransport;
 pub use wanmpi_bootstrap::seal_policy::{Maps, Seal};
+
+/// The parsers that read what arrives from the network, for the fuzz
+/// targets (`fuzz/`). Not an API: nothing else may use it.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::auth::{classify, hello, proof, verify, Hellos, Message, HELLO_LEN};
+    pub use crate::endpoint::{sealed_link, Endpoint};
+    pub use crate::path::{is_glue, Probe};
+    pub use crate::seal::{derive, Dropped, Opener, Sealer, OVERHEAD, SALT_LEN};
+
+    /// Parses the bytes of a notification as usrsctp delivers them; true
+    /// if they read as one.
+    pub fn notification(bytes: &[u8]) -> bool {
+        crate::notify::parse(bytes).is_some()
+    }
+}

@@ -1,7 +1,9 @@
 //! One (transport, peer) pair as usrsctp sees it: the AF_CONN address of an
 //! association. usrsctp hands packets for the peer to the output callback
 //! with this link's token; the link sends them from its transport's UDP
-//! socket, after the optional checksum offload, loss injection and counting.
+//! socket, after loss injection, counting, and either sealing (seal.rs: the
+//! whole packet encrypted and authenticated, so no checksum is needed) or
+//! the optional checksum offload.
 //! It can be called from any thread that drives the process-wide stack, so
 //! everything here is shared-safe.
 //!
@@ -11,10 +13,12 @@
 //! suspected.
 
 use crate::crc32c;
-use crate::options::{Checksum, PathCut};
+use crate::options::{Checksum, PathCut, Tamper};
+use crate::seal::Sealer;
 use crate::wire;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::io::IoSlice;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -112,8 +116,10 @@ pub(crate) struct Link {
     /// Loss injection starts once setup is done, so setup stays fast.
     dropping: AtomicBool,
     state: Mutex<DropState>,
-    /// Test hook (`Tamper::FlipOnWire`): the frame message to alter (0: none).
-    flip_nth: AtomicU32,
+    /// Seals every datagram to the peer (None: a plain link).
+    sealer: Option<Sealer>,
+    /// Test hook (`SctpOptions::test_tamper`): how to alter which frame.
+    tamper: Option<Tamper>,
     frames_seen: AtomicU32,
     pub stats: LinkStats,
 }
@@ -126,6 +132,7 @@ impl Link {
         checksum: Checksum,
         drops: DropPlan,
         cut_plan: Option<PathCut>,
+        sealer: Option<Sealer>,
     ) -> Link {
         let DropPlan {
             rate: drop_rate,
@@ -158,7 +165,8 @@ impl Link {
                 new_data_seen: 0,
                 new_ends_seen: 0,
             }),
-            flip_nth: AtomicU32::new(0),
+            sealer,
+            tamper: None,
             frames_seen: AtomicU32::new(0),
             stats: LinkStats::default(),
         }
@@ -174,9 +182,14 @@ impl Link {
         }
     }
 
-    /// Test hook: alter the `nth` frame message on its way out (tamper.rs).
-    pub fn tamper_on_wire(&self, nth: u32) {
-        self.flip_nth.store(nth, Relaxed);
+    /// Test hook: alter the datagram of one frame on its way out (tamper.rs).
+    pub fn set_tamper(&mut self, t: Option<Tamper>) {
+        self.tamper = t;
+    }
+
+    /// Whether every datagram of this link is sealed.
+    pub fn sealed(&self) -> bool {
+        self.sealer.is_some()
     }
 
     pub fn set_active(&self, path: usize) {
@@ -213,6 +226,14 @@ impl Link {
         if self.is_cut(path) {
             return false;
         }
+        let sealed;
+        let bytes = match &self.sealer {
+            Some(s) => {
+                sealed = s.seal_to_vec(bytes);
+                &sealed[..]
+            }
+            None => bytes,
+        };
         match p.udp.send_to(bytes, p.dest) {
             Ok(_) => {
                 p.stats.datagrams_out.fetch_add(1, Relaxed);
@@ -288,21 +309,70 @@ impl Link {
             self.stats.dropped_injected.fetch_add(1, Relaxed);
             return;
         }
-        let nth = self.flip_nth.load(Relaxed);
-        let flipped = nth > 0 && crate::tamper::flip_nth_frame(packet, nth, &self.frames_seen);
-        // A flipped packet gets a valid checksum, so SCTP delivers it and
-        // only the seal can catch it.
-        if self.checksum == Checksum::Offload || (flipped && self.checksum == Checksum::Usrsctp) {
-            crc32c::seal(packet);
+        let altered = match self.tamper {
+            Some(t) => crate::tamper::nth_frame_data(packet, t.nth(), &self.frames_seen).map(|r| (t, r)),
+            None => None,
+        };
+        let Some(sealer) = &self.sealer else {
+            if let Some((t, at)) = &altered {
+                // A copy with random data races ahead of the packet; a flip
+                // alters the packet itself. Each gets a valid checksum, so
+                // SCTP takes it and only a seal could catch it.
+                if let Tamper::Inject(_) = t {
+                    let mut forged = packet.to_vec();
+                    rand::thread_rng().fill(&mut forged[at.clone()]);
+                    crc32c::seal(&mut forged);
+                    self.send(&[&forged]);
+                }
+                if let Tamper::FlipOnWire(_) = t {
+                    packet[at.start] ^= 0x01;
+                    if self.checksum == Checksum::Usrsctp {
+                        crc32c::seal(packet);
+                    }
+                }
+            }
+            if self.checksum == Checksum::Offload {
+                crc32c::seal(packet);
+            }
+            self.send(&[packet]);
+            if let Some((Tamper::Replay(_), _)) = altered {
+                self.send(&[packet]);
+            }
+            return;
+        };
+        // Sealed: the AEAD tag covers every byte, so no CRC32c is computed
+        // (with offload; usrsctp's own, if chosen, is inside the seal).
+        let (pn, tag) = sealer.seal(packet);
+        if let Some((t, at)) = &altered {
+            match t {
+                // In the ciphertext, as a man in the middle would.
+                Tamper::FlipOnWire(_) => packet[at.start] ^= 0x01,
+                Tamper::Inject(_) => {
+                    let mut forged = vec![0u8; packet.len() + tag.len()];
+                    rand::thread_rng().fill(&mut forged[..]);
+                    self.send(&[&pn, &forged]);
+                }
+                Tamper::Replay(_) => {}
+            }
         }
+        self.send(&[&pn, packet, &tag]);
+        if let Some((Tamper::Replay(_), _)) = altered {
+            self.send(&[&pn, packet, &tag]);
+        }
+    }
+
+    /// Sends one datagram made of `parts` on the active path, and a copy on
+    /// the backup path if there is one.
+    fn send(&self, parts: &[&[u8]]) {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
         let i = self.active.load(Relaxed);
         let b = self.backup.load(Relaxed);
         if b != i {
             if let Some(backup) = self.paths.get(b) {
-                if !self.is_cut(b) && backup.udp.send_to(packet, backup.dest).is_ok() {
+                if !self.is_cut(b) && send_parts(&backup.udp, parts, backup.dest).is_ok() {
                     backup.stats.copies_out.fetch_add(1, Relaxed);
                     backup.stats.datagrams_out.fetch_add(1, Relaxed);
-                    backup.stats.bytes_out.fetch_add(packet.len() as u64, Relaxed);
+                    backup.stats.bytes_out.fetch_add(len as u64, Relaxed);
                 }
             }
         }
@@ -310,15 +380,15 @@ impl Link {
         if self.is_cut(i) {
             return;
         }
-        match path.udp.send_to(packet, path.dest) {
+        match send_parts(&path.udp, parts, path.dest) {
             Ok(_) => {
                 // One path: no per-path counting (the link's counters say it all).
                 if self.paths.len() > 1 {
                     path.stats.datagrams_out.fetch_add(1, Relaxed);
-                    path.stats.bytes_out.fetch_add(packet.len() as u64, Relaxed);
+                    path.stats.bytes_out.fetch_add(len as u64, Relaxed);
                 }
                 self.stats.datagrams_out.fetch_add(1, Relaxed);
-                self.stats.bytes_out.fetch_add(packet.len() as u64, Relaxed);
+                self.stats.bytes_out.fetch_add(len as u64, Relaxed);
             }
             // SCTP retransmits what the kernel refused, like a lost packet.
             Err(_) => {
@@ -327,14 +397,33 @@ impl Link {
         }
     }
 
-    /// Checks an incoming datagram before it goes to usrsctp; false = drop.
-    pub fn accept_input(&self, packet: &mut [u8]) -> bool {
+    /// Counts an incoming datagram (as it came, sealed or not).
+    pub fn count_input(&self, len: usize) {
         self.stats.datagrams_in.fetch_add(1, Relaxed);
-        self.stats.bytes_in.fetch_add(packet.len() as u64, Relaxed);
-        if self.checksum == Checksum::Offload && !crc32c::verify(packet) {
+        self.stats.bytes_in.fetch_add(len as u64, Relaxed);
+    }
+
+    /// Checks an incoming plain SCTP packet before it goes to usrsctp (a
+    /// sealed one was checked by opening it); false = drop.
+    pub fn accept_input(&self, packet: &mut [u8]) -> bool {
+        if self.sealer.is_none() && self.checksum == Checksum::Offload && !crc32c::verify(packet) {
             self.stats.bad_checksums.fetch_add(1, Relaxed);
             return false;
         }
         true
     }
+}
+
+/// One datagram from several pieces, without copying them together.
+fn send_parts(udp: &UdpSocket, parts: &[&[u8]], dest: SocketAddr) -> std::io::Result<usize> {
+    if let [one] = parts {
+        return udp.send_to(one, dest);
+    }
+    // At most a packet number, a packet and a tag: no allocation per datagram.
+    let mut slices = [IoSlice::new(&[]); 3];
+    let n = parts.len().min(slices.len());
+    for (s, p) in slices.iter_mut().zip(parts) {
+        *s = IoSlice::new(p);
+    }
+    socket2::SockRef::from(udp).send_to_vectored(&slices[..n], &dest.into())
 }

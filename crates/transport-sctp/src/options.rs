@@ -7,24 +7,34 @@ use std::time::Duration;
 use wanmpi_bootstrap::seal_policy::{Maps, Seal};
 use wanmpi_bootstrap::{PortRange, ENV_PORT_RANGE};
 
-/// Forces sealing of sctp messages on (`1`, also on one host) or off (`0`).
+/// Forces sealing of sctp packets on (`1`, also on one host) or off (`0`).
 pub const ENV_ENCRYPT: &str = "WANMPI_SCTP_ENCRYPT";
 
 /// Test and fault-injection hook (WANMPI_SCTP_FAULT_TAMPER=`flip@N`,
-/// `replay@N` or `inject@N`): how a rank alters its own frames to each
-/// peer, to show that the peer catches it. Frames count from 1, per peer.
+/// `replay@N` or `inject@N`): how a rank alters the datagram carrying its
+/// own N-th frame to each peer (counted from 1 by first fragments, per
+/// peer), as a man in the middle would, to show what the peer does with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tamper {
-    /// Flip a bit of the `nth` frame's message in the SCTP packet that
-    /// leaves for the UDP socket, and fix the packet's CRC32c, so that
-    /// SCTP accepts and delivers the altered message.
+    /// Flip a bit of the frame's data in the datagram (in the ciphertext
+    /// when sealed; with the CRC32c fixed when plain, so SCTP delivers it).
     FlipOnWire(u32),
-    /// Send the `nth` frame's sealed message again, right after it, on
-    /// its stream (a replay with a fresh SCTP sequence number).
+    /// Send the datagram twice.
     Replay(u32),
-    /// Send a message of random bytes, as long as the `nth` frame's, right
-    /// after it on its stream (a forgery).
+    /// Send a forgery ahead of the datagram: plain, a copy whose data from
+    /// the middle of the frame's chunk on is random (CRC32c fixed), which
+    /// SCTP takes and then drops the genuine packet as a duplicate; sealed,
+    /// the genuine packet number followed by random bytes.
     Inject(u32),
+}
+
+impl Tamper {
+    /// The frame it alters (from 1).
+    pub fn nth(self) -> u32 {
+        match self {
+            Tamper::FlipOnWire(n) | Tamper::Replay(n) | Tamper::Inject(n) => n,
+        }
+    }
 }
 
 /// Test/fault-injection hook: from `from` after setup until `until` (or for
@@ -231,7 +241,7 @@ pub struct SctpOptions {
     /// Ports the UDP sockets bind in (the launcher's WANMPI_PORT_RANGE,
     /// `mpirun --port-range`); None: any free port.
     pub port_range: Option<PortRange>,
-    /// Which associations' frames are sealed (`seal.rs`): between hosts by
+    /// Which links' packets are sealed (`seal.rs`): between hosts by
     /// default (WANMPI_SCTP_ENCRYPT, WANMPI_INSECURE_LAN).
     pub seal: Seal,
     /// Each rank's host and site index (the launcher's maps, given by the
@@ -458,9 +468,8 @@ impl SctpOptions {
         if self.streams == 0 {
             return fail("STREAMS", "at least one stream is needed");
         }
-        // A sealed frame carries its tag.
-        if self.max_frame == 0 || self.max_frame + wanmpi_bootstrap::seal::TAG_LEN > self.sndbuf as usize {
-            return fail("MAX_FRAME", "must be between 1 and the send buffer size less 16 bytes (a larger send fails with EMSGSIZE)");
+        if self.max_frame == 0 || self.max_frame > self.sndbuf as usize {
+            return fail("MAX_FRAME", "must be between 1 and the send buffer size (a larger send fails with EMSGSIZE)");
         }
         if !(self.rto_min_ms <= self.rto_initial_ms && self.rto_initial_ms <= self.rto_max_ms && self.rto_min_ms > 0) {
             return fail("RTO_MIN", "need 0 < rto_min <= rto_initial <= rto_max");

@@ -2,10 +2,9 @@
 //! waits in the UDP socket, then take everything it has for us (messages,
 //! pieces of messages, notifications) until it says EWOULDBLOCK.
 
-use crate::auth::{self, Hellos, HANDSHAKE_ALLOWANCE, HELLO_LEN};
+use crate::auth::{self, Hellos, Message, HANDSHAKE_ALLOWANCE, HELLO_LEN};
 use crate::notify::{self, Notification};
 use crate::path::{self, Probe, ProbeKind};
-use crate::seal::StreamKeys;
 use crate::stack;
 use crate::transport::{Event, Peer, SctpTransport};
 use std::io::{self, ErrorKind};
@@ -85,6 +84,19 @@ impl SctpTransport {
                 if !peer.link.arrived_on(remote, len) {
                     continue; // fault-injection cut
                 }
+                peer.link.count_input(len);
+                // A sealed link's datagrams open here or go no further: a
+                // forged, altered or replayed one never reaches usrsctp.
+                let packet = match peer.opener.as_mut() {
+                    None => packet,
+                    Some(o) => match o.open(packet) {
+                        Ok(plain) => plain,
+                        Err(why) => {
+                            peer.refused(why);
+                            continue;
+                        }
+                    },
+                };
                 if path::is_glue(packet) {
                     // Ours, never usrsctp's: a probe, an ack, or garbage.
                     on_glue(peer, local, remote, packet);
@@ -92,7 +104,7 @@ impl SctpTransport {
                 }
                 if peer.link.accept_input(packet) {
                     // SAFETY: the token is registered; usrsctp copies the packet.
-                    unsafe { sys::usrsctp_conninput(peer.link.token as *mut libc::c_void, packet.as_ptr().cast(), len, 0) };
+                    unsafe { sys::usrsctp_conninput(peer.link.token as *mut libc::c_void, packet.as_ptr().cast(), packet.len(), 0) };
                 }
             }
             if count < BATCH {
@@ -181,8 +193,7 @@ impl SctpTransport {
     /// has not, only what is left of the handshake allowance, counting
     /// everything it sent and every unfinished piece of it.
     fn may_hold(&mut self, rank: PeerId, assoc: u32, held: usize, piece: usize, last: bool) -> Result<(), String> {
-        // A sealed frame carries its tag.
-        let max = self.caps.max_frame + wanmpi_bootstrap::seal::TAG_LEN;
+        let max = self.caps.max_frame;
         let pieces: usize = self.reasm.iter().filter(|((a, _), _)| *a == assoc).map(|(_, b)| b.len()).sum();
         let Some(Some(p)) = self.peers.get_mut(rank as usize) else { return Ok(()) };
         if p.verified {
@@ -295,42 +306,38 @@ impl SctpTransport {
                 return;
             }
         }
-        match ppid {
-            auth::PPID_HELLO if msg.len() == HELLO_LEN && p.peer_hello.is_none() => {
-                let theirs: [u8; HELLO_LEN] = msg[..].try_into().unwrap_or([0; HELLO_LEN]);
+        match auth::classify(ppid, &msg) {
+            Message::Hello(&theirs) if p.peer_hello.is_none() => {
                 p.proof_pending = Some(auth::proof(&secret, &Hellos { challenger: &theirs, prover: &p.hello }, me, rank));
-                if auth::sealed(&p.hello, &theirs) {
-                    p.keys = Some(StreamKeys::derive(&secret, me, &p.hello, rank, &theirs, self.caps.channels));
-                }
                 p.peer_hello = Some(theirs);
             }
-            auth::PPID_HELLO if msg.len() == auth::NONCE_LEN => {
+            Message::HelloV1 => {
                 // Version 1's HELLO (a nonce alone): its PROOF could never
                 // check out here, so say why rather than time out.
                 let why = "speaks the sctp handshake of version 1, this rank version 2: every rank of a job must run the same wanmpi release";
                 self.reject(rank, assoc, why);
             }
-            auth::PPID_PROOF if p.verified => {} // a repeat changes nothing
-            auth::PPID_PROOF => {
+            Message::Proof(_) if p.verified => {} // a repeat changes nothing
+            Message::Proof(got) => {
                 let ok = p
                     .peer_hello
                     .as_ref()
-                    .is_some_and(|theirs| auth::verify(&secret, &Hellos { challenger: &p.hello, prover: theirs }, rank, me, &msg));
+                    .is_some_and(|theirs| auth::verify(&secret, &Hellos { challenger: &p.hello, prover: theirs }, rank, me, got));
                 if ok {
                     p.verified = true;
                     p.accept_pending = true;
                     let early = std::mem::take(&mut p.pre_auth);
                     p.pre_auth_bytes = 0;
                     for (sid, bytes) in early {
-                        self.deliver(rank, assoc, sid, bytes);
+                        self.deliver(rank, sid, bytes);
                     }
                 } else {
                     self.reject(rank, assoc, "failed to prove the job secret");
                 }
             }
-            auth::PPID_ACCEPT => p.accepted = true,
-            auth::PPID_FRAME if p.verified => self.deliver(rank, assoc, sid, msg),
-            auth::PPID_FRAME => {
+            Message::Accept => p.accepted = true,
+            Message::Frame if p.verified => self.deliver(rank, sid, msg),
+            Message::Frame => {
                 p.pre_auth.push((sid, msg));
                 p.pre_auth_peak = p.pre_auth_peak.max(p.held_frames());
             }
@@ -338,25 +345,11 @@ impl SctpTransport {
         }
     }
 
-    /// Hands a frame of a proven peer to the engine, opening it first when
-    /// the association is sealed. One that fails to open ends the peer's
-    /// association: nothing of it is delivered, nor anything after.
-    fn deliver(&mut self, rank: PeerId, assoc: u32, sid: u16, mut bytes: Vec<u8>) {
-        let me = self.rank;
-        let Some(Some(p)) = self.peers.get_mut(rank as usize) else { return };
-        if p.rejected {
+    /// Hands a frame of a proven peer to the engine. On a sealed link every
+    /// packet that carried it was opened (seal.rs), so it is the peer's.
+    fn deliver(&mut self, rank: PeerId, sid: u16, bytes: Vec<u8>) {
+        if self.peers.get(rank as usize).and_then(Option::as_ref).is_none_or(|p| p.rejected) {
             return;
-        }
-        if let Some(keys) = p.keys.as_mut() {
-            if let Err(e) = keys.open(sid, &mut bytes) {
-                let why = format!(
-                    "sent a message that failed its integrity check (tampered): stream {}, message {} of that stream: altered, forged or replayed on the way",
-                    e.stream, e.message
-                );
-                eprintln!("wanmpi sctp: rank {me}: association with rank {rank}: {why}");
-                self.reject(rank, assoc, &why);
-                return;
-            }
         }
         if let Some(c) = self.streams.get_mut(rank as usize).and_then(|s| s.get_mut(sid as usize)) {
             c.frames_received += 1;
@@ -491,9 +484,9 @@ mod tests {
         }
         let pairs = remotes.iter().map(|r| (Arc::new(bind()), r.local_addr().unwrap())).collect();
         let drops = DropPlan { rate: 0.0, seed: 0, first_data: 0, chunks: vec![], data_nth: vec![], end_nth: vec![] };
-        let link = Arc::new(Link::new(1, 1, pairs, Checksum::Offload, drops, None));
+        let link = Arc::new(Link::new(1, 1, pairs, Checksum::Offload, drops, None, None));
         let timing = PathTiming { interval: Duration::from_millis(100), fail: None, return_to_primary: true, copy_when_suspected: true };
-        let peer = Peer::new(link, Some(Paths::new(2, timing, Instant::now())), 5000, 1280, false);
+        let peer = Peer::new(link, Some(Paths::new(2, timing, Instant::now())), 5000, 1280, None);
         (peer, remotes)
     }
 

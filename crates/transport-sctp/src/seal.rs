@@ -1,163 +1,167 @@
-//! Sealed frames on an association: every frame between hosts travels as
-//! one SCTP message encrypted and authenticated with AES-128-GCM (the
-//! job's shared cipher, `wanmpi_bootstrap::seal`), its 16-byte tag after it.
+//! Sealed packets: on a sealed link every UDP datagram between two ranks —
+//! each SCTP packet usrsctp makes, control chunks included, and each path
+//! probe — travels encrypted and authenticated with AES-128-GCM (the job's
+//! shared cipher, `wanmpi_bootstrap::seal`). A datagram that does not open,
+//! or opens a second time, is dropped and counted before usrsctp sees it,
+//! so nothing but the peer's own transport can make usrsctp act: a forged,
+//! altered, truncated or replayed packet cannot end an association, at any
+//! stage of it (INIT included), nor put data in a message.
 //!
-//! Keys: HKDF-SHA256 over the job secret, salted with both HELLOs of the
-//! association (each side's fresh nonce and flags, lower rank's first) and
-//! both ranks; one key per direction, new for every association.
+//! Layout: packet number (8 bytes, big-endian, in clear) | ciphertext | tag
+//! (16). The nonce is the packet number; the sender counts them per link
+//! from 0 and never reuses one, the receiver accepts each once within a
+//! replay window (replay.rs).
 //!
-//! Nonces: SCTP delivers a stream's messages in order, but messages of
-//! different streams in any order relative to each other. So each
-//! direction keeps a counter per stream, and a message's nonce is (stream,
-//! its number on that stream): nothing extra on the wire, and the receiver
-//! expects exactly the next number of the message's stream. A message
-//! altered, forged, replayed, dropped or moved to another stream fails to
-//! open. The counter advances only once usrsctp took the message whole (a
-//! refused message never left, so sealing the next one under the same
-//! number reveals nothing).
+//! Keys: known before the first packet, so there is no unsealed start.
+//! HKDF-SHA256 over the job secret, salted with both ranks and a fresh
+//! 16-byte salt each rank published with its endpoint (so two transports
+//! of one job, or of two jobs given the same secret in tests, never share
+//! a key); one key per direction.
 
-use crate::auth::HELLO_LEN;
 use wanmpi_bootstrap::seal::{derive_pair, nonce, Key, TAG_LEN};
 use wanmpi_transport::PeerId;
 
+use crate::replay::{Refused, Window};
+
 /// The HKDF label: the protocol, its version and the cipher.
-const INFO: &[u8] = b"wanmpi-sctp-v2 message keys AES-128-GCM";
+const INFO: &[u8] = b"wanmpi-sctp-v3 packet keys AES-128-GCM";
+/// The nonce's first four bytes (the packet number fills the rest).
+const NONCE_PREFIX: u32 = 0x5343_5450; // "SCTP"
+/// Bytes of the clear packet number before the ciphertext.
+pub const PN_LEN: usize = 8;
+/// What sealing adds to a datagram.
+pub const OVERHEAD: usize = PN_LEN + TAG_LEN;
+/// Bytes of the salt each rank publishes with its endpoint.
+pub const SALT_LEN: usize = 16;
 
-/// A message that did not open: which one.
-#[derive(Debug, PartialEq, Eq)]
-pub struct OpenError {
-    pub stream: u16,
-    /// Its number on the stream (0 = the stream's first frame).
-    pub message: u64,
+/// Why a sealed datagram was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dropped {
+    /// Shorter than a packet number and a tag.
+    Short,
+    /// The packet number was accepted before, or is older than the window.
+    Replayed(Refused),
+    /// Did not open: altered, forged, truncated or under another key.
+    Forged,
 }
 
-/// Both directions of one association, with their per-stream counters.
-pub struct StreamKeys {
-    send: Key,
-    recv: Key,
-    sent: Vec<u64>,
-    received: Vec<u64>,
+/// Both keys of one link: `me` to `peer` and back.
+pub fn derive(secret: &[u8; 32], me: PeerId, my_salt: &[u8; SALT_LEN], peer: PeerId, peer_salt: &[u8; SALT_LEN]) -> (Sealer, Opener) {
+    let lower_first = me < peer;
+    let (lo, hi) = if lower_first { (my_salt, peer_salt) } else { (peer_salt, my_salt) };
+    let mut salt = Vec::with_capacity(2 * SALT_LEN + 8);
+    salt.extend_from_slice(&me.min(peer).to_be_bytes());
+    salt.extend_from_slice(&me.max(peer).to_be_bytes());
+    salt.extend_from_slice(lo);
+    salt.extend_from_slice(hi);
+    let (lo_to_hi, hi_to_lo) = derive_pair(secret, &salt, INFO);
+    let (send, recv) = if lower_first { (lo_to_hi, hi_to_lo) } else { (hi_to_lo, lo_to_hi) };
+    (Sealer { key: send, next: std::sync::atomic::AtomicU64::new(0) }, Opener { key: recv, window: Window::default() })
 }
 
-impl StreamKeys {
-    /// The keys of the association between `me` and `peer`, from each
-    /// side's HELLO.
-    pub fn derive(secret: &[u8; 32], me: PeerId, my_hello: &[u8; HELLO_LEN], peer: PeerId, peer_hello: &[u8; HELLO_LEN], streams: u16) -> StreamKeys {
-        let lower_first = me < peer;
-        let (lo, hi) = if lower_first { (my_hello, peer_hello) } else { (peer_hello, my_hello) };
-        let mut salt = Vec::with_capacity(2 * HELLO_LEN + 8);
-        salt.extend_from_slice(lo);
-        salt.extend_from_slice(hi);
-        salt.extend_from_slice(&me.min(peer).to_be_bytes());
-        salt.extend_from_slice(&me.max(peer).to_be_bytes());
-        let (lo_to_hi, hi_to_lo) = derive_pair(secret, &salt, INFO);
-        let (send, recv) = if lower_first { (lo_to_hi, hi_to_lo) } else { (hi_to_lo, lo_to_hi) };
-        let n = usize::from(streams);
-        StreamKeys { send, recv, sent: vec![0; n], received: vec![0; n] }
+/// The sending half: shared by every thread that drives usrsctp (its
+/// output callback runs on any of them), hence the atomic counter.
+pub struct Sealer {
+    key: Key,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Sealer {
+    /// Encrypts `packet` in place under a fresh packet number; returns the
+    /// number's bytes (to send before it) and the tag (to send after it).
+    pub fn seal(&self, packet: &mut [u8]) -> ([u8; PN_LEN], [u8; TAG_LEN]) {
+        let pn = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tag = self.key.seal(nonce(NONCE_PREFIX, pn), &[], packet);
+        (pn.to_be_bytes(), tag)
     }
 
-    /// Seals `msg` in place as the next message of `stream` and appends
-    /// its tag. Call [`StreamKeys::sent`] once the message is gone.
-    pub fn seal(&self, stream: u16, msg: &mut Vec<u8>) {
-        let k = self.sent[usize::from(stream)];
-        let tag = self.send.seal(nonce(u32::from(stream), k), &[], msg);
-        msg.extend_from_slice(&tag);
+    /// `packet` sealed into one new datagram (probes, tests).
+    pub fn seal_to_vec(&self, packet: &[u8]) -> Vec<u8> {
+        let mut body = packet.to_vec();
+        let (pn, tag) = self.seal(&mut body);
+        let mut d = Vec::with_capacity(OVERHEAD + packet.len());
+        d.extend_from_slice(&pn);
+        d.extend_from_slice(&body);
+        d.extend_from_slice(&tag);
+        d
     }
+}
 
-    /// The message sealed last on `stream` left: the next gets a new number.
-    pub fn sent(&mut self, stream: u16) {
-        self.sent[usize::from(stream)] += 1;
-    }
+/// The receiving half, owned by the transport's pump.
+pub struct Opener {
+    key: Key,
+    window: Window,
+}
 
-    /// Opens `msg`, the next message of `stream`, in place: on success it
-    /// holds the plaintext.
-    pub fn open(&mut self, stream: u16, msg: &mut Vec<u8>) -> Result<(), OpenError> {
-        let Some(k) = self.received.get_mut(usize::from(stream)) else { return Err(OpenError { stream, message: 0 }) };
-        let fail = OpenError { stream, message: *k };
-        if msg.len() < TAG_LEN {
-            return Err(fail);
+impl Opener {
+    /// Opens `datagram` in place; on success returns the plaintext, at the
+    /// front of `datagram`, and records its packet number.
+    pub fn open<'a>(&mut self, datagram: &'a mut [u8]) -> Result<&'a mut [u8], Dropped> {
+        if datagram.len() < OVERHEAD {
+            return Err(Dropped::Short);
         }
-        let len = self.recv.open_within(nonce(u32::from(stream), *k), &[], msg, 0..).map_err(|_| fail)?;
-        msg.truncate(len);
-        *k += 1;
-        Ok(())
+        let mut pn = [0u8; PN_LEN];
+        pn.copy_from_slice(&datagram[..PN_LEN]);
+        let pn = u64::from_be_bytes(pn);
+        self.window.check(pn).map_err(Dropped::Replayed)?;
+        let len = self.key.open_within(nonce(NONCE_PREFIX, pn), &[], datagram, PN_LEN..).map_err(|_| Dropped::Forged)?;
+        self.window.record(pn);
+        Ok(&mut datagram[..len])
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::hello;
 
-    const H0: [u8; HELLO_LEN] = [0xa0; HELLO_LEN];
-    const H3: [u8; HELLO_LEN] = [0x3b; HELLO_LEN];
+    const S0: [u8; SALT_LEN] = [0xa0; SALT_LEN];
+    const S3: [u8; SALT_LEN] = [0x3b; SALT_LEN];
 
-    fn pair() -> (StreamKeys, StreamKeys) {
-        (StreamKeys::derive(&[9; 32], 0, &H0, 3, &H3, 4), StreamKeys::derive(&[9; 32], 3, &H3, 0, &H0, 4))
-    }
-
-    fn sealed(k: &mut StreamKeys, stream: u16, plain: &[u8]) -> Vec<u8> {
-        let mut m = plain.to_vec();
-        k.seal(stream, &mut m);
-        k.sent(stream);
-        m
+    fn link() -> (Sealer, Opener, Sealer, Opener) {
+        let (s0, o0) = derive(&[9; 32], 0, &S0, 3, &S3);
+        let (s3, o3) = derive(&[9; 32], 3, &S3, 0, &S0);
+        (s0, o0, s3, o3)
     }
 
     #[test]
-    fn streams_open_in_their_own_order_whatever_the_interleaving() {
-        let (mut a, mut b) = pair();
-        let s1: Vec<_> = (0..3).map(|i| sealed(&mut a, 1, format!("one {i}").as_bytes())).collect();
-        let s2: Vec<_> = (0..3).map(|i| sealed(&mut a, 2, format!("two {i}").as_bytes())).collect();
-        assert!(!s1[0].windows(3).any(|w| w == b"one"), "plaintext visible");
-        assert_eq!(s1[0].len(), 5 + TAG_LEN);
-        // Stream 2's messages overtake stream 1's: each stream still opens.
-        for (stream, m) in [(2, &s2[0]), (1, &s1[0]), (2, &s2[1]), (2, &s2[2]), (1, &s1[1]), (1, &s1[2])] {
-            let mut m = m.clone();
-            b.open(stream, &mut m).unwrap();
-            assert!(m.starts_with(if stream == 1 { b"one" } else { b"two" }));
+    fn opens_once_in_any_order_and_each_way_with_its_own_key() {
+        let (s0, mut o0, s3, mut o3) = link();
+        let d: Vec<Vec<u8>> = (0..4).map(|i| s0.seal_to_vec(format!("packet {i}").as_bytes())).collect();
+        assert!(!d[0].windows(6).any(|w| w == b"packet"), "plaintext visible");
+        assert_eq!(d[0].len(), 8 + OVERHEAD);
+        assert_eq!(&d[2][..PN_LEN], &2u64.to_be_bytes());
+        for i in [2, 0, 3, 1] {
+            let mut x = d[i].clone();
+            assert_eq!(o3.open(&mut x).unwrap(), format!("packet {i}").as_bytes());
         }
-        // And the other direction has its own key.
-        let mut back = sealed(&mut b, 1, b"back");
-        let mut reflected = back.clone();
-        assert!(b.open(1, &mut reflected).is_err(), "our own message reflected back");
-        a.open(1, &mut back).unwrap();
-        assert_eq!(back, b"back");
+        assert_eq!(o3.open(&mut d[1].clone()), Err(Dropped::Replayed(Refused::Seen)));
+        // Reflected back to its sender, our own packet does not open.
+        let mut back = s3.seal_to_vec(b"back");
+        assert_eq!(link().3.open(&mut back.clone()), Err(Dropped::Forged));
+        assert_eq!(o0.open(&mut back).unwrap(), b"back");
     }
 
     #[test]
-    fn replayed_dropped_moved_flipped_or_short_messages_fail() {
-        let (mut a, _) = pair();
-        let m0 = sealed(&mut a, 1, b"first message");
-        let m1 = sealed(&mut a, 1, b"second message");
-        let fresh = || pair().1;
-        let mut b = fresh();
-        b.open(1, &mut m0.clone()).unwrap();
-        assert_eq!(b.open(1, &mut m0.clone()), Err(OpenError { stream: 1, message: 1 }), "replayed");
-        assert_eq!(fresh().open(1, &mut m1.clone()), Err(OpenError { stream: 1, message: 0 }), "the one before dropped");
-        assert!(fresh().open(2, &mut m0.clone()).is_err(), "moved to another stream");
-        assert!(fresh().open(9, &mut m0.clone()).is_err(), "a stream that does not exist");
-        for i in 0..m0.len() {
-            let mut t = m0.clone();
-            t[i] ^= 0x01;
-            assert!(fresh().open(1, &mut t).is_err(), "flipped byte {i}");
+    fn flipped_truncated_renumbered_or_foreign_packets_fail_and_change_nothing() {
+        let (s0, _, _, mut o3) = link();
+        let d = s0.seal_to_vec(b"an SCTP packet with chunks");
+        for i in 0..d.len() {
+            for bit in [0x01, 0x80] {
+                let mut t = d.clone();
+                t[i] ^= bit;
+                assert!(o3.open(&mut t).is_err(), "byte {i} bit {bit:#x}");
+            }
         }
-        assert!(fresh().open(1, &mut m0[..TAG_LEN - 1].to_vec()).is_err());
-        // A failure does not advance the stream: the real message still opens.
-        let mut b = fresh();
-        assert!(b.open(1, &mut m1.clone()).is_err());
-        b.open(1, &mut m0.clone()).unwrap();
-    }
-
-    #[test]
-    fn another_association_or_secret_has_other_keys() {
-        let (mut a, _) = pair();
-        let m = sealed(&mut a, 0, b"x");
-        let (h0, h3) = (hello(true), hello(true));
-        assert!(StreamKeys::derive(&[9; 32], 3, &h3, 0, &h0, 4).open(0, &mut m.clone()).is_err(), "fresh HELLOs, fresh keys");
-        let (h0, h3) = (hello(false), hello(false));
-        let mut a = StreamKeys::derive(&[9; 32], 0, &h0, 3, &h3, 1);
-        let m = sealed(&mut a, 0, b"x");
-        assert!(StreamKeys::derive(&[8; 32], 3, &h3, 0, &h0, 1).open(0, &mut m.clone()).is_err());
-        assert!(StreamKeys::derive(&[9; 32], 3, &h3, 0, &h0, 1).open(0, &mut m.clone()).is_ok());
+        for n in 0..d.len() {
+            assert!(o3.open(&mut d[..n].to_vec()).is_err(), "truncated to {n}");
+        }
+        assert_eq!(o3.open(&mut d[..OVERHEAD - 1].to_vec()), Err(Dropped::Short));
+        // Another secret, another salt, another pair of ranks: other keys.
+        let others = [derive(&[8; 32], 3, &S3, 0, &S0).1, derive(&[9; 32], 3, &[1; SALT_LEN], 0, &S0).1, derive(&[9; 32], 2, &S3, 0, &S0).1];
+        for mut o in others {
+            assert_eq!(o.open(&mut d.clone()), Err(Dropped::Forged));
+        }
+        // None of the failures used up the number: the real packet opens.
+        assert!(o3.open(&mut d.clone()).is_ok());
     }
 }

@@ -2,9 +2,10 @@
 //! bootstrap key/value service, one association per peer (the lower rank
 //! initiates), authentication, and a bounded wait until all of it is done.
 
+use crate::endpoint::{sealed_link, Endpoint};
 use crate::error::SctpError;
 use crate::link::{DropPlan, Link};
-use crate::options::{SctpOptions, Tamper};
+use crate::options::SctpOptions;
 use crate::path::{PathTiming, Paths};
 use crate::poller::Poller;
 use crate::sock::Sock;
@@ -16,7 +17,6 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Instant;
 use usrsctp_sys as sys;
-use wanmpi_bootstrap::seal_policy::wants_seal;
 use wanmpi_bootstrap::KeyValue;
 use wanmpi_transport::{Caps, PeerId};
 
@@ -25,24 +25,6 @@ const EAGER_LIMIT_HINT: usize = 64 << 10;
 
 fn endpoint_key(rank: PeerId) -> String {
     format!("sctp-ep-{rank}")
-}
-
-/// "ip:udp_port[,ip:udp_port...]/sctp_port", primary first, e.g.
-/// "127.0.0.1:40000/5001" (one address, the format before multihoming) or
-/// "127.0.0.1:40000,127.0.1.1:40002/5001".
-fn parse_endpoint(rank: PeerId, v: &str) -> Result<(Vec<SocketAddr>, u16), SctpError> {
-    let bad = || SctpError::BadEndpoint { rank, value: v.to_string() };
-    let (udps, port) = v.rsplit_once('/').ok_or_else(bad)?;
-    let addrs = udps.split(',').map(|a| a.parse().map_err(|_| bad())).collect::<Result<Vec<SocketAddr>, _>>()?;
-    if addrs.len() > crate::path::MAX_PATHS {
-        return Err(bad());
-    }
-    Ok((addrs, port.parse().map_err(|_| bad())?))
-}
-
-fn format_endpoint(udps: &[SocketAddr], sctp_port: u16) -> String {
-    let list: Vec<String> = udps.iter().map(|a| a.to_string()).collect();
-    format!("{}/{sctp_port}", list.join(","))
 }
 
 /// Our local addresses: the given ones, then our address in each of
@@ -123,13 +105,25 @@ impl SctpTransport {
         t.configure_socket()?;
         t.sock.as_ref().map(|s| s.bind(port)).transpose()?;
 
-        let me = t.local_addrs()?;
-        kv.put(&endpoint_key(rank), &format_endpoint(&me, port))?;
+        let mut salt = [0u8; crate::seal::SALT_LEN];
+        rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut salt);
+        let mine = Endpoint { udps: t.local_addrs()?, sctp_port: port, seal: t.opts.seal, salt };
+        kv.put(&endpoint_key(rank), &mine.format())?;
         kv.fence()?;
         let others: Vec<u32> = (0..size).filter(|&r| r != rank).collect();
         let eps = kv.get_many(&others.iter().map(|&r| endpoint_key(r)).collect::<Vec<_>>())?;
         for (r, ep) in others.into_iter().zip(eps) {
-            let (addrs, sctp_port) = parse_endpoint(r, &ep)?;
+            let theirs = Endpoint::parse(r, &ep)?;
+            let (addrs, sctp_port) = (theirs.udps.clone(), theirs.sctp_port);
+            // Keys before the first packet: no INIT ever travels unsealed.
+            let sealed = sealed_link(&t.opts.maps, rank, &mine, r, &theirs);
+            let (sealer, opener) = match sealed {
+                true => {
+                    let (s, o) = crate::seal::derive(&t.secret, rank, &mine.salt, r, &theirs.salt);
+                    (Some(s), Some(o))
+                }
+                false => (None, None),
+            };
             let token = stack::new_token();
             let o = &t.opts;
             let drops = DropPlan {
@@ -143,7 +137,9 @@ impl SctpTransport {
             // Path i: our address i to the peer's address i.
             let pairs: Vec<_> = t.udps.iter().cloned().zip(addrs.iter().copied()).collect();
             let npaths = pairs.len();
-            let link = Arc::new(Link::new(token, r, pairs, o.checksum, drops, o.fault_cut_path));
+            let mut link = Link::new(token, r, pairs, o.checksum, drops, o.fault_cut_path, sealer);
+            link.set_tamper(o.test_tamper);
+            let link = Arc::new(link);
             stack::register_link(link.clone());
             // SAFETY: the token is an integer address usrsctp only compares.
             unsafe { sys::usrsctp_register_address(token as *mut libc::c_void) };
@@ -160,7 +156,7 @@ impl SctpTransport {
                 Paths::new(npaths, timing, Instant::now())
             });
             t.multipath |= paths.is_some();
-            let mtu = match t.opts.path_mtu {
+            let udp_payload = match t.opts.path_mtu {
                 // Every path must carry the association's packets.
                 0 => {
                     let locals: Vec<_> = t.udps.iter().filter_map(|u| u.local_addr().ok()).map(|a| a.ip()).collect();
@@ -168,12 +164,10 @@ impl SctpTransport {
                 }
                 m => m,
             };
-            if let Some(Tamper::FlipOnWire(nth)) = t.opts.test_tamper {
-                link.tamper_on_wire(nth);
-            }
-            let local = t.udps[0].local_addr().ok().map(|a| a.ip());
-            let want_seal = wants_seal(t.opts.seal, &t.opts.maps, rank, r, local, addrs.first().map(|a| a.ip()));
-            t.peers[r as usize] = Some(Peer::new(link, paths, sctp_port, mtu, want_seal));
+            // A sealed datagram carries a packet number and a tag around
+            // the SCTP packet, and must still fit the path.
+            let mtu = if sealed { udp_payload.saturating_sub(crate::seal::OVERHEAD as u32) } else { udp_payload };
+            t.peers[r as usize] = Some(Peer::new(link, paths, sctp_port, mtu, opener));
         }
         t.set_default_mtu()?;
         // Every rank knows every link before the first INIT flies, so no
@@ -323,20 +317,5 @@ mod tests {
         let e = resolve_addrs(&o).unwrap_err().to_string();
         assert!(e.contains("PATH_NETS") && e.contains(&format!("{absent}/24")), "{e}");
         assert_eq!(resolve_addrs(&SctpOptions::default()).unwrap(), vec![ip("127.0.0.1")]);
-    }
-
-    #[test]
-    fn endpoints_parse_and_bad_ones_are_named() {
-        let a = |s: &str| s.parse::<SocketAddr>().unwrap();
-        assert_eq!(parse_endpoint(1, "127.0.0.1:4000/5001").unwrap(), (vec![a("127.0.0.1:4000")], 5001));
-        assert_eq!(parse_endpoint(1, "[::1]:4000/5002").unwrap().1, 5002);
-        let two = vec![a("127.0.0.1:4000"), a("127.0.1.1:4002")];
-        assert_eq!(parse_endpoint(1, "127.0.0.1:4000,127.0.1.1:4002/5001").unwrap(), (two.clone(), 5001));
-        assert_eq!(format_endpoint(&two, 5001), "127.0.0.1:4000,127.0.1.1:4002/5001");
-        assert_eq!(format_endpoint(&two[..1], 5001), "127.0.0.1:4000/5001", "one address: the old format");
-        let nine = ["127.0.0.1:1"; 9].join(",") + "/5001";
-        for bad in ["127.0.0.1:4000", "x/1", "127.0.0.1:4000/70000", "127.0.0.1:4000,/1", ",/1", "/1", nine.as_str()] {
-            assert!(matches!(parse_endpoint(3, bad), Err(SctpError::BadEndpoint { rank: 3, .. })), "{bad}");
-        }
     }
 }

@@ -5,10 +5,10 @@
 use crate::auth::{self, HELLO_LEN};
 use crate::counters::{Counters, PathCounters, PeerCounters, StackCounters, StreamCounters};
 use crate::link::Link;
-use crate::options::{SctpOptions, Tamper};
+use crate::options::SctpOptions;
 use crate::path::{Paths, Probe};
 use crate::poller::Poller;
-use crate::seal::StreamKeys;
+use crate::seal::{Dropped, Opener};
 use crate::sock::{would_block, Sock};
 use crate::stack::{self, StackUser, TICK};
 use std::collections::{HashMap, VecDeque};
@@ -34,15 +34,17 @@ pub(crate) struct Peer {
     /// Path MTU (SCTP packet size) used towards this peer.
     pub mtu: u32,
     pub assoc: Option<u32>,
-    /// Our HELLO to this peer: our challenge and whether we want sealing.
+    /// Our HELLO to this peer: our challenge and whether the link is sealed.
     pub hello: [u8; HELLO_LEN],
     /// The peer's HELLO (the first one; repeats are ignored).
     pub peer_hello: Option<[u8; HELLO_LEN]>,
-    /// The association's keys when either side asked for sealing (from
-    /// both HELLOs; used only once the peer proved the secret).
-    pub keys: Option<StreamKeys>,
-    /// Frames sent to this peer (the `Tamper` hook counts them).
-    pub frames_out: u32,
+    /// Opens the peer's sealed datagrams (None: a plain link); its sending
+    /// half is in `link`.
+    pub opener: Option<Opener>,
+    /// Datagrams from the peer's address that did not open (forged,
+    /// altered, truncated), and those that opened before (replayed).
+    pub refused_forged: u64,
+    pub refused_replayed: u64,
     pub hello_pending: bool,
     pub proof_pending: Option<[u8; 32]>,
     /// The peer proved the job secret.
@@ -69,18 +71,20 @@ pub(crate) struct Peer {
 
 impl Peer {
     /// A peer before its association: not yet proved, nothing held.
-    /// `want_seal`: whether we ask for its frames to be sealed.
-    pub fn new(link: Arc<Link>, paths: Option<Paths>, sctp_port: u16, mtu: u32, want_seal: bool) -> Peer {
+    /// `opener`: its datagrams are sealed (the link seals ours).
+    pub fn new(link: Arc<Link>, paths: Option<Paths>, sctp_port: u16, mtu: u32, opener: Option<Opener>) -> Peer {
+        let sealed = opener.is_some();
         Peer {
             link,
             paths,
             sctp_port,
             mtu,
             assoc: None,
-            hello: auth::hello(want_seal),
+            hello: auth::hello(sealed),
             peer_hello: None,
-            keys: None,
-            frames_out: 0,
+            opener,
+            refused_forged: 0,
+            refused_replayed: 0,
             hello_pending: false,
             proof_pending: None,
             verified: false,
@@ -92,6 +96,14 @@ impl Peer {
             rejected: false,
             lost: None,
             closed: false,
+        }
+    }
+
+    /// Counts a datagram from the peer's address that was dropped unopened.
+    pub fn refused(&mut self, why: Dropped) {
+        match why {
+            Dropped::Replayed(_) => self.refused_replayed += 1,
+            Dropped::Short | Dropped::Forged => self.refused_forged += 1,
         }
     }
 
@@ -175,6 +187,9 @@ impl SctpTransport {
                 dropped_injected: s.dropped_injected.load(Relaxed),
                 udp_send_errors: s.send_errors.load(Relaxed),
                 bad_checksums: s.bad_checksums.load(Relaxed),
+                sealed: p.opener.is_some(),
+                refused_forged: p.refused_forged,
+                refused_replayed: p.refused_replayed,
                 held_before_proof_peak: p.pre_auth_peak as u64,
                 ..Default::default()
             };
@@ -234,31 +249,23 @@ impl SctpTransport {
         Some((c.from, c.until))
     }
 
-    /// Whether frames to and from `peer` are sealed (None: not yet known,
-    /// before the peer's HELLO).
+    /// Whether the packets to and from `peer` are sealed (None: the
+    /// association is not up yet, before the peer's HELLO).
     pub fn sealed(&self, peer: PeerId) -> Option<bool> {
         let p = self.peer(peer).ok()?;
-        p.peer_hello.map(|_| p.keys.is_some())
+        p.peer_hello.map(|_| p.link.sealed())
     }
 
     fn send_frame(&mut self, peer: PeerId, channel: u16, parts: &[&[u8]]) -> Result<SendStatus, TransportError> {
-        // Borrows `peers` alone, so `sbuf` can take the sealed message.
         let p = self.peers.get(peer as usize).and_then(Option::as_ref).ok_or(TransportError::NoSuchPeer(peer))?;
         if let Some(reason) = &p.lost {
             return Err(TransportError::PeerLost { peer, reason: reason.clone() });
         }
         let assoc = p.assoc.ok_or_else(|| TransportError::PeerLost { peer, reason: "no association".into() })?;
-        let data: &[u8] = if let Some(keys) = &p.keys {
-            // Sealed in place in our send buffer, which usrsctp copies.
-            self.sbuf.clear();
-            for part in parts {
-                self.sbuf.extend_from_slice(part);
-            }
-            keys.seal(channel, &mut self.sbuf);
-            &self.sbuf
-        } else if parts.len() == 1 {
+        let data: &[u8] = if parts.len() == 1 {
             parts[0]
         } else {
+            // Borrows `peers` alone, so `sbuf` can hold the joined parts.
             self.sbuf.clear();
             for part in parts {
                 self.sbuf.extend_from_slice(part);
@@ -272,15 +279,6 @@ impl SctpTransport {
                 let c = &mut self.streams[peer as usize][channel as usize];
                 c.frames_sent += 1;
                 c.bytes_sent += len as u64;
-                if let Some(Some(p)) = self.peers.get_mut(peer as usize) {
-                    if let Some(k) = p.keys.as_mut() {
-                        k.sent(channel);
-                    }
-                    p.frames_out += 1;
-                    if let Some(t) = self.opts.test_tamper {
-                        tamper_after_send(sock, assoc, channel, p.frames_out, t, data);
-                    }
-                }
                 Ok(SendStatus::Sent)
             }
             Ok(n) => Err(TransportError::Io(std::io::Error::other(format!("usrsctp took {n} of {wire} bytes")))),
@@ -310,21 +308,6 @@ impl SctpTransport {
             .filter_map(|p| p.assoc)
             .any(|a| sock.info::<sys::sctp_status>(a, sys::SCTP_STATUS).map(|s| s.sstat_unackdata > 0 || s.sstat_penddata > 0).unwrap_or(false))
     }
-}
-
-/// Test hook: after the `sent`-th frame (as it went, sealed or not) on
-/// `channel`, send it again or a forgery of its length.
-fn tamper_after_send(sock: &Sock, assoc: u32, channel: u16, sent: u32, t: Tamper, msg: &[u8]) {
-    let extra = match t {
-        Tamper::Replay(n) if n == sent => msg.to_vec(),
-        Tamper::Inject(n) if n == sent => {
-            let mut forged = vec![0u8; msg.len()];
-            rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut forged);
-            forged
-        }
-        _ => return,
-    };
-    let _ = sock.send(assoc, channel, auth::PPID_FRAME, 0, &extra);
 }
 
 impl Transport for SctpTransport {

@@ -48,10 +48,12 @@
 
 mod barrier;
 mod endpoint;
+#[doc(hidden)]
+pub mod fuzzing;
 mod inbound;
 mod liveness;
 mod options;
-mod proc_fd;
+pub mod proc_fd;
 mod ring;
 mod setup;
 mod slot;

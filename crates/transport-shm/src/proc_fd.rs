@@ -8,6 +8,9 @@
 //! memfd, a pipe). An eventfd cannot be reopened so (ENXIO), hence pipes
 //! for doorbells. What comes back is still checked (`ours`), since a pid
 //! can be reused and a fd number too.
+//!
+//! Public because the runtime opens the memory of shared RMA windows
+//! (MPI_Win_allocate_shared) the same way.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
@@ -15,7 +18,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 
 /// Opens fd `fd` of process `pid` read-write, non-blocking, close-on-exec.
 /// The error says what went wrong in words a user can act on.
-pub(crate) fn open(pid: u32, fd: i32) -> Result<File, String> {
+pub fn open(pid: u32, fd: i32) -> Result<File, String> {
     let path = format!("/proc/{pid}/fd/{fd}");
     OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(&path).map_err(|e| {
         let why = match e.raw_os_error() {
@@ -29,7 +32,7 @@ pub(crate) fn open(pid: u32, fd: i32) -> Result<File, String> {
 
 /// Checks that an opened file is of the expected kind (`kind_ok`, named
 /// `kind`), belongs to our effective user and is closed to everyone else.
-pub(crate) fn ours(meta: &Metadata, kind: &str, kind_ok: bool) -> Result<(), String> {
+pub fn ours(meta: &Metadata, kind: &str, kind_ok: bool) -> Result<(), String> {
     if !kind_ok {
         return Err(format!("it is not {kind} (mode {:o})", meta.mode()));
     }
@@ -45,7 +48,7 @@ pub(crate) fn ours(meta: &Metadata, kind: &str, kind_ok: bool) -> Result<(), Str
 }
 
 /// A fresh random token (128 bits) from the kernel.
-pub(crate) fn random_token() -> io::Result<[u64; 2]> {
+pub fn random_token() -> io::Result<[u64; 2]> {
     let mut b = [0u8; 16];
     let mut got = 0;
     while got < b.len() {

@@ -124,7 +124,9 @@ pub(crate) struct Producer {
 
 impl Producer {
     pub(crate) fn new(mem: RingMem) -> Producer {
-        let tail = mem.tail().load(Ordering::Relaxed);
+        // Aligned whatever the shared word holds: every offset derived
+        // from it must be a whole record slot inside the ring (`word_at`).
+        let tail = mem.tail().load(Ordering::Relaxed) & !7;
         Producer { mem, tail, head_seen: mem.head().load(Ordering::Acquire), recycle_at: RECYCLE_AT, recycle_check: 0 }
     }
 
@@ -235,7 +237,8 @@ impl Consumer {
     /// A consumer that accepts frames of at most `max_frame` bytes on
     /// channels below `channels`; anything else is a corrupt ring.
     pub(crate) fn new(mem: RingMem, max_frame: usize, channels: u16) -> Consumer {
-        let head = mem.head().load(Ordering::Relaxed);
+        // Aligned, as the producer's `tail`: the peer can write this word.
+        let head = mem.head().load(Ordering::Relaxed) & !7;
         Consumer { mem, head, max_frame, channels, started: false }
     }
 
@@ -301,6 +304,12 @@ impl Consumer {
             let bad = |why| Err(RingError::BadRecord { off, word: w, why });
             match kind {
                 KIND_PAD => {
+                    // A producer pads only from inside the ring (a frame
+                    // always fits at offset 0), so a pad at 0 is forged:
+                    // followed, it would send this loop round for ever.
+                    if off == 0 {
+                        return bad("padding at the start of the ring");
+                    }
                     if off + REC_HDR + len != cap {
                         return bad("padding does not end at the end of the ring");
                     }

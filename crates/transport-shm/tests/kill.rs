@@ -2,7 +2,10 @@
 //! killed with SIGKILL at a random moment of set-up or transfer, round
 //! after round, and afterwards no process of the job remains and nothing of
 //! ours is in /dev/shm (before issue 23, ring files of a job killed during
-//! set-up stayed there for good). This test process is a child subreaper,
+//! set-up stayed there for good). Nor does a key/value socket directory
+//! (`$TMPDIR/wanmpi-<pid>-<hex>`) of a killed mpirun survive the next
+//! mpirun of the same user, which removes those of dead mpiruns (before:
+//! 34 directories left by 100 rounds). This test process is a child subreaper,
 //! so ranks orphaned by a killed mpirun become its children: "no process
 //! left" is "no child left". `WANMPI_SHM_KILL_ROUNDS` (default 24; the
 //! script benches/shm-kill runs 100) and `WANMPI_SHM_KILL_SEED` replay.
@@ -74,6 +77,9 @@ fn jobs_killed_at_random_moments_leave_no_process_and_nothing_in_dev_shm() {
     let tmp = std::env::temp_dir().join(format!("wanmpi-shm-kill-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let (mut mpirun_kills, mut rank_kills) = (0, 0);
+    // Socket directories found right after a round (a killed mpirun's; the
+    // next round's mpirun sweeps them).
+    let mut left_dirs = 0;
     for round in 0..rounds {
         let n = 4 + rng.below(5) as usize;
         let mut c = command(n, 1.5);
@@ -96,15 +102,25 @@ fn jobs_killed_at_random_moments_leave_no_process_and_nothing_in_dev_shm() {
         // have been replaced).
         unsafe { libc::kill(victim as i32, libc::SIGKILL) };
         assert!(all_gone(Duration::from_secs(30)), "round {round}: {what} killed at {at:?} of {n} ranks; left: {:?}", children());
+        let prefix = format!("wanmpi-{mpirun}-");
+        left_dirs += std::fs::read_dir(&tmp).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).count();
         let names = shm_names_of(mpirun);
         assert!(names.is_empty(), "round {round}: {what} killed at {at:?}: /dev/shm holds {names:?}");
         drop(child);
     }
-    let tmp_left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.file_name()).collect();
+    let left = |tmp: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(tmp).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("wanmpi-")).collect()
+    };
+    // The next job of this user, in the same TMPDIR, sweeps the last ones.
+    let mut next = command(2, 0.1);
+    next.env("TMPDIR", &tmp).stdin(Stdio::null());
+    let out = next.output().expect("run mpirun once more");
+    assert!(out.status.success(), "the job after the killed ones failed: {}", String::from_utf8_lossy(&out.stderr));
+    let after = left(&tmp);
     eprintln!(
-        "{rounds} rounds: mpirun killed {mpirun_kills} times, a rank {rank_kills}; the killed mpiruns left {} key/value socket directories in TMPDIR (the launcher's, e.g. {:?})",
-        tmp_left.len(),
-        tmp_left.first()
+        "{rounds} rounds: mpirun killed {mpirun_kills} times, a rank {rank_kills}; {left_dirs} key/value socket directories were left by a round, {} after the next mpirun",
+        after.len()
     );
+    assert!(after.is_empty(), "socket directories of killed mpiruns outlived the next mpirun: {after:?}");
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -236,7 +236,10 @@ impl FecRecv {
             return;
         }
         let len = g.repairs.iter().flatten().next().map_or(0, |s| s.len());
-        if present.iter().flatten().any(|p| p.len() + 2 > len) {
+        // A shard starts with its packet's length (2 bytes): a repair too
+        // short for that comes from no honest sender (found by
+        // fuzz/wamp_packet: it indexed past the shard).
+        if len < 2 || present.iter().flatten().any(|p| p.len() + 2 > len) {
             self.groups.remove(&first);
             return;
         }
@@ -301,6 +304,15 @@ mod tests {
         let mut got: Vec<_> = std::iter::from_fn(|| r.recovered()).collect();
         got.sort();
         assert_eq!(got, vec![(11, b"be".to_vec()), (12, b"gamma-gamma".to_vec())]);
+    }
+
+    #[test]
+    fn a_repair_too_short_to_hold_a_length_rebuilds_nothing() {
+        // A hostile peer's 1-byte repair for a group of one packet, none of
+        // which arrived: no shard can say how long its packet was.
+        let mut r = FecRecv::new();
+        r.repair(&Repair { first: 0, k: 1, m: 1, index: 0, shard: &[7] });
+        assert!(r.recovered().is_none());
     }
 
     #[test]

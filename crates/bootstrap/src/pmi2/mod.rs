@@ -6,14 +6,17 @@
 //! `abort` from MPI_Abort.
 //!
 //! What mpirun would hand out is made here: rank 0 draws the job secret and
-//! the job id and publishes them with every rank's host name at a first
-//! fence, so all ranks share one secret (it crosses Slurm's own PMI
-//! channels, which the job trusts to start it at all) and know which peers
-//! share their host (`host_map`, what mpirun's `WANMPI_HOST_MAP` says).
+//! the job id; every rank publishes its host name (so each knows which
+//! peers share its host: `host_map`, what mpirun's `WANMPI_HOST_MAP` says)
+//! and a public key at a first fence; rank 0 then publishes the secret
+//! wrapped for each rank under that rank's key (`wrap`), and a second fence
+//! hands each rank its wrap. Slurm's key/value traffic is not encrypted,
+//! so the secret never passes through it in clear.
 //!
 //! Not supported under PMI-2: MPI_Comm_spawn (it needs mpirun).
 
 mod wire;
+mod wrap;
 
 pub use wire::Message;
 
@@ -27,7 +30,10 @@ pub const ENV_PMI_FD: &str = "PMI_FD";
 pub const ENV_PMI_RANK: &str = "PMI_RANK";
 pub const ENV_PMI_SIZE: &str = "PMI_SIZE";
 
-const KEY_SECRET: &str = "wanmpi-secret";
+/// Rank 0's wrap of the job secret for rank N: `wanmpi-wrap-N`.
+const KEY_WRAP: &str = "wanmpi-wrap";
+/// Rank N's public key for its wrap: `wanmpi-pk-N`.
+const KEY_PUBLIC: &str = "wanmpi-pk";
 const KEY_JOB: &str = "wanmpi-job";
 
 /// A rank's connection to its PMI-2 server.
@@ -144,14 +150,17 @@ impl Pmi2 {
     }
 
     /// What mpirun would give the rank: rank 0 draws the secret and job id,
-    /// every rank publishes its host name, one fence. Returns the job
-    /// environment and the host map (host index of every rank, in rank
-    /// order, comma-separated).
+    /// every rank publishes its host name and a public key, a fence; rank 0
+    /// wraps the secret for every rank, another fence (see the module doc).
+    /// Returns the job environment and the host map (host index of every
+    /// rank, in rank order, comma-separated).
     pub fn job_env(&mut self) -> Result<(JobEnv, String), BootstrapError> {
         let host = own_hostname();
         self.put(&format!("wanmpi-host-{}", self.rank), &host)?;
+        let keys = wrap::Keypair::new().map_err(protocol)?;
+        self.put(&format!("{KEY_PUBLIC}-{}", self.rank), &keys.public_hex())?;
+        let mut secret = [0u8; 32];
         if self.rank == 0 {
-            let mut secret = [0u8; 32];
             getrandom::getrandom(&mut secret).map_err(|e| protocol(format!("no randomness for the job secret: {e}")))?;
             let mut tag = [0u8; 4];
             getrandom::getrandom(&mut tag).map_err(|e| protocol(format!("no randomness for the job id: {e}")))?;
@@ -160,12 +169,19 @@ impl Pmi2 {
                 (Some(j), Some(s)) => format!("slurm-{j}.{s}-{}", hex(&tag)),
                 _ => format!("pmi2-{}", hex(&tag)),
             };
-            self.put(KEY_SECRET, &JobEnv::secret_hex(&secret))?;
             self.put(KEY_JOB, &job)?;
         }
         self.fence()?;
-        let secret_hex = self.get(KEY_SECRET)?;
-        let secret = unhex(&secret_hex).ok_or_else(|| protocol("rank 0's secret is not 64 hex digits".into()))?;
+        if self.rank == 0 {
+            for r in 1..self.size {
+                let theirs = self.get(&format!("{KEY_PUBLIC}-{r}"))?;
+                self.put(&format!("{KEY_WRAP}-{r}"), &wrap::wrap(&secret, &theirs).map_err(protocol)?)?;
+            }
+        }
+        self.fence()?;
+        if self.rank != 0 {
+            secret = keys.open(&self.get(&format!("{KEY_WRAP}-{}", self.rank))?).map_err(protocol)?;
+        }
         let job_id = self.get(KEY_JOB)?;
         let mut names: Vec<String> = Vec::new();
         let mut map = Vec::new();
@@ -185,6 +201,7 @@ impl Pmi2 {
             job_id,
             transport: std::env::var(crate::ENV_TRANSPORT).unwrap_or_else(|_| "auto".into()),
             addr: std::env::var(crate::ENV_ADDR).ok().filter(|s| !s.is_empty()),
+            parent_port: None,
         };
         Ok((env, map.join(",")))
     }
@@ -192,17 +209,6 @@ impl Pmi2 {
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<[u8; 32]> {
-    let mut out = [0u8; 32];
-    if text.len() != 64 || !text.is_ascii() {
-        return None;
-    }
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(out)
 }
 
 fn own_hostname() -> String {
@@ -257,9 +263,28 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
+    /// What the ranks of one scripted job share: the key/value space and
+    /// the fences.
+    #[derive(Clone)]
+    struct Space {
+        kvs: std::sync::Arc<std::sync::Mutex<HashMap<String, String>>>,
+        fence: std::sync::Arc<std::sync::Barrier>,
+        size: u32,
+    }
+
+    impl Space {
+        fn new(size: u32) -> Space {
+            Space { kvs: Default::default(), fence: std::sync::Arc::new(std::sync::Barrier::new(size as usize)), size }
+        }
+    }
+
     /// A PMI-2 server for one rank, as Slurm's answers it; `refuse` names a
     /// command it answers with rc=14.
-    fn serve(mut sock: UnixStream, refuse: &'static str) {
+    fn serve(sock: UnixStream, refuse: &'static str) {
+        serve_in(sock, refuse, Space::new(1))
+    }
+
+    fn serve_in(mut sock: UnixStream, refuse: &'static str, space: Space) {
         let mut line = Vec::new();
         let mut b = [0u8; 1];
         while line.last() != Some(&b'\n') {
@@ -270,7 +295,7 @@ mod tests {
         }
         assert_eq!(line, wire::INIT_LINE.as_bytes());
         sock.write_all(b"cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n").unwrap();
-        let mut kvs: HashMap<String, String> = HashMap::new();
+        let size = space.size.to_string();
         loop {
             let mut len = [0u8; wire::LENGTH_FIELD];
             if sock.read_exact(&mut len).is_err() {
@@ -281,14 +306,19 @@ mod tests {
             let m = wire::parse(&body).unwrap();
             let rc = if m.cmd == refuse { "14" } else { "0" };
             let reply = match m.cmd.as_str() {
-                "fullinit" => Message::new("fullinit-response", &[("rc", rc), ("rank", "0"), ("size", "1"), ("appnum", "-1")]),
+                "fullinit" => {
+                    Message::new("fullinit-response", &[("rc", rc), ("rank", m.get("pmirank").unwrap()), ("size", &size), ("appnum", "-1")])
+                }
                 "kvs-put" => {
-                    kvs.insert(m.get("key").unwrap().into(), m.get("value").unwrap().into());
+                    space.kvs.lock().unwrap().insert(m.get("key").unwrap().into(), m.get("value").unwrap().into());
                     Message::new("kvs-put-response", &[("rc", rc), ("errmsg", "full")])
                 }
-                "kvs-fence" => Message::new("kvs-fence-response", &[("rc", rc)]),
-                "kvs-get" => match kvs.get(m.get("key").unwrap()) {
-                    Some(v) => Message::new("kvs-get-response", &[("rc", rc), ("found", "TRUE"), ("value", v)]),
+                "kvs-fence" => {
+                    space.fence.wait();
+                    Message::new("kvs-fence-response", &[("rc", rc)])
+                }
+                "kvs-get" => match space.kvs.lock().unwrap().get(m.get("key").unwrap()).cloned() {
+                    Some(v) => Message::new("kvs-get-response", &[("rc", rc), ("found", "TRUE"), ("value", &v)]),
                     None => Message::new("kvs-get-response", &[("rc", rc), ("found", "FALSE")]),
                 },
                 "finalize" => Message::new("finalize-response", &[("rc", rc)]),
@@ -316,6 +346,32 @@ mod tests {
         assert_eq!(p.get("ep.0").unwrap(), "tcp:198.18.0.1:5000");
         assert!(matches!(p.get("nobody"), Err(BootstrapError::Missing(k)) if k == "nobody"));
         crate::Launcher::finalize(&mut p).unwrap();
+    }
+
+    /// Three ranks share one secret, and Slurm's key/value space never
+    /// holds it in clear (before, `wanmpi-secret` held it as hex).
+    #[test]
+    fn ranks_share_a_secret_that_never_crosses_slurm_in_clear() {
+        let space = Space::new(3);
+        let ranks: Vec<_> = (0..3u32)
+            .map(|r| {
+                let (a, b) = UnixStream::pair().unwrap();
+                let sp = space.clone();
+                std::thread::spawn(move || serve_in(b, "", sp));
+                std::thread::spawn(move || {
+                    let mut p = Pmi2::connect(a, r, 3, Duration::from_secs(10)).unwrap();
+                    p.job_env().unwrap()
+                })
+            })
+            .collect();
+        let envs: Vec<(JobEnv, String)> = ranks.into_iter().map(|t| t.join().unwrap()).collect();
+        let secret = envs[0].0.secret;
+        assert!(envs.iter().all(|(e, _)| e.secret == secret && e.job_id == envs[0].0.job_id), "one secret, one job");
+        assert_eq!(envs.iter().map(|(e, _)| e.rank).collect::<Vec<_>>(), vec![0, 1, 2]);
+        let hex = JobEnv::secret_hex(&secret);
+        for (k, v) in space.kvs.lock().unwrap().iter() {
+            assert!(!v.contains(&hex[..16]) && !k.contains(&hex[..16]), "{k}={v} holds the secret");
+        }
     }
 
     #[test]

@@ -75,7 +75,9 @@ impl EngineStats {
 
     pub(crate) fn count_arrival(&mut self, peer: PeerId, channel: u16, bytes: u64, expected: bool) {
         let a = self.arrivals.entry((peer, channel)).or_default();
-        a.bytes += bytes;
+        // `bytes` is what the sender's envelope claims: a hostile peer can
+        // claim u64::MAX (found by fuzz/engine_frames with overflow checks).
+        a.bytes = a.bytes.saturating_add(bytes);
         if expected {
             self.expected += 1;
             a.expected += 1;
@@ -113,7 +115,7 @@ impl Tally<'_> {
             Table::Slot(a) => &mut **a,
             Table::Later(t) => t.entry((self.peer, channel())).or_default(),
         };
-        a.bytes += total_len;
+        a.bytes = a.bytes.saturating_add(total_len);
         a.expected += 1;
     }
 }
@@ -174,5 +176,14 @@ mod tests {
         assert!(text.contains("from rank 2 channel 0: 0 expected, 1 unexpected, 7 B"), "{text}");
         s.windows.insert(4, WindowUse { granted: 1 << 20, peak_held: 300 });
         assert!(s.to_string().contains("WAN window to rank 4: 1048576 B granted, at most 300 B held"));
+    }
+
+    #[test]
+    fn claimed_lengths_past_u64_saturate() {
+        // Envelopes are the sender's word: a hostile one claims u64::MAX.
+        let mut s = EngineStats::default();
+        s.count_arrival(1, 0, u64::MAX, true);
+        s.count_arrival(1, 0, 5, false);
+        assert_eq!(s.arrivals[&(1, 0)].bytes, u64::MAX);
     }
 }

@@ -11,10 +11,16 @@
 //!   stdin             print stdin=<what standard input holds, in hex>
 //!   exit:C  kill  sleep:S  ignore-term  grandchild:S
 //!   abort:C:MSG  lost:R:REASON  intrude (connect with a wrong secret)
+//!   spawn:HOST:S      open a port, print port=<its whole name>, have mpirun
+//!                     spawn this program on HOST with steps
+//!                     `parent secret print:child-ready {pid} sleep:S`, and
+//!                     wait for the child to connect (print parent-joined)
+//!   parent            connect to the port mpirun gave this spawned rank
 
 use std::io::Write;
 use std::time::Duration;
-use wanmpi_bootstrap::{Client, JobEnv, KeyValue};
+use wanmpi_bootstrap::port::Port;
+use wanmpi_bootstrap::{Client, JobEnv, KeyValue, SpawnApp, SpawnRequest};
 
 fn main() {
     let env = match JobEnv::from_env() {
@@ -95,6 +101,26 @@ fn main() {
                 match Client::connect_to(&env.bootstrap, env.rank, env.size, &wrong, Duration::from_secs(5)) {
                     Ok(_) => println!("intruder accepted"),
                     Err(e) => println!("intruder refused: {e}"),
+                }
+            }
+            "spawn" => {
+                let (host, secs) = arg.split_once(':').unwrap_or((arg, "20"));
+                let port = Port::open("127.0.0.1", "127.0.0.1", None).unwrap_or_else(|e| fail(&format!("open a port: {e}")));
+                println!("port={}", port.name());
+                let me = std::env::current_exe().unwrap_or_else(|e| fail(&e.to_string()));
+                let args = ["parent", "secret", "print:child-ready {pid}", &format!("sleep:{secs}")].map(str::to_string).to_vec();
+                let app = SpawnApp { program: me.display().to_string(), args, count: 1, wdir: None, host: Some(host.to_string()) };
+                kv(&mut client, &env).spawn(&SpawnRequest { port: port.name(), apps: vec![app] }).unwrap_or_else(|e| fail(&format!("spawn: {e}")));
+                match port.accept(1, Duration::from_secs(30), "probe") {
+                    Ok(_) => println!("parent-joined"),
+                    Err(e) => fail(&format!("accept: {e}")),
+                }
+            }
+            "parent" => {
+                let name = env.parent_port.as_deref().unwrap_or_else(|| fail("no parent port"));
+                match wanmpi_bootstrap::port::connect(name, 1, Duration::from_secs(30)) {
+                    Ok(_) => println!("child-joined"),
+                    Err(e) => fail(&format!("connect to the parent: {e}")),
                 }
             }
             _ => fail(&format!("unknown step {step:?}")),

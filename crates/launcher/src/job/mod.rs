@@ -43,6 +43,8 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let mut secret = [0u8; 32];
     getrandom::getrandom(&mut secret).map_err(|e| LaunchError::Random(e.to_string()))?;
     let job_id = new_job_id()?;
+    // What killed mpiruns of this user left (`stale_dirs.rs`).
+    crate::stale_dirs::sweep();
     let own_env: Vec<(String, String)> = std::env::vars().collect();
     let mut common = env_vars::common(spec, &own_env);
     // The ranks' port range (--port-range, -x or passed through) confines
@@ -77,7 +79,11 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     let sink = Sink { mode: spec.output, tag: spec.tag_output, captured: Arc::default(), lost: Arc::default() };
     // Handed to each rank on a pipe (see `command`), never in its
     // environment or on a command line.
-    let secret_line = format!("{}\n", JobEnv::secret_hex(&secret));
+    // A spawned job's parent port secret follows on the same line.
+    let secret_line = match &spec.parent_port_secret {
+        Some(port) => format!("{} {}\n", JobEnv::secret_hex(&secret), JobEnv::secret_hex(port)),
+        None => format!("{}\n", JobEnv::secret_hex(&secret)),
+    };
     let agent = spec.agent_words();
     let rank_hosts: Vec<(&str, bool)> = placements.iter().zip(&local).map(|(p, l)| (p.host.as_str(), *l)).collect();
     // Staging opens each host's connection first, so every remote host shares one.

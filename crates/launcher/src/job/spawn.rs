@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+use wanmpi_bootstrap::port::PortName;
 use wanmpi_bootstrap::{SpawnRequest, ENV_APPNUM, ENV_PARENT_PORT, ENV_WDIR};
 
 struct Child {
@@ -97,9 +98,19 @@ impl Children {
 }
 
 /// The parent's settings, the request's commands, placement and variables.
+/// The port's name goes to the children in two parts: the public one in
+/// their environment, the secret on their secret pipe (`parent_port_secret`),
+/// so no command line (an agent's, the far side's shell) and no environment
+/// holds it.
 fn child_spec(parent: &JobSpec, req: &SpawnRequest, cancel: Arc<AtomicUsize>) -> JobSpec {
     let mut spec = parent.clone();
     spec.cancel = Some(cancel);
+    let (public, secret) = match PortName::parse(&req.port) {
+        Ok(p) => (p.public(), Some(p.secret)),
+        // Not a port name: the children say so when they connect.
+        Err(_) => (String::new(), None),
+    };
+    spec.parent_port_secret = secret;
     spec.np = Some(req.total());
     // More processes than slots is what spawning usually means.
     spec.oversubscribe = true;
@@ -122,7 +133,7 @@ fn child_spec(parent: &JobSpec, req: &SpawnRequest, cancel: Arc<AtomicUsize>) ->
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            let mut env = vec![(ENV_PARENT_PORT.to_string(), req.port.clone()), (ENV_APPNUM.to_string(), i.to_string())];
+            let mut env = vec![(ENV_PARENT_PORT.to_string(), public.clone()), (ENV_APPNUM.to_string(), i.to_string())];
             if let Some(w) = &a.wdir {
                 env.push((ENV_WDIR.to_string(), w.clone()));
             }
@@ -147,13 +158,16 @@ mod tests {
             wdir: None,
             host: host.map(Into::into),
         };
-        let req = SpawnRequest { port: "P".into(), apps: vec![app("a", 2, None), app("b", 1, Some("localhost"))] };
+        let port = PortName { host: "10.0.0.1".into(), port: 5000, secret: [0x3c; 32] };
+        let req = SpawnRequest { port: port.render(), apps: vec![app("a", 2, None), app("b", 1, Some("localhost"))] };
         let s = child_spec(&parent, &req, Arc::default());
+        assert_eq!(s.parent_port_secret, Some([0x3c; 32]), "the secret goes on the pipe");
         assert_eq!(s.np, Some(3));
         assert_eq!(s.command_of(1).0, "a");
         let (prog, args, env) = s.command_of(2);
         assert_eq!((prog, args), ("b", &["-x".to_string()][..]));
-        assert!(env.contains(&(ENV_PARENT_PORT.into(), "P".into())) && env.contains(&(ENV_APPNUM.into(), "1".into())));
+        assert!(env.contains(&(ENV_PARENT_PORT.into(), port.public())) && env.contains(&(ENV_APPNUM.into(), "1".into())));
+        assert!(env.iter().all(|(_, v)| !v.contains("3c3c3c3c")), "no secret in the environment: {env:?}");
         assert_eq!(s.hosts.iter().map(|h| h.slots).collect::<Vec<_>>(), vec![2, 1]);
         assert_eq!(s.hosts[1].name, "localhost");
     }

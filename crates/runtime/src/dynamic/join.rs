@@ -13,11 +13,10 @@
 //! 4. each process attaches the other group as new peers (the engine's
 //!    ids past this job's) and makes the inter-communicator.
 
-use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use wanmpi_bootstrap::port::{recv_blob, send_blob, Peer};
+use wanmpi_bootstrap::port::{Peer, RootLink};
 use wanmpi_engine::{coll, ErrorClass, MpiError, MpiResult};
 use wanmpi_transport::Transport;
 use wanmpi_transport_composite::Joined;
@@ -42,13 +41,13 @@ pub(crate) enum Side {
 }
 
 /// What the root brings: the other root's connection, or why there is none.
-pub(crate) type RootLink = MpiResult<Peer>;
+pub(crate) type Meeting = MpiResult<Peer>;
 
 impl Runtime {
     /// Collective over the intra-communicator `comm`; `link` is the root's
     /// (None elsewhere); `what` names the other group in messages about its
     /// processes (a lost peer).
-    pub(crate) fn join_groups(&self, comm: CommId, root: usize, side: Side, link: Option<RootLink>, what: &str) -> MpiResult<CommId> {
+    pub(crate) fn join_groups(&self, comm: CommId, root: usize, side: Side, link: Option<Meeting>, what: &str) -> MpiResult<CommId> {
         let (group, rank) = {
             let st = self.lock();
             let c = comm_ref(&st, comm)?;
@@ -86,12 +85,16 @@ impl Runtime {
     /// The AND of `words` over both groups: each group's, swapped by the
     /// roots on their connection (a failed swap counts as all zero: a "no"
     /// everybody sees), broadcast by each root.
-    fn and_both(&self, comm: CommId, root: usize, side: Side, stream: Option<&TcpStream>, words: &[u64]) -> MpiResult<Vec<u64>> {
+    fn and_both(&self, comm: CommId, root: usize, side: Side, stream: Option<&RootLink>, words: &[u64]) -> MpiResult<Vec<u64>> {
         let mut over_port = |mine: &[u8], theirs: &mut [u8]| -> MpiResult<()> {
             let s = stream.expect("the root has the connection");
             match swap(s, side, mine) {
                 Ok(t) if t.len() == theirs.len() => theirs.copy_from_slice(&t),
-                _ => theirs.fill(0),
+                Ok(_) => theirs.fill(0),
+                Err(e) => {
+                    eprintln!("wanmpi: rank {}: joining groups: {e}", self.rank);
+                    theirs.fill(0)
+                }
             }
             Ok(())
         };
@@ -102,14 +105,16 @@ impl Runtime {
     /// Step 3b: the other group's names among jobs (`globals_of`), for
     /// describing groups across the jobs later. The root broadcasts
     /// whether its swap worked, so a failure there fails every member.
-    fn swap_names(&self, comm: CommId, root: usize, side: Side, stream: Option<&TcpStream>, group: &Group, remote: u32) -> MpiResult<Vec<Global>> {
+    fn swap_names(&self, comm: CommId, root: usize, side: Side, stream: Option<&RootLink>, group: &Group, remote: u32) -> MpiResult<Vec<Global>> {
         let mut theirs = vec![0u8; 1 + remote as usize * GLOBAL_LEN];
         if let Some(s) = stream {
-            if let Ok(got) = swap(s, side, &self.globals_of(group.members())) {
-                if got.len() + 1 == theirs.len() {
+            match swap(s, side, &self.globals_of(group.members())) {
+                Ok(got) if got.len() + 1 == theirs.len() => {
                     theirs[0] = 1;
                     theirs[1..].copy_from_slice(&got);
                 }
+                Ok(_) => {}
+                Err(e) => eprintln!("wanmpi: rank {}: joining groups: {e}", self.rank),
             }
         }
         coll::bcast(&mut self.adapter(comm)?, &mut theirs, root).map_err(coll_error)?;
@@ -127,7 +132,7 @@ impl Runtime {
 
     /// Step 1: the root's news to its group (the other group's size and the
     /// joint key, or an error that every member returns).
-    fn tell_group(&self, comm: CommId, root: usize, rank: usize, link: Option<RootLink>) -> MpiResult<(Option<TcpStream>, u32, [u8; 32])> {
+    fn tell_group(&self, comm: CommId, root: usize, rank: usize, link: Option<Meeting>) -> MpiResult<(Option<RootLink>, u32, [u8; 32])> {
         let mut head = [0u8; 1 + 4 + 32];
         let (mut text, mut stream) = (Vec::new(), None);
         if rank == root {
@@ -136,7 +141,7 @@ impl Runtime {
                     head[0] = 1;
                     head[1..5].copy_from_slice(&peer.size.to_le_bytes());
                     head[5..].copy_from_slice(&peer.key);
-                    stream = Some(peer.stream);
+                    stream = Some(peer.link);
                 }
                 Err(e) => {
                     text = e.msg.clone().into_bytes();
@@ -167,6 +172,9 @@ impl Runtime {
         let opts = TcpOptions::from_env().map(|mut o| {
             // The engine cuts frames to this job's transport's size.
             o.max_frame = o.max_frame.max(self.lock().transport.caps().max_frame);
+            // No site map covers two jobs: a trusted LAN (--insecure-lan)
+            // cannot tell which of these connections cross a WAN.
+            o.seal = o.seal.across_jobs();
             o
         });
         let result = opts.and_then(|o| TcpTransport::connect(relay, key, o)).map_err(|e| failed(e.to_string()));
@@ -209,9 +217,9 @@ impl Runtime {
 }
 
 /// One blob each way between the roots, the accepting side first.
-fn swap(s: &TcpStream, side: Side, mine: &[u8]) -> std::io::Result<Vec<u8>> {
+fn swap(s: &RootLink, side: Side, mine: &[u8]) -> std::io::Result<Vec<u8>> {
     match side {
-        Side::Accept => send_blob(s, mine).and_then(|()| recv_blob(s)),
-        Side::Connect => recv_blob(s).and_then(|t| send_blob(s, mine).map(|()| t)),
+        Side::Accept => s.send(mine).and_then(|()| s.recv()),
+        Side::Connect => s.recv().and_then(|t| s.send(mine).map(|()| t)),
     }
 }

@@ -11,10 +11,11 @@
 //! Here: ports, accept/connect, join. `join.rs` makes the communicator,
 //! `relay.rs` exchanges the joint transport's addresses, `spawn.rs` is both
 //! sides of a spawn, `globals.rs` names processes among jobs, `names.rs`
-//! is name publishing.
+//! is name publishing (in the directory `name_dir.rs` opens).
 
 mod globals;
 mod join;
+mod name_dir;
 mod names;
 mod relay;
 mod spawn;
@@ -35,7 +36,7 @@ use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 
 use crate::comm::{CommId, COMM_SELF};
 use crate::runtime::Runtime;
-use join::{RootLink, Side};
+use join::{Meeting, Side};
 
 /// How long MPI_Comm_accept waits for a connector (seconds).
 pub const ENV_ACCEPT_TIMEOUT: &str = "WANMPI_ACCEPT_TIMEOUT";
@@ -81,6 +82,12 @@ pub(super) fn port_error(e: impl std::fmt::Display) -> MpiError {
     MpiError::new(ErrorClass::Port, e.to_string())
 }
 
+/// A port name as messages show it: `host:port`, never its secret (a
+/// string that is no port name, with any secret-like run hidden).
+pub(super) fn shown(name: &str) -> String {
+    port::PortName::parse(name).map_or_else(|_| format!("{:?}", port::redact(name.trim())), |p| p.redacted())
+}
+
 fn accept_timeout() -> MpiResult<Duration> {
     match std::env::var(ENV_ACCEPT_TIMEOUT) {
         Err(_) => Ok(DEFAULT_ACCEPT_TIMEOUT),
@@ -104,21 +111,21 @@ impl Runtime {
     pub fn close_port(&self, name: &str) -> MpiResult<()> {
         match self.dynamic.ports.lock().unwrap_or_else(|e| e.into_inner()).remove(name.trim()) {
             Some(_) => Ok(()),
-            None => Err(port_error(format!("{name:?} is not a port this process opened"))),
+            None => Err(port_error(format!("{} is not a port this process opened", shown(name)))),
         }
     }
 
     /// MPI_Comm_accept (§11.2.3): collective over `comm`; `port` matters at
     /// `root` only.
     pub fn comm_accept(&self, port: Option<&str>, root: usize, comm: CommId) -> MpiResult<CommId> {
-        let link = self.is_root(comm, root)?.then(|| -> RootLink {
+        let link = self.is_root(comm, root)?.then(|| -> Meeting {
             let name = port.ok_or_else(|| port_error("no port name at the root"))?;
             let p = self.dynamic.ports.lock().unwrap_or_else(|e| e.into_inner()).get(name.trim()).cloned();
-            let p = p.ok_or_else(|| port_error(format!("{name:?} is not a port this process opened (MPI_Open_port)")))?;
+            let p = p.ok_or_else(|| port_error(format!("{} is not a port this process opened (MPI_Open_port)", shown(name))))?;
             let size = self.comm_size(comm)? as u32;
             p.accept(size, accept_timeout()?, &format!("rank {}", self.rank)).map_err(|e| match e {
                 AcceptError::Failed(t) => MpiError::new(ErrorClass::Spawn, t),
-                e => port_error(format!("MPI_Comm_accept: {e}")),
+                e => port_error(format!("MPI_Comm_accept on port {}: {e}", p.shown())),
             })
         });
         self.join_groups(comm, root, Side::Accept, link, "the job that connected to this one")
@@ -131,11 +138,10 @@ impl Runtime {
 
     /// MPI_Comm_connect, naming the other group `what` in messages.
     pub(super) fn connect_as(&self, port: Option<&str>, root: usize, comm: CommId, what: &str) -> MpiResult<CommId> {
-        let link = self.is_root(comm, root)?.then(|| -> RootLink {
+        let link = self.is_root(comm, root)?.then(|| -> Meeting {
             let name = port.ok_or_else(|| port_error("no port name at the root"))?;
             let size = self.comm_size(comm)? as u32;
-            port::connect(name, size, wanmpi_bootstrap::timeout_from_env())
-                .map_err(|e| port_error(format!("MPI_Comm_connect to {}: {e}", name.trim())))
+            port::connect(name, size, wanmpi_bootstrap::timeout_from_env()).map_err(|e| port_error(format!("MPI_Comm_connect: {e}")))
         });
         self.join_groups(comm, root, Side::Connect, link, what)
     }
@@ -146,7 +152,7 @@ impl Runtime {
     pub fn comm_join(&self, fd: RawFd) -> MpiResult<CommId> {
         let mine = self.open_port()?;
         let limit = wanmpi_bootstrap::timeout_from_env();
-        let (side, link): (Side, RootLink) = match swap_names(fd, &mine, limit) {
+        let (side, link): (Side, Meeting) = match swap_names(fd, &mine, limit) {
             Err(e) => (Side::Connect, Err(e)),
             Ok(theirs) if mine < theirs => {
                 let p = self.dynamic.ports.lock().unwrap_or_else(|e| e.into_inner()).get(&mine).cloned().expect("just opened");

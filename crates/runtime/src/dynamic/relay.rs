@@ -9,9 +9,8 @@
 //! fence that sees a mark fails, in both groups.
 
 use std::collections::HashMap;
-use std::net::TcpStream;
 
-use wanmpi_bootstrap::port::{recv_blob, send_blob};
+use wanmpi_bootstrap::port::RootLink;
 use wanmpi_bootstrap::{BootstrapError, KeyValue};
 use wanmpi_engine::coll;
 
@@ -25,7 +24,7 @@ pub(super) struct Relay<'a> {
     pub comm: CommId,
     pub root: usize,
     /// The connection to the other root (at this group's root only).
-    pub stream: Option<&'a TcpStream>,
+    pub stream: Option<&'a RootLink>,
     /// The accepting side writes first, so the roots never both wait.
     pub writes_first: bool,
     /// This process's rank among both groups, and their size.
@@ -42,7 +41,7 @@ fn protocol(what: impl std::fmt::Display) -> BootstrapError {
 }
 
 impl<'a> Relay<'a> {
-    pub fn new(rt: &'a Runtime, comm: CommId, root: usize, stream: Option<&'a TcpStream>, writes_first: bool, rank: u32, size: u32) -> Relay<'a> {
+    pub fn new(rt: &'a Runtime, comm: CommId, root: usize, stream: Option<&'a RootLink>, writes_first: bool, rank: u32, size: u32) -> Relay<'a> {
         Relay { rt, comm, root, stream, writes_first, rank, size, pending: Vec::new(), table: HashMap::new(), fences: 0 }
     }
 
@@ -61,11 +60,7 @@ impl<'a> Relay<'a> {
         let mut theirs = Vec::new();
         let mut swap_error = None;
         if let Some(s) = self.stream {
-            let swapped = if self.writes_first {
-                send_blob(s, &group).and_then(|()| recv_blob(s))
-            } else {
-                recv_blob(s).and_then(|t| send_blob(s, &group).map(|()| t))
-            };
+            let swapped = if self.writes_first { s.send(&group).and_then(|()| s.recv()) } else { s.recv().and_then(|t| s.send(&group).map(|()| t)) };
             theirs = swapped.unwrap_or_else(|e| {
                 swap_error = Some(e);
                 format!("{FAILED}\n").into_bytes()

@@ -8,7 +8,7 @@ use wanmpi_bootstrap::port::AcceptError;
 use wanmpi_bootstrap::{SpawnApp, ENV_APPNUM, ENV_PARENT_PORT, ENV_WDIR};
 use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 
-use super::join::{RootLink, Side};
+use super::join::{Meeting, Side};
 use super::new_port;
 use crate::comm::CommId;
 use crate::runtime::Runtime;
@@ -37,7 +37,13 @@ impl Spawned {
             std::env::set_current_dir(&dir)
                 .map_err(|e| MpiError::new(ErrorClass::Spawn, format!("cannot enter the spawn's working directory {dir:?}: {e}")))?;
         }
-        Ok(Spawned { parent_port: take(ENV_PARENT_PORT), appnum: take(ENV_APPNUM).and_then(|v| v.parse().ok()) })
+        // The parent port is the job environment's (`JobEnv::parent_port`:
+        // its secret comes on the secret pipe); without a launcher there is
+        // no parent, and the variable must not reach the program's children.
+        if std::env::var_os(wanmpi_bootstrap::ENV_RANK).is_none() {
+            take(ENV_PARENT_PORT);
+        }
+        Ok(Spawned { parent_port: None, appnum: take(ENV_APPNUM).and_then(|v| v.parse().ok()) })
     }
 }
 
@@ -46,7 +52,7 @@ impl Runtime {
     /// at `root`, where a bad argument is the error every rank returns) as
     /// a job of their own, which connects back.
     pub fn comm_spawn(&self, apps: Option<MpiResult<Vec<SpawnApp>>>, root: usize, comm: CommId) -> MpiResult<CommId> {
-        let link = self.is_root(comm, root)?.then(|| -> RootLink {
+        let link = self.is_root(comm, root)?.then(|| -> Meeting {
             let mut apps = apps.ok_or_else(|| MpiError::new(ErrorClass::Spawn, "no command at the root"))??;
             for a in &mut apps {
                 a.program = resolve_program(&a.program, a.wdir.as_deref());

@@ -3,7 +3,6 @@
 //! traffic), everyone's size and displacement unit (so an origin can check
 //! ranges before sending), and the memory.
 
-use std::ffi::CString;
 use std::sync::Arc;
 
 use wanmpi_engine::datatype::{BasicType, Datatype};
@@ -11,6 +10,7 @@ use wanmpi_engine::op::{Op, PredefOp};
 use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 
 use super::memory::{Mapping, Memory, Owned};
+use super::shared::{self, Ticket};
 use super::{Access, Exposure, WinId, Window};
 use crate::collectives::Buf;
 use crate::comm::CommId;
@@ -136,52 +136,82 @@ impl Runtime {
         Ok(b != 0)
     }
 
-    /// Maps the shared segment of an MPI_Win_allocate_shared window: rank 0
-    /// makes it under a name it broadcasts, the others open it, and the
-    /// name goes once all have it mapped. Returns the mapping and this
-    /// rank's part.
-    fn map_shared(&self, comm: CommId, peers: &[(u64, u64)]) -> MpiResult<(Mapping, usize)> {
-        let me = self.comm_rank(comm)?;
-        let total: u64 = peers.iter().map(|p| p.0).sum();
-        let offset: u64 = peers[..me].iter().map(|p| p.0).sum();
-        // Rank 0 makes the segment before it tells the name: the broadcast
-        // is what lets the others open it. An empty name says it failed.
-        let mut name = [0u8; 64];
-        let mut made = None;
-        if me == 0 {
-            let s = format!("/wanmpi-win-{}-{}", std::process::id(), comm.0);
-            let c = CString::new(s.clone()).map_err(|_| MpiError::new(ErrorClass::Intern, "bad segment name"))?;
-            let m = open_and_map(&c, true, total.max(1) as usize);
-            if m.is_ok() {
-                name[..s.len()].copy_from_slice(s.as_bytes());
+    /// The lowest rank of `comm` whose `mine` is an error, and its words,
+    /// on every rank (None when no rank failed): a failure anywhere is one
+    /// every rank can report, naming the rank and the reason.
+    fn first_failure(&self, comm: CommId, mine: Option<&str>) -> MpiResult<Option<(usize, String)>> {
+        let (me, n) = (self.comm_rank(comm)?, self.comm_size(comm)?);
+        let ints = Datatype::basic(BasicType::Int);
+        let (a, mut first) = (if mine.is_some() { me as i32 } else { n as i32 }, 0i32);
+        // SAFETY: one int each way.
+        unsafe {
+            self.allreduce(Some((&a as *const i32).cast()), Buf::new((&mut first as *mut i32).cast(), 1, &ints), &Op::Predef(PredefOp::Min), comm)?
+        };
+        if first < 0 || first as usize >= n {
+            return Ok(None);
+        }
+        let mut text = [0u8; 512];
+        if let (true, Some(why)) = (first as usize == me, mine) {
+            // Cut at a character boundary, leaving a NUL.
+            let mut end = why.len().min(text.len() - 1);
+            while !why.is_char_boundary(end) {
+                end -= 1;
             }
-            made = Some(m);
+            text[..end].copy_from_slice(&why.as_bytes()[..end]);
         }
         let bytes = Datatype::basic(BasicType::Byte);
-        // SAFETY: 64 bytes, outliving the call.
-        unsafe { self.bcast(Buf::new(name.as_mut_ptr(), 64, &bytes), 0, comm)? };
-        let end = name.iter().position(|&b| b == 0).unwrap_or(64);
-        let cname = CString::new(&name[..end]).map_err(|_| MpiError::new(ErrorClass::Intern, "bad segment name"))?;
+        // SAFETY: 512 bytes, outliving the call.
+        unsafe { self.bcast(Buf::new(text.as_mut_ptr(), text.len(), &bytes), first, comm)? };
+        let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+        Ok(Some((first as usize, String::from_utf8_lossy(&text[..end]).into_owned())))
+    }
+
+    /// Maps the memory of an MPI_Win_allocate_shared window, named nowhere
+    /// (`shared.rs`): rank 0 makes a memfd and broadcasts where it is, the
+    /// others open it through /proc and check it, and rank 0 closes its fd
+    /// once every rank has mapped it (the mappings keep the memory). A
+    /// failure on any rank fails the window on every rank, naming the rank
+    /// and what was wrong. Returns the mapping and this rank's part.
+    fn map_shared(&self, comm: CommId, peers: &[(u64, u64)]) -> MpiResult<(Mapping, usize)> {
+        let me = self.comm_rank(comm)?;
+        // Every rank sums the same sizes: an overflow fails all alike.
+        let total = peers.iter().try_fold(0usize, |sum, p| sum.checked_add(usize::try_from(p.0).ok()?));
+        let total = total.ok_or_else(|| "the parts of the window add up to more than this host can address".to_string());
+        let offset: usize = peers[..me].iter().map(|p| p.0 as usize).sum();
+        // No early return between here and `first_failure`: every rank
+        // must take part in both collectives whatever happened to it.
+        let mut ticket = [0u8; shared::TICKET_BYTES];
+        let mut made = None;
+        if me == 0 {
+            let m = total.clone().and_then(shared::make);
+            if let Ok((_, _, t)) = &m {
+                ticket = Ticket::encode(Some(t));
+            }
+            made = Some(m.map(|(file, map, _)| (Some(file), map)));
+        }
+        let bytes = Datatype::basic(BasicType::Byte);
+        // SAFETY: the ticket's bytes, outliving the call.
+        unsafe { self.bcast(Buf::new(ticket.as_mut_ptr(), ticket.len(), &bytes), 0, comm)? };
         let mapped = match made {
-            Some(m) => m,
-            None if end == 0 => Err(MpiError::new(ErrorClass::RmaShared, "rank 0 could not make the shared window segment")),
-            None => open_and_map(&cname, false, total.max(1) as usize),
+            Some(m) => m.map_err(|e| format!("could not make the window's shared memory: {e}")),
+            None => match Ticket::decode(&ticket) {
+                Ok(Some(t)) => total
+                    .and_then(|n| shared::open(&t, n))
+                    .map(|map| (None, map))
+                    .map_err(|e| format!("could not open rank 0's shared memory (pid {}, fd {}): {e}", t.pid, t.fd)),
+                Ok(None) => Err("rank 0 made no shared memory".to_string()),
+                Err(e) => Err(format!("rank 0 sent {e}")),
+            },
         };
-        // Rank 0 removes the name once nobody needs it to open the segment.
-        let failed = self.any(comm, mapped.is_err())?;
-        if me == 0 && end > 0 {
-            // SAFETY: a valid C string.
-            unsafe { libc::shm_unlink(cname.as_ptr()) };
+        let failure = self.first_failure(comm, mapped.as_ref().err().map(String::as_str))?;
+        // Every rank has mapped the memory or given up: rank 0's fd may go.
+        let map = mapped.ok().map(|(_file, map)| map);
+        if let Some((rank, why)) = failure {
+            return Err(MpiError::new(ErrorClass::RmaShared, format!("MPI_Win_allocate_shared: rank {rank} {why}")));
         }
-        let m = mapped?;
-        if failed {
-            return Err(MpiError::new(
-                ErrorClass::RmaShared,
-                "a rank of the communicator cannot map this host's shared segment (are all ranks on one host?)",
-            ));
-        }
-        let base = m.ptr as usize + offset as usize;
-        Ok((m, base))
+        let map = map.ok_or_else(|| MpiError::new(ErrorClass::Intern, "a shared window failed on no rank but this one"))?;
+        let base = map.ptr as usize + offset;
+        Ok((map, base))
     }
 
     /// MPI_Win_free: waits for this process's operations, then for every
@@ -204,30 +234,4 @@ impl Runtime {
 
 pub(crate) fn bad_win(w: WinId) -> MpiError {
     MpiError::new(ErrorClass::Win, format!("window {} is not valid (freed?)", w.0))
-}
-
-fn open_and_map(name: &CString, create: bool, len: usize) -> MpiResult<Mapping> {
-    let sys = |what: &str| MpiError::new(ErrorClass::RmaShared, format!("{what}: {}", std::io::Error::last_os_error()));
-    let flags = if create { libc::O_CREAT | libc::O_EXCL | libc::O_RDWR } else { libc::O_RDWR };
-    // SAFETY: a valid C string; the fd is closed below.
-    let fd = unsafe { libc::shm_open(name.as_ptr(), flags, 0o600) };
-    if fd < 0 {
-        return Err(sys("cannot open the shared window segment"));
-    }
-    let close = || {
-        // SAFETY: our fd.
-        unsafe { libc::close(fd) };
-    };
-    // SAFETY: plain syscalls on our fd.
-    if create && unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) } != 0 {
-        close();
-        return Err(MpiError::new(ErrorClass::NoMem, format!("cannot reserve {len} bytes of shared memory")));
-    }
-    // SAFETY: maps `len` bytes of our fd.
-    let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
-    close();
-    if ptr == libc::MAP_FAILED {
-        return Err(sys("cannot map the shared window segment"));
-    }
-    Ok(Mapping { ptr: ptr.cast(), len })
 }

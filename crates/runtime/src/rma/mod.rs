@@ -15,6 +15,7 @@ mod memory;
 mod ops;
 mod origin;
 mod query;
+mod shared;
 mod sync;
 mod target;
 mod wire;

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod spoof;
+
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::local_kv_world;
 use wanmpi_transport::{Incoming, PeerId, SendStatus, Transport};
