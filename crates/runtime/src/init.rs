@@ -20,13 +20,17 @@ use crate::reqtable::ReqTable;
 use crate::runtime::{Runtime, State};
 use crate::sites::SiteMap;
 
-/// Whether this rank's host (by the host map) runs more ranks than it has CPUs.
-fn host_oversubscribed(env: &JobEnv) -> MpiResult<bool> {
+/// Sets what follows from how many ranks share this rank's host (by the
+/// host map): more than it has CPUs (`oversubscribed`), and a crowded host
+/// (`crowded`), whose long messages are read out of the sender.
+fn host_load(env: &JobEnv, opts: &mut RuntimeOptions) -> MpiResult<()> {
     let place = crate::transports::Placement::from_env(env.size)?;
     let here = place.host.get(env.rank as usize).copied();
     let ranks_on_host = place.host.iter().filter(|&&h| Some(h) == here).count();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    Ok(crate::options::oversubscribed(ranks_on_host, cpus))
+    opts.oversubscribed = crate::options::oversubscribed(ranks_on_host, cpus);
+    opts.apply_crowding(ranks_on_host);
+    Ok(())
 }
 
 impl Runtime {
@@ -48,7 +52,7 @@ impl Runtime {
                 Some((env, mut pmi)) => {
                     job_id = Some(env.job_id.clone());
                     published = env.addr.clone();
-                    opts.oversubscribed = host_oversubscribed(&env)?;
+                    host_load(&env, &mut opts)?;
                     let t = crate::transports::connect(&env, &mut pmi)?;
                     (t, Some(Box::new(pmi)))
                 }
@@ -58,7 +62,7 @@ impl Runtime {
                 job_id = Some(env.job_id.clone());
                 spawned.parent_port = env.parent_port.clone();
                 published = env.addr.clone();
-                opts.oversubscribed = host_oversubscribed(&env)?;
+                host_load(&env, &mut opts)?;
                 let mut client = Client::connect(&env).map_err(boot)?;
                 let t = crate::transports::connect(&env, &mut client)?;
                 (t, Some(Box::new(client)))
@@ -96,7 +100,7 @@ impl Runtime {
         let rank = transport.rank();
         let size = transport.size();
         let mut engine = Engine::new(rank, size, transport.caps().clone(), opts.engine.clone());
-        if opts.single_copy.unwrap_or(opts.oversubscribed) {
+        if opts.single_copy.unwrap_or(opts.oversubscribed || opts.crowded) {
             if let Some(reader) = crate::local_read::ProcessRead::for_transport(transport.as_ref()) {
                 crate::local_read::allow_readers();
                 engine.set_local_read(Box::new(reader));

@@ -21,6 +21,10 @@ pub struct RuntimeOptions {
     /// MPI_Init from the launcher's host map): idle spins yield the CPU
     /// every round instead of after the first few hundred.
     pub oversubscribed: bool,
+    /// This host runs more than `CROWDED_HOST` ranks (`apply_crowding`):
+    /// single copy is on, from `CROWDED_SINGLE_COPY_FROM`, so that the
+    /// shared-memory rings between every pair carry only short messages.
+    pub crowded: bool,
     /// WANMPI_TOLERATE_RANK_FAILURE=1 (mpirun --tolerate-rank-failure): a lost
     /// peer fails only the operations that involve it (MPIX_ERR_PROC_FAILED)
     /// instead of ending the job.
@@ -46,7 +50,8 @@ pub struct RuntimeOptions {
     /// shared-memory ring. WANMPI_SHM_CMA=0 or 1 (or a threshold set with
     /// WANMPI_SHM_CMA_FROM, `engine.single_copy_from`) decides; unset
     /// (None), it is on only where the host runs more ranks than a rank
-    /// has CPUs (`oversubscribed`): measured, docs/benchmarks.md 39.
+    /// has CPUs (`oversubscribed`, measured: docs/benchmarks.md 39) or
+    /// is crowded (`crowded`: memory, docs/benchmarks.md 40).
     pub single_copy: Option<bool>,
     /// Names this job among jobs that join (dynamic processes): equal in
     /// all its processes, different from other jobs'. `Runtime::init`
@@ -80,7 +85,27 @@ pub fn oversubscribed(ranks_on_host: usize, cpus: usize) -> bool {
     ranks_on_host > cpus
 }
 
+/// More ranks than this on one host make it crowded. An all-to-all
+/// writes into every ring of the host, and a ring keeps the pages its
+/// longest message touched: at 128 ranks, 1 B to 64 KiB per peer left
+/// 3.2 GiB of rings written (docs/benchmarks.md 40); at 64 ranks 0.5 GiB.
+pub const CROWDED_HOST: usize = 64;
+/// Where single copy starts on a crowded host (unless WANMPI_SHM_CMA_FROM
+/// says otherwise): the rings then carry messages below 16 KiB, a ring
+/// keeps at most about 20 KiB, and a 128-rank all-to-all fits in well
+/// under 1 GiB. Open MPI's vader reads messages above 4 KiB the same way.
+pub const CROWDED_SINGLE_COPY_FROM: usize = 16 << 10;
+
 impl RuntimeOptions {
+    /// Marks a host of `ranks_on_host` ranks crowded when it is, and then
+    /// lowers the single-copy threshold unless the user set one.
+    pub fn apply_crowding(&mut self, ranks_on_host: usize) {
+        self.crowded = ranks_on_host > CROWDED_HOST;
+        if self.crowded && std::env::var_os("WANMPI_SHM_CMA_FROM").is_none() {
+            self.engine.single_copy_from = self.engine.single_copy_from.min(CROWDED_SINGLE_COPY_FROM);
+        }
+    }
+
     /// Polls an express receive (`express.rs`) may spend on one peer: one
     /// look at least (a message already there costs no spin), no more than
     /// a blocking call may spin, and only that look on a host with more
@@ -115,6 +140,7 @@ impl Default for RuntimeOptions {
             progress_interval: Duration::from_micros(1000),
             spin_rounds: 2000,
             oversubscribed: false,
+            crowded: false,
             job: None,
             tolerate_rank_failure: false,
             print_stats: false,
@@ -139,6 +165,7 @@ impl RuntimeOptions {
             progress_interval: Duration::from_micros(env_num("WANMPI_PROGRESS_INTERVAL_US", 1000)?),
             spin_rounds: env_num("WANMPI_SPIN_ROUNDS", 2000)? as u32,
             oversubscribed: false,
+            crowded: false,
             tolerate_rank_failure: env_bool("WANMPI_TOLERATE_RANK_FAILURE"),
             print_stats: env_bool("WANMPI_STATS"),
             wan_window: env_num("WANMPI_WAN_WINDOW", 16 << 20)?,
@@ -156,6 +183,17 @@ impl RuntimeOptions {
 #[cfg(test)]
 mod spin_tests {
     use super::oversubscribed;
+
+    #[test]
+    fn a_crowded_host_reads_messages_from_16_kib() {
+        let mut o = super::RuntimeOptions::default();
+        o.apply_crowding(super::CROWDED_HOST);
+        assert!(!o.crowded);
+        assert_eq!(o.engine.single_copy_from, wanmpi_engine::EngineConfig::default().single_copy_from);
+        o.apply_crowding(super::CROWDED_HOST + 1);
+        assert!(o.crowded);
+        assert_eq!(o.engine.single_copy_from, super::CROWDED_SINGLE_COPY_FROM);
+    }
 
     #[test]
     fn more_ranks_than_cpus_is_oversubscribed() {
