@@ -9,7 +9,7 @@ use wanmpi_transport::Caps;
 
 fuzz_target!(|data: &[u8]| {
     let caps = Caps { name: "fuzz", channels: 4, max_frame: 4096, eager_limit_hint: 1024, reliable: true };
-    let mut e = Engine::new(0, 2, caps, EngineConfig { eager_limit: 1024, recv_credits: true });
+    let mut e = Engine::new(0, 2, caps, EngineConfig { eager_limit: 1024, recv_credits: true, ..EngineConfig::default() });
     let mut bufs: Vec<Vec<u8>> = vec![vec![0; 10], vec![0; 5000], vec![0; 0]];
     for (i, b) in bufs.iter_mut().enumerate() {
         let rb = RecvBuf { ptr: b.as_mut_ptr(), cap: b.len() };
