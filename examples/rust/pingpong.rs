@@ -2,6 +2,9 @@
 //! bandwidth for message sizes from 1 B to 4 MiB, printed as a table.
 //!
 //! Usage: pingpong [--min BYTES] [--max BYTES] [--iters N] [--sizes a,b,c] [--csv]
+//!
+//! The CSV's last column is the longest single round trip (warm-up
+//! included): across an outage, how long the job stood still.
 
 use wanmpi::prelude::*;
 
@@ -49,7 +52,7 @@ fn main() -> wanmpi::Result<()> {
         println!("{:>10} {:>8} {:>14} {:>14}", "bytes", "iters", "rtt_us", "MB/s");
     }
     if rank == 0 && args.csv {
-        println!("bytes,iters,rtt_us,mb_per_s");
+        println!("bytes,iters,rtt_us,mb_per_s,max_rtt_us");
     }
     for &size in &args.sizes {
         let iters = if args.iters > 0 { args.iters } else { (200_000_000 / (size + 20_000)).clamp(5, 2000) };
@@ -57,10 +60,12 @@ fn main() -> wanmpi::Result<()> {
         let warmup = (iters / 10).max(2);
         world.barrier()?;
         let mut t0 = 0.0;
+        let mut longest = 0.0f64;
         for i in 0..warmup + iters {
             if i == warmup {
                 t0 = universe.wtime();
             }
+            let started = universe.wtime();
             if rank == 0 {
                 world.send(&buf, 1, 0)?;
                 world.receive_into(&mut buf, 1, 0)?;
@@ -68,12 +73,13 @@ fn main() -> wanmpi::Result<()> {
                 world.receive_into(&mut buf, 0, 0)?;
                 world.send(&buf, 0, 0)?;
             }
+            longest = longest.max(universe.wtime() - started);
         }
         let rtt = (universe.wtime() - t0) / iters as f64;
         if rank == 0 {
             let mbs = 2.0 * size as f64 / rtt / 1e6;
             if args.csv {
-                println!("{size},{iters},{:.3},{:.2}", rtt * 1e6, mbs);
+                println!("{size},{iters},{:.3},{:.2},{:.0}", rtt * 1e6, mbs, longest * 1e6);
             } else {
                 println!("{size:>10} {iters:>8} {:>14.2} {:>14.2}", rtt * 1e6, mbs);
             }

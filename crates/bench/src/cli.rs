@@ -76,6 +76,10 @@ pub struct Args {
     /// Seed of the emulator's loss draws.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Cut every link AT seconds into each run, for SECS seconds (AT:SECS,
+    /// e.g. 5:60): how each implementation rides through a WAN outage.
+    #[arg(long, value_name = "AT:SECS")]
+    pub outage: Option<String>,
     /// Results CSV; the table (.md) and plots (-SIZE.png) go beside it.
     #[arg(long, short, value_name = "FILE", default_value = "bench-results/pingpong.csv")]
     pub out: PathBuf,
@@ -186,6 +190,7 @@ fn run_in(args: &Args, grid: Grid, limit: Duration, work_dir: &Path, cancel: Opt
         sites,
         lan: args.lan.clone(),
         seed: args.seed,
+        outage: args.outage.as_deref().map(crate::outage::Outage::parse).transpose()?,
         work_dir: work_dir.to_path_buf(),
         cancel,
         progress: !args.quiet,

@@ -20,6 +20,7 @@ mod error;
 pub mod exec;
 pub mod grid;
 pub mod netns_files;
+pub mod outage;
 pub mod plot;
 pub mod record;
 pub mod runner;

@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub lan: String,
     /// Seed of the emulator's loss draws.
     pub seed: u64,
+    /// Links cut in every run (`--outage`).
+    pub outage: Option<crate::outage::Outage>,
     /// Where compiled programs and the agent script live during the run.
     pub work_dir: PathBuf,
     /// Set (to a signal number) to stop after the current run.
@@ -108,7 +110,7 @@ pub fn run_grid(opts: &RunOptions) -> Result<Vec<Row>, BenchError> {
                 cell.size,
                 cell.rep
             ));
-            let row = run_cell(&ctx, cell);
+            let row = crate::outage::around(&emu, hosts.len(), opts.outage, || run_cell(&ctx, cell));
             if row.status != Status::Ok {
                 bar.println(format!("{}: {} ({})", cell.key(), row.status, row.note));
             }

@@ -120,6 +120,12 @@ pub struct Args {
     /// comes from the survivors (WANMPI_TOLERATE_RANK_FAILURE=1).
     #[arg(long)]
     pub tolerate_rank_failure: bool,
+    /// How long a peer's path may stay silent before the job gives the
+    /// peer up, in seconds (WANMPI_OUTAGE_LIMIT; 600 by default). Senders
+    /// wait meanwhile and everything resumes when the path answers again;
+    /// a rank whose process dies is reported at once, whatever this is.
+    #[arg(long, value_name = "SECONDS")]
+    pub outage_limit: Option<String>,
     /// Seconds between SIGTERM and SIGKILL when ending ranks.
     #[arg(long, value_name = "SECONDS", default_value = "2")]
     pub grace: f64,
@@ -153,6 +159,7 @@ const TAKES_VALUE: &[&str] = &[
     "--net",
     "--if",
     "--grace",
+    "--outage-limit",
     "--emulate",
     "--emulate-cc",
     "--emulate-mtu",
@@ -260,6 +267,10 @@ impl Args {
             spec.env.push(("WANMPI_UNIVERSE_SIZE".into(), n.to_string()));
         }
         spec.tolerate_rank_failure = self.tolerate_rank_failure;
+        if let Some(limit) = &self.outage_limit {
+            wanmpi_transport::outage::parse(limit).map_err(|e| LaunchError::Usage(format!("--outage-limit: {e}")))?;
+            spec.env.push((wanmpi_transport::outage::ENV.into(), limit.trim().to_string()));
+        }
         spec.insecure_lan = self.insecure_lan;
         spec.bootstrap = match self.bootstrap.as_str() {
             "auto" => BootstrapChoice::Auto,
@@ -450,6 +461,14 @@ mod tests {
         // Not ssh: the words are the agent's own.
         s.launch_agent = "ip netns exec {host}".into();
         assert_eq!(s.agent_words(), v("ip netns exec {host}"));
+    }
+
+    #[test]
+    fn outage_limit_becomes_the_ranks_variable() {
+        let s = Args::try_parse_from(normalize(v("mpirun -np 2 --outage-limit 90 p"))).unwrap().to_spec().unwrap();
+        assert!(s.env.contains(&("WANMPI_OUTAGE_LIMIT".to_string(), "90".to_string())), "{:?}", s.env);
+        let e = Args::try_parse_from(v("mpirun --outage-limit soon p")).unwrap().to_spec().unwrap_err();
+        assert!(matches!(e, LaunchError::Usage(ref m) if m.contains("--outage-limit")), "{e}");
     }
 
     #[test]

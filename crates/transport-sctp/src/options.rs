@@ -153,7 +153,10 @@ pub struct SctpOptions {
     pub rto_min_ms: u32,
     /// Initial retransmission timeout in ms (WANMPI_SCTP_RTO_INITIAL, 1000).
     pub rto_initial_ms: u32,
-    /// Maximum retransmission timeout in ms (WANMPI_SCTP_RTO_MAX, 10000).
+    /// Maximum retransmission timeout in ms (WANMPI_SCTP_RTO_MAX, 1000):
+    /// during an outage usrsctp retransmits at most this far apart, so the
+    /// job resumes within about a second of the path's return
+    /// (`wanmpi_transport::outage::PROBE_CAP`; usrsctp's own default is 60 s).
     pub rto_max_ms: u32,
     /// Delayed SACK time in ms (WANMPI_SCTP_SACK_DELAY, 40).
     pub sack_delay_ms: u32,
@@ -166,9 +169,13 @@ pub struct SctpOptions {
     pub initial_cwnd: u32,
     /// Heartbeat interval in ms, 0 = off (WANMPI_SCTP_HB_INTERVAL, 5000).
     pub heartbeat_ms: u32,
-    /// Retransmissions before the path and the association are declared
-    /// dead (WANMPI_SCTP_MAX_RETRANS, 8).
+    /// INIT attempts, and the least retransmissions before an association
+    /// is given up (WANMPI_SCTP_MAX_RETRANS, 8); the association and its
+    /// usrsctp path live through `outage_limit` of silence
+    /// (`assoc_max_retrans`).
     pub max_retrans: u16,
+    /// How long a silent peer is kept (WANMPI_OUTAGE_LIMIT, 600 s).
+    pub outage_limit: Duration,
     /// Who computes the CRC32c (WANMPI_SCTP_CHECKSUM: sw|offload|off, offload).
     pub checksum: Checksum,
     /// Path MTU = largest SCTP packet = UDP payload; 0 = from the route to
@@ -267,13 +274,14 @@ impl Default for SctpOptions {
             nodelay: true,
             rto_min_ms: 200,
             rto_initial_ms: 1000,
-            rto_max_ms: 10_000,
+            rto_max_ms: 1000,
             sack_delay_ms: 40,
             sack_freq: 1,
             max_burst: 0,
             initial_cwnd: 10,
             heartbeat_ms: 5000,
             max_retrans: 8,
+            outage_limit: wanmpi_transport::outage::DEFAULT,
             checksum: Checksum::Offload,
             path_mtu: 0,
             cc: CongestionControl::default_for_build(),
@@ -363,6 +371,10 @@ impl SctpOptions {
         }
         if let Some(v) = get("HB_INTERVAL") {
             o.heartbeat_ms = num("HB_INTERVAL", &v)?;
+        }
+        if let Some(v) = lookup(wanmpi_transport::outage::ENV) {
+            o.outage_limit =
+                wanmpi_transport::outage::parse(&v).map_err(|problem| SctpError::BadOption { var: wanmpi_transport::outage::ENV.into(), problem })?;
         }
         if let Some(v) = get("MAX_RETRANS") {
             o.max_retrans = num("MAX_RETRANS", &v)?;
@@ -460,6 +472,15 @@ impl SctpOptions {
         o.seal = Seal::from_lookup(ENV_ENCRYPT, &lookup).map_err(|problem| SctpError::BadOption { var: ENV_ENCRYPT.into(), problem })?;
         o.validate()?;
         Ok(o)
+    }
+
+    /// Retransmissions before usrsctp gives the association up: enough, at
+    /// one every `rto_max_ms` at most, to span the outage limit (usrsctp
+    /// counts heartbeats that go unanswered too, so an idle association
+    /// outlives the limit; the launcher reports dead processes anyway).
+    pub fn assoc_max_retrans(&self) -> u16 {
+        let spans = self.outage_limit.as_millis().div_ceil(u128::from(self.rto_max_ms.max(1)));
+        spans.clamp(u128::from(self.max_retrans), u128::from(u16::MAX)) as u16
     }
 
     /// Rejects combinations usrsctp would refuse or that could never work.
@@ -583,6 +604,17 @@ mod tests {
         for bad in ["flip", "flip@0", "burn@2", "flip@x"] {
             assert!(from(&[("WANMPI_SCTP_FAULT_TAMPER", bad)]).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_association_outlives_the_outage_limit() {
+        let o = from(&[]).unwrap();
+        assert_eq!((o.rto_max_ms, o.outage_limit), (1000, Duration::from_secs(600)));
+        assert_eq!(o.assoc_max_retrans(), 600);
+        assert_eq!(from(&[("WANMPI_OUTAGE_LIMIT", "2.5")]).unwrap().assoc_max_retrans(), 8, "never below MAX_RETRANS");
+        assert_eq!(from(&[("WANMPI_OUTAGE_LIMIT", "86400")]).unwrap().assoc_max_retrans(), u16::MAX);
+        let e = from(&[("WANMPI_OUTAGE_LIMIT", "forever")]).unwrap_err().to_string();
+        assert!(e.contains("WANMPI_OUTAGE_LIMIT"), "{e}");
     }
 
     fn ip(s: &str) -> IpAddr {

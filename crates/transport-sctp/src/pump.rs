@@ -234,7 +234,13 @@ impl SctpTransport {
                     sys::SCTP_RESTART => self.lose(rank, "the peer restarted its association".into()),
                     sys::SCTP_COMM_LOST => {
                         self.close_peer(rank);
-                        self.lose(rank, format!("association lost (no answer to retransmissions or heartbeats, error {error})"));
+                        let limit = wanmpi_transport::outage::describe(self.opts.outage_limit);
+                        self.lose(
+                            rank,
+                            format!(
+                                "no answer from rank {rank} for about {limit}: the path was silent past the outage limit (mpirun --outage-limit, WANMPI_OUTAGE_LIMIT; association lost, error {error})"
+                            ),
+                        );
                     }
                     sys::SCTP_CANT_STR_ASSOC => {
                         self.close_peer(rank);

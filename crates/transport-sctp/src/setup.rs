@@ -239,7 +239,7 @@ impl SctpTransport {
         s.set_sctp(sys::SCTP_INITMSG, &init, "SCTP_INITMSG")?;
         let rto = sys::sctp_rtoinfo { srto_assoc_id: future, srto_initial: o.rto_initial_ms, srto_max: o.rto_max_ms, srto_min: o.rto_min_ms };
         s.set_sctp(sys::SCTP_RTOINFO, &rto, "SCTP_RTOINFO")?;
-        let assoc = sys::sctp_assocparams { sasoc_assoc_id: future, sasoc_asocmaxrxt: o.max_retrans, ..Default::default() };
+        let assoc = sys::sctp_assocparams { sasoc_assoc_id: future, sasoc_asocmaxrxt: o.assoc_max_retrans(), ..Default::default() };
         s.set_sctp(sys::SCTP_ASSOCINFO, &assoc, "SCTP_ASSOCINFO")?;
         let sack = sys::sctp_sack_info { sack_assoc_id: future, sack_delay: o.sack_delay_ms, sack_freq: o.sack_freq };
         s.set_sctp(sys::SCTP_DELAYED_SACK, &sack, "SCTP_DELAYED_SACK")?;
@@ -284,7 +284,10 @@ impl SctpTransport {
             spp_hbinterval: o.heartbeat_ms,
             spp_pathmtu: peer.mtu,
             spp_flags: hb | sys::SPP_PMTUD_DISABLE,
-            spp_pathmaxrxt: o.max_retrans,
+            // usrsctp sees one path per association (the glue does the
+            // multihoming): an unreachable path is only heartbeated, every
+            // HB_INTERVAL, so after an outage it resumed seconds late.
+            spp_pathmaxrxt: o.assoc_max_retrans(),
             ..Default::default()
         };
         // usrsctp wants the path's own address (EAFNOSUPPORT for an empty one).

@@ -73,6 +73,10 @@ pub(crate) fn acquire(opts: &SctpOptions) -> Result<StackUser, SctpError> {
         // from 4 MTUs (measured: cwnd stuck at 5856 B). Keep the burst
         // limit, not the cwnd cut.
         usrsctp_sys::usrsctp_sysctl_set_sctp_use_cwnd_based_maxburst(0);
+        // usrsctp aborts an association whose chunk was sent more than 30
+        // times (sctp_max_retran_chunk), whatever its retransmission limit:
+        // with RTO_MAX at 1 s that was a 30 s outage. Process-wide too.
+        usrsctp_sys::usrsctp_sysctl_set_sctp_max_retran_chunk(u32::from(opts.assoc_max_retrans()));
         // Process-wide too; only the patched library has a tail-loss probe.
         usrsctp_sys::set_tail_loss_probe(opts.tlp);
     }

@@ -543,10 +543,13 @@ impl Conn {
             Mode::Paper => return Some(last + self.cfg.xmt_timeout),
             Mode::Model => self.rtt.pto(self.cfg.ack_delay),
         };
-        // Backs off at most 8x: a probe is two packets, cheap for the path,
-        // and with large datagrams (IP fragments) on a lossy path several
-        // probes in a row may be lost; uncapped back-off stalled 30 s.
-        Some(last + base * 2u32.pow(self.pto_count.min(3)))
+        // Backs off at most 8x and to at most a second (the outage probe
+        // cap): a probe is two packets, cheap for the path, and with large
+        // datagrams (IP fragments) on a lossy path several probes in a row
+        // may be lost; uncapped back-off stalled 30 s, and after an outage
+        // the job resumes at the first probe that gets through.
+        let backed = base * 2u32.pow(self.pto_count.min(3));
+        Some(last + backed.min(base.max(wanmpi_transport::outage::PROBE_CAP)))
     }
 
     /// The sender has data but the peer's credit holds it back.
@@ -588,7 +591,12 @@ impl Conn {
         self.fec_send.on_timeout(now);
         // Before the handshake completes, setup's own timeout governs.
         if self.lost.is_none() && self.established() && now >= self.last_heard + self.cfg.peer_timeout && self.expects_answer() {
-            self.lost = Some(format!("no answer for {:.1} s", now.saturating_duration_since(self.last_heard).as_secs_f64()));
+            let silent = now.saturating_duration_since(self.last_heard);
+            self.lost = Some(format!(
+                "no answer for {}: the path was silent past the outage limit ({}; mpirun --outage-limit, WANMPI_OUTAGE_LIMIT)",
+                wanmpi_transport::outage::describe(silent),
+                wanmpi_transport::outage::describe(self.cfg.peer_timeout)
+            ));
         }
         let quiet_since = self.last_eliciting_sent.unwrap_or(self.last_heard).max(self.last_heard);
         if now >= quiet_since + self.cfg.keepalive {

@@ -66,9 +66,11 @@ pub struct WampOptions {
     pub udp_buf: usize,
     /// Setup must finish within this (WANMPI_WAMP_SETUP_TIMEOUT_MS, 60 s).
     pub setup_timeout: Duration,
-    /// A peer silent this long while we wait for it is lost
-    /// (WANMPI_WAMP_PEER_TIMEOUT_MS, 60 s: a rank computing without MPI
-    /// calls and without a progress thread answers nothing meanwhile).
+    /// A peer silent this long while we wait for it is lost: the job's
+    /// outage limit (WANMPI_OUTAGE_LIMIT, 600 s; `wanmpi_transport::outage`),
+    /// or WANMPI_WAMP_PEER_TIMEOUT_MS for wamp alone. A dead process is
+    /// told by the launcher long before; a rank computing without MPI calls
+    /// and without a progress thread answers nothing meanwhile either.
     pub peer_timeout: Duration,
     /// Idle peers are pinged this often (WANMPI_WAMP_KEEPALIVE_MS, 5 s).
     pub keepalive: Duration,
@@ -106,7 +108,7 @@ impl Default for WampOptions {
             gso: true,
             udp_buf: 4 << 20,
             setup_timeout: Duration::from_secs(60),
-            peer_timeout: Duration::from_secs(60),
+            peer_timeout: wanmpi_transport::outage::DEFAULT,
             keepalive: Duration::from_secs(5),
             drop_rate: 0.0,
             drop_seed: 0,
@@ -137,6 +139,9 @@ impl WampOptions {
     /// Defaults overridden by `lookup("WANMPI_WAMP_<NAME>")`.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<WampOptions, TransportError> {
         let mut o = WampOptions::default();
+        if let Some(v) = lookup(wanmpi_transport::outage::ENV) {
+            o.peer_timeout = wanmpi_transport::outage::parse(&v).map_err(TransportError::Setup)?;
+        }
         let get = |name: &str| lookup(&format!("WANMPI_WAMP_{name}"));
         if let Some(v) = get("PUBLISH_ADDR") {
             o.publish_addr = v.trim().parse().map_err(|_| bad("PUBLISH_ADDR", &v, "not an IP address"))?;
@@ -264,6 +269,16 @@ mod tests {
 
     fn with(pairs: &[(&str, &str)]) -> Result<WampOptions, TransportError> {
         WampOptions::from_lookup(|k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn a_silent_peer_is_kept_for_the_outage_limit() {
+        assert_eq!(with(&[]).unwrap().peer_timeout, Duration::from_secs(600));
+        assert_eq!(with(&[("WANMPI_OUTAGE_LIMIT", "90")]).unwrap().peer_timeout, Duration::from_secs(90));
+        // wamp's own knob wins over the job's.
+        let o = with(&[("WANMPI_OUTAGE_LIMIT", "90"), ("WANMPI_WAMP_PEER_TIMEOUT_MS", "500")]).unwrap();
+        assert_eq!(o.peer_timeout, Duration::from_millis(500));
+        assert!(with(&[("WANMPI_OUTAGE_LIMIT", "0")]).is_err());
     }
 
     #[test]

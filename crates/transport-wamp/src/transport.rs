@@ -380,7 +380,7 @@ impl Transport for WampTransport {
             }
             if let (Some(reason), false) = (p.conn.lost(), p.lost_reported) {
                 p.lost_reported = true;
-                sink(Incoming::PeerLost { peer: i as u32, reason: format!("wamp: {reason}") });
+                sink(Incoming::PeerLost { peer: i as u32, reason: format!("wamp: rank {i} at {}: {reason}", p.addr) });
                 n += 1;
             }
         }

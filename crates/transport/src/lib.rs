@@ -15,6 +15,7 @@
 
 mod caps;
 mod loopback;
+pub mod outage;
 pub mod path_mtu;
 
 pub use caps::Caps;

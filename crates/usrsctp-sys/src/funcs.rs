@@ -78,6 +78,7 @@ extern "C" {
     pub fn usrsctp_sysctl_get_sctp_initial_cwnd() -> u32;
     pub fn usrsctp_sysctl_set_sctp_blackhole(value: u32) -> c_int;
     pub fn usrsctp_sysctl_set_sctp_use_cwnd_based_maxburst(value: u32) -> c_int;
+    pub fn usrsctp_sysctl_set_sctp_max_retran_chunk(value: u32) -> c_int;
 }
 
 // Only in the patched library (scripts/build-usrsctp, patches/usrsctp/).
