@@ -88,6 +88,20 @@ fn conn_config(o: &WampOptions, packet_size: usize) -> ConnConfig {
 }
 
 impl WampTransport {
+    /// Moves this rank to a new UDP socket on another port, as a NAT
+    /// rebinding looks to its peers: its datagrams come from a new address
+    /// and the old one is dead. The peers follow the first sealed packet
+    /// from there (transport.rs, `Peer::newest_pn`). For tests.
+    #[doc(hidden)]
+    pub fn move_to_new_port(&mut self) -> Result<SocketAddr, TransportError> {
+        let udp = UdpSocket::bind(SocketAddr::new(self.opts.publish_addr, 0))?;
+        udp.set_nonblocking(true)?;
+        set_buffers(&udp, self.opts.udp_buf);
+        self.poller = Poller::new(udp.as_raw_fd())?;
+        self.udp = udp;
+        Ok(self.udp.local_addr()?)
+    }
+
     /// Sets up this rank's transport: publishes its endpoint under
     /// `wamp-ep-<rank>`, fences, and waits (at most `opts.setup_timeout`)
     /// until every peer answered a sealed handshake.
@@ -117,7 +131,7 @@ impl WampTransport {
             let packet = if opts.packet_size != 0 { opts.packet_size } else { auto_path_mtu(opts.publish_addr, addr) as usize };
             let mut conn = Conn::new(conn_config(&opts, packet.min(MAX_UDP_PAYLOAD as usize)), now);
             conn.ping();
-            peers.push(Some(Peer { addr, keys, conn, lost_reported: false }));
+            peers.push(Some(Peer { addr, keys, conn, lost_reported: false, newest_pn: None, rebinds: 0 }));
         }
         let poller = Poller::new(udp.as_raw_fd())?;
         let drops = (opts.drop_rate > 0.0).then(|| rand_chacha::ChaCha8Rng::seed_from_u64(opts.drop_seed ^ rank as u64));

@@ -18,7 +18,8 @@ pub fn report(t: &WampTransport) -> String {
         let st = &c.stats;
         let _ = writeln!(
             s,
-            "  to rank {peer}: sent {} packets ({} B, {} chunks, {} resent, {} repair), received {}, lost {}, probes {}, rebuilt {}; srtt {:.1} ms, min {:.1} ms, rate {:.1} MB/s ({}), loss {:.2} %",
+            "  to rank {peer} at {}: sent {} packets ({} B, {} chunks, {} resent, {} repair), received {}, lost {}, probes {}, rebuilt {}; srtt {:.1} ms, min {:.1} ms, rate {:.1} MB/s ({}), loss {:.2} %; address moved {} times",
+            p.addr,
             st.packets_sent,
             st.bytes_sent,
             st.data_chunks_sent,
@@ -32,7 +33,8 @@ pub fn report(t: &WampTransport) -> String {
             c.rtt().min.as_secs_f64() * 1e3,
             c.bandwidth() / 1e6,
             c.phase(),
-            c.loss_rate() * 100.0
+            c.loss_rate() * 100.0,
+            p.rebinds
         );
     }
     s

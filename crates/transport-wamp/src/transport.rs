@@ -24,6 +24,12 @@ pub(crate) struct Peer {
     pub keys: Keys,
     pub conn: Conn,
     pub lost_reported: bool,
+    /// The highest packet number that opened and was taken: a sealed
+    /// packet newer than any before, from another address, moves `addr`
+    /// there (a NAT rebinding or a new route; a replay is never newer).
+    pub newest_pn: Option<u64>,
+    /// How many times `addr` moved.
+    pub rebinds: u64,
 }
 
 /// Equal-sized datagrams to one address (the last may be shorter), sent by
@@ -116,6 +122,11 @@ impl WampTransport {
         r
     }
 
+    /// Where `peer`'s datagrams go now, and how many times that moved.
+    pub fn peer_addr(&self, peer: PeerId) -> Option<(SocketAddr, u64)> {
+        self.peers.get(peer as usize)?.as_ref().map(|p| (p.addr, p.rebinds))
+    }
+
     /// The connection to `peer` (tests and stats).
     pub fn conn(&self, peer: PeerId) -> Option<&Conn> {
         self.peers.get(peer as usize)?.as_ref().map(|p| &p.conn)
@@ -157,8 +168,8 @@ impl WampTransport {
 
     fn receive(&mut self) -> Result<(), TransportError> {
         for _ in 0..RECV_BATCH {
-            let n = match self.udp.recv_from(&mut self.rbuf) {
-                Ok((n, _from)) => n,
+            let (n, from) = match self.udp.recv_from(&mut self.rbuf) {
+                Ok(got) => got,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 // ICMP errors for earlier sends (port unreachable): the
@@ -190,7 +201,16 @@ impl WampTransport {
                 continue;
             };
             // A refused datagram is counted by its connection (refusals()).
-            let _ = p.conn.on_datagram(now, h.pn, &buf[range]);
+            let taken = p.conn.on_datagram(now, h.pn, &buf[range]).is_ok();
+            if taken && p.newest_pn.is_none_or(|n| h.pn > n) {
+                p.newest_pn = Some(h.pn);
+                // Only a sealed packet proves who sent it.
+                let same = |a: SocketAddr, b: SocketAddr| a.ip().to_canonical() == b.ip().to_canonical() && a.port() == b.port();
+                if !same(from, p.addr) && p.keys.encrypting() {
+                    p.addr = from;
+                    p.rebinds += 1;
+                }
+            }
         }
         Ok(())
     }

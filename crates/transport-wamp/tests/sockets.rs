@@ -139,16 +139,26 @@ fn hostile_datagrams_are_dropped_and_counted_and_nothing_is_lost() {
         local_kv_world(2).into_iter().map(|inner| ProxyKv { inner, proxy: proxy.local_addr().unwrap(), real: real.clone() }).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let (stop2, real2) = (stop.clone(), real.clone());
-    // The proxy forwards every datagram, and also: a replay of each, a copy
-    // with one byte flipped, a truncated copy, and some garbage.
+    // The proxy relays both ways, rank 0's datagrams to rank 1 with, besides:
+    // a replay of each, a copy with one byte flipped, a truncated copy, and
+    // some garbage. (Rank 1 sees rank 0 at the proxy's address and, as
+    // after a NAT rebinding, answers there; the proxy passes that back.)
     let mitm = std::thread::spawn(move || {
         let mut buf = vec![0u8; 1 << 16];
         let mut n_seen = 0u64;
+        let mut rank0: Option<SocketAddr> = None;
         let deadline = Instant::now() + Duration::from_secs(60);
         while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline {
-            let Ok((n, _)) = proxy.recv_from(&mut buf) else { continue };
+            let Ok((n, from)) = proxy.recv_from(&mut buf) else { continue };
             let Some(to) = *real2.lock().unwrap() else { continue };
             let d = &buf[..n];
+            if from == to {
+                if let Some(r0) = rank0 {
+                    let _ = proxy.send_to(d, r0);
+                }
+                continue;
+            }
+            rank0 = Some(from);
             let _ = proxy.send_to(d, to);
             n_seen += 1;
             if n_seen.is_multiple_of(3) {
@@ -209,4 +219,25 @@ fn a_silent_peer_is_reported_lost() {
     assert_eq!(peer, 1);
     assert!(start.elapsed() >= Duration::from_millis(500), "not before the timeout: {reason}");
     assert!(matches!(a.try_send(1, 0, &[b"x"]), Err(TransportError::PeerLost { .. })));
+}
+
+/// A NAT rebinding: rank 1's datagrams start coming from another port and
+/// its old one is gone. Rank 0 follows the first sealed packet from there;
+/// everything arrives once and in order both ways.
+#[test]
+fn a_peer_whose_address_changes_is_followed() {
+    let mut t: Vec<_> = connect_all(local_kv_world(2), |_| SECRET, opts()).into_iter().map(Result::unwrap).collect();
+    let (a, b) = t.split_at_mut(1);
+    let (a, b) = (&mut a[0], &mut b[0]);
+    check_order(&exchange(a, b, 40, 3, Duration::from_secs(20)), 40, 3);
+    let old = b.local_addr().unwrap();
+    let new = b.move_to_new_port().unwrap();
+    assert_ne!(old, new);
+    // The host behind the NAT speaks first from its new mapping ...
+    check_order(&exchange(b, a, 40, 3, Duration::from_secs(20)), 40, 3);
+    // ... and what rank 0 sends goes there (before: to the dead port).
+    check_order(&exchange(a, b, 200, 3, Duration::from_secs(20)), 200, 3);
+    assert_eq!(a.peer_addr(1), Some((new, 1)));
+    assert_eq!(b.peer_addr(0).map(|(_, moved)| moved), Some(0));
+    shutdown_all(t);
 }
