@@ -1,6 +1,8 @@
 /* Ping-pong between ranks 0 and 1, for Open MPI and MPICH, printing the same
  * CSV as wanmpi's examples/rust/pingpong.rs with --csv:
- *   bytes,iters,rtt_us,mb_per_s
+ *   bytes,iters,rtt_us,mb_per_s,max_rtt_us
+ * (max_rtt_us: the longest single round trip, warm-up included: across an
+ * outage, how long the job stood still.)
  * Usage: pingpong [--sizes a,b,c] [--iters N] [--csv]  (--csv is the only
  * output format; accepted for the same command line as the Rust example). */
 #include <mpi.h>
@@ -47,7 +49,7 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 1;
     }
-    if (rank == 0) printf("bytes,iters,rtt_us,mb_per_s\n");
+    if (rank == 0) printf("bytes,iters,rtt_us,mb_per_s,max_rtt_us\n");
     for (int s = 0; s < nsizes; s++) {
         long len = sizes[s];
         int n = iters > 0 ? iters : (int)(200000000L / (len + 20000));
@@ -57,9 +59,10 @@ int main(int argc, char **argv) {
         char *buf = calloc(len > 0 ? len : 1, 1);
         if (!buf) MPI_Abort(MPI_COMM_WORLD, 3);
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = 0;
+        double t0 = 0, longest = 0;
         for (int i = 0; i < warmup + n; i++) {
             if (i == warmup) t0 = MPI_Wtime();
+            double started = MPI_Wtime();
             if (rank == 0) {
                 MPI_Send(buf, (int)len, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
                 MPI_Recv(buf, (int)len, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -67,9 +70,10 @@ int main(int argc, char **argv) {
                 MPI_Recv(buf, (int)len, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 MPI_Send(buf, (int)len, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
             }
+            if (MPI_Wtime() - started > longest) longest = MPI_Wtime() - started;
         }
         double rtt = (MPI_Wtime() - t0) / n;
-        if (rank == 0) printf("%ld,%d,%.3f,%.2f\n", len, n, rtt * 1e6, 2.0 * len / rtt / 1e6);
+        if (rank == 0) printf("%ld,%d,%.3f,%.2f,%.0f\n", len, n, rtt * 1e6, 2.0 * len / rtt / 1e6, longest * 1e6);
         fflush(stdout);
         free(buf);
     }

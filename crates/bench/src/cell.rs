@@ -110,6 +110,24 @@ pub fn parse_result(stdout: &str, size: u64) -> Option<(f64, Option<f64>)> {
     found
 }
 
+/// The column `name` of the result line for `size`, when the program
+/// printed one (e.g. the ping-pong's `max_rtt_us`).
+pub fn result_column(stdout: &str, size: u64, name: &str) -> Option<f64> {
+    let mut col = None;
+    let mut found = None;
+    for line in stdout.lines() {
+        let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
+        if f.iter().any(|x| *x == "rtt_us" || *x == "time_us") {
+            col = f.iter().position(|x| *x == name);
+            continue;
+        }
+        if f.first().and_then(|x| x.parse::<u64>().ok()) == Some(size) {
+            found = col.and_then(|i| f.get(i)).and_then(|x| x.parse::<f64>().ok()).or(found);
+        }
+    }
+    found
+}
+
 /// The last non-empty line of `text`, for a row's note.
 fn last_line(text: &str) -> String {
     text.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").chars().take(200).collect()
@@ -228,7 +246,13 @@ pub fn run_cell(ctx: &Context, cell: &Cell) -> Row {
     };
     if row.status == Status::Ok {
         match parse_result(&ran.stdout, cell.size) {
-            Some((rtt, mbs)) => (row.rtt_us, row.mb_per_s) = (Some(rtt), mbs),
+            Some((rtt, mbs)) => {
+                (row.rtt_us, row.mb_per_s) = (Some(rtt), mbs);
+                // Across an outage (--outage), how long the job stood still.
+                if let Some(longest) = result_column(&ran.stdout, cell.size, "max_rtt_us") {
+                    row.note = format!("longest round trip {:.3} s", longest / 1e6);
+                }
+            }
             None => (row.status, row.note) = (Status::Failed, format!("no result line for size {} in the output", cell.size)),
         }
     }
@@ -248,6 +272,9 @@ mod tests {
         assert_eq!(parse_result("30720,20,812.5,75.6\n", 30720), None, "no header, no result");
         let farm = "results: 700/700 ok\nbytes,tasks,workers,maxreqs,time_us,bound_us,ratio\n12288,700,7,10,2450000,2400000,1.021\n";
         assert_eq!(parse_result(farm, 12288), Some((2450000.0, None)));
+        let pp = "bytes,iters,rtt_us,mb_per_s,max_rtt_us\n1,400,44000.0,0.01,60512345\n";
+        assert_eq!(result_column(pp, 1, "max_rtt_us"), Some(60512345.0));
+        assert_eq!(result_column(out, 30720, "max_rtt_us"), None);
         assert_eq!(expand(&["--sizes".into(), "{size}".into(), "--iters={iters}".into()], 7, 3), vec!["--sizes", "7", "--iters=3"]);
     }
 }
