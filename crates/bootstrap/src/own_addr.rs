@@ -28,17 +28,8 @@ pub const ENV_HOST_MAP: &str = "WANMPI_HOST_MAP";
 /// Chooses the address to publish from the launcher's variables (`get`),
 /// this rank's number and its bootstrap address.
 pub fn choose(get: impl Fn(&str) -> Option<String>, rank: u32, bootstrap: &str) -> Result<Option<String>, BootstrapError> {
-    if let Some(a) = get(ENV_ADDR).map(|a| a.trim().to_string()).filter(|a| !a.is_empty()) {
+    if let Some(a) = given(&get)? {
         return Ok(Some(a));
-    }
-    let nonempty = |k: &str| get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-    let net = nonempty(ENV_NET).map(|n| route::parse_net(&n).map_err(|problem| BootstrapError::BadEnv { var: ENV_NET, problem })).transpose()?;
-    let choice = AddrChoice { net, iface: nonempty(ENV_IF) };
-    let host = route::hostname();
-    if !choice.is_empty() {
-        let var = if choice.iface.is_some() { ENV_IF } else { ENV_NET };
-        let have = route::interfaces()?;
-        return choice.pick(&have, &host).map(|a| Some(a.to_string())).map_err(|problem| BootstrapError::BadEnv { var, problem });
     }
     let hosts: Vec<String> = get(ENV_HOST_MAP).unwrap_or_default().split(',').map(|s| s.trim().to_string()).collect();
     let own = hosts.get(rank as usize).cloned();
@@ -67,6 +58,25 @@ pub fn choose(get: impl Fn(&str) -> Option<String>, rank: u32, bootstrap: &str) 
         return Ok(route::first_global(&route::interfaces()?).map(|a| a.to_string()));
     }
     Ok(None)
+}
+
+/// The address the user chose, if any: `WANMPI_ADDR` as given, else the
+/// address `WANMPI_IF` and/or `WANMPI_NET` name here (an error naming this
+/// host and its addresses when none fits). Shared by mpirun's ranks and
+/// those Slurm starts over PMI-2.
+pub fn given(get: &impl Fn(&str) -> Option<String>) -> Result<Option<String>, BootstrapError> {
+    if let Some(a) = get(ENV_ADDR).map(|a| a.trim().to_string()).filter(|a| !a.is_empty()) {
+        return Ok(Some(a));
+    }
+    let nonempty = |k: &str| get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let net = nonempty(ENV_NET).map(|n| route::parse_net(&n).map_err(|problem| BootstrapError::BadEnv { var: ENV_NET, problem })).transpose()?;
+    let choice = AddrChoice { net, iface: nonempty(ENV_IF) };
+    if choice.is_empty() {
+        return Ok(None);
+    }
+    let var = if choice.iface.is_some() { ENV_IF } else { ENV_NET };
+    let have = route::interfaces()?;
+    choice.pick(&have, &route::hostname()).map(|a| Some(a.to_string())).map_err(|problem| BootstrapError::BadEnv { var, problem })
 }
 
 #[cfg(test)]
