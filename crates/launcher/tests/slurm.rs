@@ -4,9 +4,17 @@
 //! allocation's node and slots and starts every rank as a job step with
 //! srun.
 //!
-//! Needs root and slurm-wlm; says why and skips without them.
+//! On a private cluster of a controller and three compute nodes in
+//! namespaces of their own with munge (tests/slurm_nodes), 3 nodes x 2
+//! ranks of a C program on libmpi.so.12: `srun --mpi=pmi2` with no
+//! environment, `salloc mpirun`, `sbatch`, a rank with only loopback, a
+//! rank killed by SIGKILL, and scancel, with nothing left on any node.
+//!
+//! Needs root and slurm-wlm (and munge for the nodes); says why and skips
+//! without them.
 
 mod common;
+mod slurm_nodes;
 mod slurm_site;
 use common::*;
 use slurm_site::*;
@@ -229,4 +237,112 @@ fn mpi_abort_under_pmi2_ends_the_step() {
     assert!(r.took < std::time::Duration::from_secs(20), "the step outlived MPI_Abort for {:?}: {}", r.took, r.stderr);
     assert!(r.stderr.contains("MPI_Abort called with code 7"), "{}", r.stderr);
     drop(cluster);
+}
+
+/// How many `ok rank R of 6 on HOST` lines, and on how many hosts.
+fn oks(stdout: &str) -> (usize, usize) {
+    let hosts: Vec<&str> = stdout.lines().filter(|l| l.starts_with("ok rank ") && l.contains(" of 6 on ")).filter_map(|l| l.rsplit(' ').next()).collect();
+    let mut distinct = hosts.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    (hosts.len(), distinct.len())
+}
+
+/// Every case on one cluster of 3 compute nodes (starting it is most of
+/// the time): the program checks an allreduce, every pair's point-to-point,
+/// a split and a 1 MiB bcast on 3 nodes x 2 ranks.
+#[test]
+fn three_nodes_run_srun_pmi2_salloc_sbatch_and_end_cleanly() {
+    let name = "three_nodes_run_srun_pmi2_salloc_sbatch_and_end_cleanly";
+    if let Some(why) = slurm_nodes::skip_reason() {
+        eprintln!("SKIPPED {name}: {why}");
+        return;
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slurm_nodes/check.c");
+    let exe = match build_c(&src, "slurm-nodes-check") {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("SKIPPED {name}: {why}");
+            return;
+        }
+    };
+    let test_began = Instant::now();
+    let nodes = match slurm_nodes::Nodes::start("n") {
+        Ok(n) => n,
+        Err(why) => {
+            let _ = std::fs::remove_file(&exe);
+            eprintln!("SKIPPED {name}: the cluster did not start: {why}");
+            return;
+        }
+    };
+    eprintln!("3-node cluster up in {:?}", test_began.elapsed());
+    let exe_s = exe.display().to_string();
+    let check = |what: &str, r: &Run| {
+        assert_eq!(r.code, Some(0), "{what}: stdout: {}\nstderr: {}\n{}", r.stdout, r.stderr, nodes.logs());
+        assert_eq!(oks(&r.stdout), (6, 3), "{what}: 6 ranks on 3 nodes: {}\nstderr: {}", r.stdout, r.stderr);
+        assert!(!r.stderr.contains("retrying"), "{what}: {}", r.stderr);
+        eprintln!("{what} took {:?}", r.took);
+    };
+
+    // srun with PMI-2 and no environment: each rank finds its address by
+    // route toward the other nodes (before: 127.0.0.1, and a time-out).
+    let mut c = nodes.client("srun");
+    c.args(["-N3", "-n6", "--mpi=pmi2", "--time=1", &exe_s]);
+    check("srun -N3 -n6 --mpi=pmi2", &finish(c.spawn().expect("srun"), Instant::now()));
+
+    // mpirun in an allocation of the three nodes.
+    let mut c = nodes.client("salloc");
+    c.args(["-N3", "-n6", "--time=1", MPIRUN, &exe_s]);
+    check("salloc -N3 -n6 mpirun", &finish(c.spawn().expect("salloc"), Instant::now()));
+
+    // A batch job, its output in the shared directory.
+    let out = nodes.dir.join("sbatch.out");
+    let mut c = nodes.client("sbatch");
+    c.args(["-N3", "-n6", "--time=1", "--wait", "-o"]).arg(&out).args(["--wrap", &format!("{MPIRUN} {exe_s}")]);
+    let mut r = finish(c.spawn().expect("sbatch"), Instant::now());
+    r.stdout = std::fs::read_to_string(&out).unwrap_or_default();
+    check("sbatch -N3 -n6 --wait (mpirun)", &r);
+
+    // Loopback on several nodes: at once an error naming rank, node, fix.
+    let mut c = nodes.client("srun");
+    c.args(["-N3", "-n6", "--mpi=pmi2", "--time=1", "--export=ALL,WANMPI_ADDR=127.0.0.1", &exe_s]);
+    let r = finish(c.spawn().expect("srun"), Instant::now());
+    assert_ne!(r.code, Some(0), "{}", r.stdout);
+    assert!(r.stderr.contains("was given the loopback address 127.0.0.1, but the job spans 3 nodes"), "{}", r.stderr);
+    assert!(r.stderr.contains("on node wn") && r.stderr.contains("WANMPI_NET"), "{}", r.stderr);
+    assert!(r.took < std::time::Duration::from_secs(15), "not at once: {:?}", r.took);
+    eprintln!("loopback on 3 nodes refused in {:?}", r.took);
+    assert_eq!(nodes.wait_clean(std::time::Duration::from_secs(10)), Vec::<String>::new());
+
+    // A rank killed by SIGKILL under salloc mpirun: reported as a signal.
+    let mut c = nodes.client("salloc");
+    c.args(["-N3", "-n6", "--time=1", MPIRUN, &exe_s, "die", "3"]);
+    let r = finish(c.spawn().expect("salloc"), Instant::now());
+    assert_eq!(r.code, Some(128 + 9), "stdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("rank 3") && r.stderr.contains("killed by signal 9 (SIGKILL)"), "{}", r.stderr);
+    assert!(!r.stderr.contains("exited with code 137"), "{}", r.stderr);
+    assert_eq!(nodes.wait_clean(std::time::Duration::from_secs(10)), Vec::<String>::new(), "left after a killed rank");
+    eprintln!("a killed rank ended the job in {:?}", r.took);
+
+    // scancel of a running batch job: nothing left on any node.
+    let out = nodes.dir.join("hang.out");
+    let mut c = nodes.client("sbatch");
+    c.args(["-N3", "-n6", "--time=1", "--parsable", "-o"]).arg(&out).args(["--wrap", &format!("{MPIRUN} {exe_s} hang")]);
+    let r = finish(c.spawn().expect("sbatch"), Instant::now());
+    let job = r.stdout.trim().split(';').next().unwrap_or_default().to_string();
+    assert!(r.code == Some(0) && !job.is_empty(), "sbatch: {} {}", r.stdout, r.stderr);
+    let deadline = Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_to_string(&out).unwrap_or_default().matches("ready rank").count() < 6 && Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(&out).unwrap_or_default().matches("ready rank").count(), 6, "{}", nodes.logs());
+    let cancelled = Instant::now();
+    let r = finish(nodes.client("scancel").arg(&job).spawn().expect("scancel"), Instant::now());
+    assert_eq!(r.code, Some(0), "scancel: {}", r.stderr);
+    let left = nodes.wait_clean(std::time::Duration::from_secs(15));
+    assert_eq!(left, Vec::<String>::new(), "left after scancel");
+    eprintln!("scancel: nothing left on any node after {:?}", cancelled.elapsed());
+    drop(nodes);
+    let _ = std::fs::remove_file(&exe);
+    eprintln!("{name}: {:?} in all", test_began.elapsed());
 }
