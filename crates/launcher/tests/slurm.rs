@@ -241,7 +241,8 @@ fn mpi_abort_under_pmi2_ends_the_step() {
 
 /// How many `ok rank R of 6 on HOST` lines, and on how many hosts.
 fn oks(stdout: &str) -> (usize, usize) {
-    let hosts: Vec<&str> = stdout.lines().filter(|l| l.starts_with("ok rank ") && l.contains(" of 6 on ")).filter_map(|l| l.rsplit(' ').next()).collect();
+    let hosts: Vec<&str> =
+        stdout.lines().filter(|l| l.starts_with("ok rank ") && l.contains(" of 6 on ")).filter_map(|l| l.rsplit(' ').next()).collect();
     let mut distinct = hosts.clone();
     distinct.sort_unstable();
     distinct.dedup();

@@ -26,7 +26,17 @@ pub fn skip_reason() -> Option<String> {
     if unsafe { libc::geteuid() } != 0 {
         return Some("needs root (namespaces, slurmd runs jobs as their user)".into());
     }
-    for bin in ["/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/srun", "/usr/bin/salloc", "/usr/bin/sbatch", "/usr/bin/scancel", "/usr/sbin/munged", "/usr/bin/unshare", "/usr/bin/nsenter"] {
+    for bin in [
+        "/usr/sbin/slurmctld",
+        "/usr/sbin/slurmd",
+        "/usr/bin/srun",
+        "/usr/bin/salloc",
+        "/usr/bin/sbatch",
+        "/usr/bin/scancel",
+        "/usr/sbin/munged",
+        "/usr/bin/unshare",
+        "/usr/bin/nsenter",
+    ] {
         if !Path::new(bin).is_file() {
             return Some(format!("{bin} is missing (apt-get install slurm-wlm munge util-linux)"));
         }
@@ -151,7 +161,8 @@ impl Nodes {
         let key_path = self.dir.join("munge.key");
         std::fs::write(&key_path, key).map_err(|e| e.to_string())?;
         std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o400)).map_err(|e| e.to_string())?;
-        let hosts: String = std::iter::once("127.0.0.1 localhost\n".to_string()).chain(self.nodes.iter().map(|n| format!("{} {}\n", n.addr, n.name))).collect();
+        let hosts: String =
+            std::iter::once("127.0.0.1 localhost\n".to_string()).chain(self.nodes.iter().map(|n| format!("{} {}\n", n.addr, n.name))).collect();
         std::fs::write(self.dir.join("hosts"), hosts).map_err(|e| e.to_string())?;
         let p = |f: &str| self.dir.join(f).display().to_string();
         let mut text = vec![
