@@ -1,10 +1,9 @@
 /* The program of the multi-node Slurm tests (tests/slurm.rs): checks an
  * allreduce, every pair's point-to-point, a split and a 1 MiB bcast, and
- * prints "ok rank R of N on HOST". `check.c die R` has rank R kill itself
- * with SIGKILL after a first barrier (the others sleep 10 s, then wait in
- * a second one);
- * `check.c hang` prints "ready rank R" and sleeps in MPI_Barrier's way for
- * a minute (for scancel). */
+ * prints "ok rank R of N on HOST". `check.c die R` has rank R (started by
+ * mpirun) kill itself with SIGKILL before MPI_Init, the others waiting in it;
+ * `check.c hang` prints "ready rank R" and sleeps a minute outside MPI
+ * (for scancel). */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,24 +20,20 @@ static int fail(int rank, const char *what) {
 int main(int argc, char **argv) {
     int rank, size;
     char host[256] = "?";
+    /* Before MPI_Init, so no peer holds a connection to it: the launcher
+     * learns of the death from the rank's own end (srun's status), not
+     * from a peer that lost it first and aborted. */
+    const char *me = getenv("WANMPI_RANK");
+    if (argc > 2 && strcmp(argv[1], "die") == 0 && me && strcmp(me, argv[2]) == 0) {
+        gethostname(host, sizeof host - 1);
+        printf("dying rank %s on %s\n", me, host);
+        fflush(stdout);
+        raise(SIGKILL);
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     gethostname(host, sizeof host - 1);
-    if (argc > 2 && strcmp(argv[1], "die") == 0) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == atoi(argv[2])) {
-            printf("dying rank %d on %s\n", rank, host);
-            fflush(stdout);
-            raise(SIGKILL);
-        }
-        /* Outside MPI for a while: the launcher learns of the death from
-         * the rank's own end, not from a peer that lost it first. */
-        sleep(10);
-        MPI_Barrier(MPI_COMM_WORLD);
-        MPI_Finalize();
-        return 0;
-    }
     if (argc > 1 && strcmp(argv[1], "hang") == 0) {
         printf("ready rank %d on %s\n", rank, host);
         fflush(stdout);

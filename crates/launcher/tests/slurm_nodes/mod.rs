@@ -279,6 +279,22 @@ wait",
         }
     }
 
+    /// Waits (at most `limit`) for job `id` to end; its final state
+    /// (`COMPLETED`, `FAILED`, ...) or what it was at the limit.
+    pub fn wait_job(&self, id: &str, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let out = self.client("scontrol").args(["show", "job", id]).output().map(|o| o.stdout).unwrap_or_default();
+            let text = String::from_utf8_lossy(&out);
+            let state = text.split_whitespace().find_map(|w| w.strip_prefix("JobState=")).unwrap_or("UNKNOWN").to_string();
+            let ended = !matches!(state.as_str(), "PENDING" | "RUNNING" | "CONFIGURING" | "COMPLETING" | "UNKNOWN");
+            if ended || Instant::now() >= deadline {
+                return state;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     pub fn logs(&self) -> String {
         let mut files = vec!["slurmctld.log".to_string(), "ctl.out".into(), "munged-ctl.out".into()];
         for n in COMPUTE {
