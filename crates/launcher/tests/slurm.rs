@@ -384,3 +384,53 @@ fn three_nodes_run_srun_pmi2_salloc_sbatch_and_end_cleanly() {
     drop(nodes);
     eprintln!("{name}: {:?} in all", test_began.elapsed());
 }
+
+/// Start-up on 3 nodes x 2 ranks, side by side (the check program, end to
+/// end, each launch's wall time through Slurm): `srun --mpi=pmi2`,
+/// `salloc mpirun`, and Open MPI's `salloc mpirun` when mpicc.openmpi is
+/// there. A measurement, not a check: runs only with
+/// `WANMPI_SLURM_BENCH=N` (N runs of each) and prints the figures.
+#[test]
+fn bench_start_up_on_three_nodes() {
+    let name = "bench_start_up_on_three_nodes";
+    let Some(runs) = std::env::var("WANMPI_SLURM_BENCH").ok().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0) else {
+        eprintln!("SKIPPED {name}: set WANMPI_SLURM_BENCH=N to measure");
+        return;
+    };
+    if let Some(why) = slurm_nodes::skip_reason() {
+        eprintln!("SKIPPED {name}: {why}");
+        return;
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slurm_nodes/check.c");
+    let exe = build_c(&src, "slurm-bench-check").expect("libmpi.so.12 (scripts/install-c)");
+    let ompi = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm-bench-ompi-{}", std::process::id()));
+    let have_ompi = std::process::Command::new("mpicc.openmpi").arg("-o").arg(&ompi).arg(&src).status().is_ok_and(|s| s.success());
+    let nodes = slurm_nodes::Nodes::start("b").expect("the cluster");
+    let (exe_s, ompi_s) = (exe.display().to_string(), ompi.display().to_string());
+    let mut cases: Vec<(&str, Vec<String>)> = vec![
+        ("srun -N3 -n6 --mpi=pmi2 (wanmpi)", vec!["srun".into(), "-N3".into(), "-n6".into(), "--mpi=pmi2".into(), exe_s.clone()]),
+        ("salloc -N3 -n6 mpirun (wanmpi)", vec!["salloc".into(), "-N3".into(), "-n6".into(), MPIRUN.into(), exe_s.clone()]),
+    ];
+    if have_ompi {
+        let ompi_run = ["mpirun.openmpi", "--allow-run-as-root", "--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", "198.18.100.0/24"];
+        let mut words: Vec<String> = ["salloc", "-N3", "-n6"].iter().chain(ompi_run.iter()).map(|s| s.to_string()).collect();
+        words.push(ompi_s.clone());
+        cases.push(("salloc -N3 -n6 mpirun (Open MPI 4.1)", words));
+    }
+    for (what, words) in &cases {
+        let mut times = Vec::new();
+        for _ in 0..runs {
+            let mut c = nodes.client(&words[0]);
+            c.args(&words[1..]).env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+            let r = finish(c.spawn().expect("client"), Instant::now());
+            assert_eq!(r.code, Some(0), "{what}: {}\n{}", r.stdout, r.stderr);
+            assert_eq!(oks(&r.stdout), (6, 3), "{what}: {}\n{}", r.stdout, r.stderr);
+            times.push(r.took.as_secs_f64());
+        }
+        times.sort_by(f64::total_cmp);
+        eprintln!("BENCH {what}: {runs} runs, min {:.3} s, median {:.3} s, max {:.3} s", times[0], times[times.len() / 2], times[times.len() - 1]);
+    }
+    drop(nodes);
+    let _ = std::fs::remove_file(&exe);
+    let _ = std::fs::remove_file(&ompi);
+}
