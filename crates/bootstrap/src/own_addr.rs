@@ -6,7 +6,8 @@
 //! none fits); the source of the route toward most of the other hosts of
 //! the job (`WANMPI_HOST_ADDRS`, as mpirun resolved them) and toward
 //! mpirun's key/value service; for a job that spans hosts with no route
-//! known, the first address that is not loopback; else none (transports
+//! known, the first address that is not loopback (an error naming the
+//! rank, its host and the fix when there is none); else none (transports
 //! then use loopback, right for a job on one host).
 
 use crate::route::{self, AddrChoice};
@@ -55,9 +56,21 @@ pub fn choose(get: impl Fn(&str) -> Option<String>, rank: u32, bootstrap: &str) 
     distinct.sort();
     distinct.dedup();
     if distinct.len() > 1 {
-        return Ok(route::first_global(&route::interfaces()?).map(|a| a.to_string()));
+        return last_resort(rank, &route::hostname(), distinct.len(), &route::interfaces()?).map(Some);
     }
     Ok(None)
+}
+
+/// A job across `hosts` hosts with no route known: this host's first global
+/// address, or an error naming the rank, its host and the fix when it has
+/// only loopback (its peers would retry 127.0.0.1 until setup times out).
+fn last_resort(rank: u32, host: &str, hosts: usize, have: &[route::IfaceAddr]) -> Result<String, BootstrapError> {
+    route::first_global(have).map(|a| a.to_string()).ok_or_else(|| {
+        BootstrapError::Unreachable(format!(
+            "rank {rank} on host {host} has only loopback to publish, but the job spans {hosts} hosts: the others could not reach it. \
+             Give the hosts' network or interface (mpirun --net CIDR or --if NAME, net= or if= in the hostfile) or an address (addr=)"
+        ))
+    })
 }
 
 /// The address the user chose, if any: `WANMPI_ADDR` as given, else the
@@ -95,6 +108,15 @@ mod tests {
         assert_eq!(a.as_deref(), Some("198.18.0.5"));
         assert_eq!(choose(with(&[(ENV_HOST_MAP, "0,0")]), 1, "unix:/x").unwrap(), None);
         assert_eq!(choose(with(&[]), 0, "tcp:127.0.0.1:9").unwrap(), None, "loopback routes never count");
+    }
+
+    #[test]
+    fn loopback_alone_on_several_hosts_is_an_error_naming_rank_host_and_fix() {
+        let lo = [route::IfaceAddr { name: "lo".into(), addr: "127.0.0.1".parse().unwrap() }];
+        let e = last_resort(5, "h3", 3, &lo).unwrap_err().to_string();
+        assert!(e.contains("rank 5 on host h3 has only loopback") && e.contains("3 hosts") && e.contains("--net"), "{e}");
+        let eth = [route::IfaceAddr { name: "eth0".into(), addr: "198.18.0.3".parse().unwrap() }];
+        assert_eq!(last_resort(5, "h3", 3, &[lo[0].clone(), eth[0].clone()]).unwrap(), "198.18.0.3");
     }
 
     #[test]
