@@ -26,7 +26,7 @@ mod client;
 mod env;
 mod launcher;
 mod local;
-pub mod own_addr;
+mod own_addr;
 pub mod pmi2;
 pub mod port;
 pub mod ports;
