@@ -301,6 +301,18 @@ fn three_nodes_run_srun_pmi2_salloc_sbatch_and_end_cleanly() {
     c.args(["-N3", "-n6", "--mpi=pmi2", "--time=1", &exe_s]);
     check("srun -N3 -n6 --mpi=pmi2", &finish(c.spawn().expect("srun"), Instant::now()));
 
+    // WANMPI_NET is honoured; a network no node has fails at once, naming
+    // the node and what it has.
+    let mut c = nodes.client("srun");
+    c.args(["-N3", "-n6", "--mpi=pmi2", "--time=1", "--export=ALL,WANMPI_NET=198.18.100.0/24", &exe_s]);
+    check("srun -N3 -n6 --mpi=pmi2 with WANMPI_NET", &finish(c.spawn().expect("srun"), Instant::now()));
+    let mut c = nodes.client("srun");
+    c.args(["-N3", "-n6", "--mpi=pmi2", "--time=1", "--export=ALL,WANMPI_NET=10.9.0.0/16", &exe_s]);
+    let r = finish(c.spawn().expect("srun"), Instant::now());
+    assert_ne!(r.code, Some(0), "{}", r.stdout);
+    assert!(r.stderr.contains("has no address in 10.9.0.0/16") && r.stderr.contains("eth0 198.18.100.1"), "{}", r.stderr);
+    assert!(r.took < std::time::Duration::from_secs(15), "not at once: {:?}", r.took);
+
     // mpirun in an allocation of the three nodes.
     let mut c = nodes.client("salloc");
     c.args(["-N3", "-n6", "--time=1", MPIRUN, &exe_s]);
