@@ -66,6 +66,10 @@ pub enum BootstrapError {
     BadAddress(String, String),
     #[error("the key/value service refused this rank: {0}")]
     Refused(String),
+    /// A rank of a job that spans hosts has no address its peers can
+    /// reach (only loopback): the text names the rank, its host and the fix.
+    #[error("{0}")]
+    Unreachable(String),
     #[error("I/O error talking to the key/value service: {0}")]
     Io(#[from] std::io::Error),
 }

@@ -6,7 +6,8 @@
 //! none fits); the source of the route toward most of the other hosts of
 //! the job (`WANMPI_HOST_ADDRS`, as mpirun resolved them) and toward
 //! mpirun's key/value service; for a job that spans hosts with no route
-//! known, the first address that is not loopback; else none (transports
+//! known, the first address that is not loopback (an error naming the
+//! rank, its host and the fix when there is none); else none (transports
 //! then use loopback, right for a job on one host).
 
 use crate::route::{self, AddrChoice};
@@ -28,17 +29,8 @@ pub const ENV_HOST_MAP: &str = "WANMPI_HOST_MAP";
 /// Chooses the address to publish from the launcher's variables (`get`),
 /// this rank's number and its bootstrap address.
 pub fn choose(get: impl Fn(&str) -> Option<String>, rank: u32, bootstrap: &str) -> Result<Option<String>, BootstrapError> {
-    if let Some(a) = get(ENV_ADDR).map(|a| a.trim().to_string()).filter(|a| !a.is_empty()) {
+    if let Some(a) = given(&get)? {
         return Ok(Some(a));
-    }
-    let nonempty = |k: &str| get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-    let net = nonempty(ENV_NET).map(|n| route::parse_net(&n).map_err(|problem| BootstrapError::BadEnv { var: ENV_NET, problem })).transpose()?;
-    let choice = AddrChoice { net, iface: nonempty(ENV_IF) };
-    let host = route::hostname();
-    if !choice.is_empty() {
-        let var = if choice.iface.is_some() { ENV_IF } else { ENV_NET };
-        let have = route::interfaces()?;
-        return choice.pick(&have, &host).map(|a| Some(a.to_string())).map_err(|problem| BootstrapError::BadEnv { var, problem });
     }
     let hosts: Vec<String> = get(ENV_HOST_MAP).unwrap_or_default().split(',').map(|s| s.trim().to_string()).collect();
     let own = hosts.get(rank as usize).cloned();
@@ -64,9 +56,40 @@ pub fn choose(get: impl Fn(&str) -> Option<String>, rank: u32, bootstrap: &str) 
     distinct.sort();
     distinct.dedup();
     if distinct.len() > 1 {
-        return Ok(route::first_global(&route::interfaces()?).map(|a| a.to_string()));
+        return last_resort(rank, &route::hostname(), distinct.len(), &route::interfaces()?).map(Some);
     }
     Ok(None)
+}
+
+/// A job across `hosts` hosts with no route known: this host's first global
+/// address, or an error naming the rank, its host and the fix when it has
+/// only loopback (its peers would retry 127.0.0.1 until setup times out).
+fn last_resort(rank: u32, host: &str, hosts: usize, have: &[route::IfaceAddr]) -> Result<String, BootstrapError> {
+    route::first_global(have).map(|a| a.to_string()).ok_or_else(|| {
+        BootstrapError::Unreachable(format!(
+            "rank {rank} on host {host} has only loopback to publish, but the job spans {hosts} hosts: the others could not reach it. \
+             Give the hosts' network or interface (mpirun --net CIDR or --if NAME, net= or if= in the hostfile) or an address (addr=)"
+        ))
+    })
+}
+
+/// The address the user chose, if any: `WANMPI_ADDR` as given, else the
+/// address `WANMPI_IF` and/or `WANMPI_NET` name here (an error naming this
+/// host and its addresses when none fits). Shared by mpirun's ranks and
+/// those Slurm starts over PMI-2.
+pub fn given(get: &impl Fn(&str) -> Option<String>) -> Result<Option<String>, BootstrapError> {
+    if let Some(a) = get(ENV_ADDR).map(|a| a.trim().to_string()).filter(|a| !a.is_empty()) {
+        return Ok(Some(a));
+    }
+    let nonempty = |k: &str| get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let net = nonempty(ENV_NET).map(|n| route::parse_net(&n).map_err(|problem| BootstrapError::BadEnv { var: ENV_NET, problem })).transpose()?;
+    let choice = AddrChoice { net, iface: nonempty(ENV_IF) };
+    if choice.is_empty() {
+        return Ok(None);
+    }
+    let var = if choice.iface.is_some() { ENV_IF } else { ENV_NET };
+    let have = route::interfaces()?;
+    choice.pick(&have, &route::hostname()).map(|a| Some(a.to_string())).map_err(|problem| BootstrapError::BadEnv { var, problem })
 }
 
 #[cfg(test)]
@@ -85,6 +108,15 @@ mod tests {
         assert_eq!(a.as_deref(), Some("198.18.0.5"));
         assert_eq!(choose(with(&[(ENV_HOST_MAP, "0,0")]), 1, "unix:/x").unwrap(), None);
         assert_eq!(choose(with(&[]), 0, "tcp:127.0.0.1:9").unwrap(), None, "loopback routes never count");
+    }
+
+    #[test]
+    fn loopback_alone_on_several_hosts_is_an_error_naming_rank_host_and_fix() {
+        let lo = [route::IfaceAddr { name: "lo".into(), addr: "127.0.0.1".parse().unwrap() }];
+        let e = last_resort(5, "h3", 3, &lo).unwrap_err().to_string();
+        assert!(e.contains("rank 5 on host h3 has only loopback") && e.contains("3 hosts") && e.contains("--net"), "{e}");
+        let eth = [route::IfaceAddr { name: "eth0".into(), addr: "198.18.0.3".parse().unwrap() }];
+        assert_eq!(last_resort(5, "h3", 3, &[lo[0].clone(), eth[0].clone()]).unwrap(), "198.18.0.3");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! `WANMPI_SITE_MAP` from hostfile `site=` fields or emulated sites). With
 //! no site map the ranks measure one at init: each finds which peers its
 //! transport measured near (`FAR_RTT`), the ranks share what they found,
-//! and every rank takes the same clusters (connected components of "near").
+//! and every rank takes the same clusters (connected components of "near");
+//! ranks of one host are near whatever was measured. Under Slurm the
+//! allocation is one site (`pmi2.rs`; mpirun's `job/slurm.rs`).
 
 use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 use wanmpi_transport::{PeerId, Transport};
@@ -111,10 +113,25 @@ impl SiteMap {
     }
 }
 
-/// This rank's near set as bytes (1 = near or itself, 0 = far or not
-/// measured), for the exchange at init.
+/// This rank's near set as bytes (1 = near, 0 = far or not measured), for
+/// the exchange at init. Ranks of its own host (the launcher's
+/// `WANMPI_HOST_MAP`) are near whatever the transport measured: a
+/// transport that measures no path (sctp before its first round trips, a
+/// shared-memory peer) must not make each rank a site of its own.
 pub fn near_bytes(rank: PeerId, size: u32, transport: &dyn Transport) -> Vec<u8> {
-    (0..size).map(|p| u8::from(p == rank || transport.path(p).and_then(|s| s.is_far()) == Some(false))).collect()
+    let hosts = match std::env::var("WANMPI_HOST_MAP") {
+        Ok(v) if !v.trim().is_empty() => SiteMap::parse("WANMPI_HOST_MAP", &v, size).ok().map(|m| m.site),
+        _ => None,
+    };
+    near_of(rank, size, hosts.as_deref(), |p| transport.path(p).and_then(|s| s.is_far()))
+}
+
+/// `near_bytes` over a host map and what was measured (`far(p)`: `None`
+/// where nothing was).
+fn near_of(rank: PeerId, size: u32, hosts: Option<&[u32]>, far: impl Fn(PeerId) -> Option<bool>) -> Vec<u8> {
+    let host = |r: PeerId| hosts.and_then(|h| h.get(r as usize).copied());
+    let own = host(rank);
+    (0..size).map(|p| u8::from(p == rank || (own.is_some() && host(p) == own) || far(p) == Some(false))).collect()
 }
 
 #[cfg(test)]
@@ -136,6 +153,17 @@ mod tests {
         let near: Vec<Vec<bool>> = (0..6).map(|r| (0..6).map(|p| p == r || pairs.iter().any(|&(a, b)| (a, b) == (r, p))).collect()).collect();
         let m = SiteMap::from_near_sets(&near);
         assert_eq!(m.to_text(), "0,0,1,1,2,1");
+    }
+
+    /// Nothing measured (sctp's case on 3 nodes x 2 ranks): each node is
+    /// one site, not each rank (was "6 sites").
+    #[test]
+    fn ranks_of_one_host_share_a_site_when_nothing_was_measured() {
+        let hosts = [0, 0, 1, 1, 2, 2];
+        let near: Vec<Vec<bool>> = (0..6).map(|r| near_of(r, 6, Some(&hosts), |_| None).iter().map(|b| *b != 0).collect()).collect();
+        assert_eq!(SiteMap::from_near_sets(&near).to_text(), "0,0,1,1,2,2");
+        let alone: Vec<Vec<bool>> = (0..6).map(|r| near_of(r, 6, None, |_| None).iter().map(|b| *b != 0).collect()).collect();
+        assert_eq!(SiteMap::from_near_sets(&alone).count(), 6, "without a host map, as before");
     }
 
     #[test]

@@ -38,6 +38,7 @@ mod options;
 mod path;
 pub mod policy;
 pub mod record;
+mod retry_log;
 mod rx;
 pub mod seal;
 mod setup;

@@ -117,6 +117,8 @@ struct Setup<'a> {
     backoff: Vec<Duration>,
     /// A peer runs another handshake version: setup ends with this.
     fatal: Option<String>,
+    /// Retry lines, rate-limited per peer.
+    log: crate::retry_log::RetryLog,
 }
 
 /// Runs setup; returns one connected, authenticated, nonblocking socket per
@@ -156,10 +158,14 @@ pub(crate) fn establish(
         retries: vec![],
         backoff: vec![Duration::ZERO; size as usize],
         fatal: None,
+        log: Default::default(),
     };
     let now = Instant::now();
     s.retries = s.targets.iter().map(|&(p, _)| (now, p)).collect();
     let result = s.run(&listener, now + opts.setup_timeout);
+    if let Some(line) = s.log.summary(me) {
+        eprintln!("{line}");
+    }
     // Deregister everything we added; sockets still pending close on drop.
     let _ = epoll.delete(listener.as_raw_fd());
     for h in s.pending.iter().flatten() {
@@ -218,9 +224,15 @@ impl Setup<'_> {
         }
     }
 
-    fn log_drop(&self, h: &Handshake, reason: &str) {
+    fn log_drop(&mut self, h: &Handshake, reason: &str) {
         match h.dialled() {
-            Some(peer) => eprintln!("wanmpi tcp: rank {}: connection to rank {peer} at {} failed: {reason}; retrying", self.ranks.me, h.addr),
+            Some(peer) => {
+                let me = self.ranks.me;
+                let text = || format!("wanmpi tcp: rank {me}: connection to rank {peer} at {} failed: {reason}; retrying", h.addr);
+                if let Some(line) = self.log.retry(peer, Instant::now(), text) {
+                    eprintln!("{line}");
+                }
+            }
             None => eprintln!("wanmpi tcp: rank {}: refused connection from {}: {reason}", self.ranks.me, h.addr),
         }
     }
@@ -274,7 +286,10 @@ impl Setup<'_> {
         self.retries = later;
         for (_, peer) in due {
             if let Err(reason) = self.dial(peer, now) {
-                eprintln!("wanmpi tcp: rank {}: cannot dial rank {peer}: {reason}; retrying", self.ranks.me);
+                let me = self.ranks.me;
+                if let Some(line) = self.log.retry(peer, now, || format!("wanmpi tcp: rank {me}: cannot dial rank {peer}: {reason}; retrying")) {
+                    eprintln!("{line}");
+                }
                 self.schedule_retry(peer, now);
             }
         }

@@ -11,10 +11,13 @@
 //! and a public key at a first fence; rank 0 then publishes the secret
 //! wrapped for each rank under that rank's key (`wrap`), and a second fence
 //! hands each rank its wrap. Slurm's key/value traffic is not encrypted,
-//! so the secret never passes through it in clear.
+//! so the secret never passes through it in clear. The host names come
+//! with each host's addresses, from which every rank chooses the address it
+//! publishes between the fences (`addr`).
 //!
 //! Not supported under PMI-2: MPI_Comm_spawn (it needs mpirun).
 
+mod addr;
 mod wire;
 mod wrap;
 
@@ -155,8 +158,8 @@ impl Pmi2 {
     /// Returns the job environment and the host map (host index of every
     /// rank, in rank order, comma-separated).
     pub fn job_env(&mut self) -> Result<(JobEnv, String), BootstrapError> {
-        let host = own_hostname();
-        self.put(&format!("wanmpi-host-{}", self.rank), &host)?;
+        let have = crate::route::interfaces().unwrap_or_default();
+        self.put(&format!("wanmpi-host-{}", self.rank), &addr::HostInfo::here(&own_hostname(), &have).encode())?;
         let keys = wrap::Keypair::new().map_err(protocol)?;
         self.put(&format!("{KEY_PUBLIC}-{}", self.rank), &keys.public_hex())?;
         let mut secret = [0u8; 32];
@@ -172,6 +175,10 @@ impl Pmi2 {
             self.put(KEY_JOB, &job)?;
         }
         self.fence()?;
+        let (hosts, map) = self.hosts()?;
+        let own = map.get(self.rank as usize).copied().unwrap_or(0);
+        let given = crate::own_addr::given(&|k: &str| std::env::var(k).ok())?;
+        let addr = addr::choose(self.rank, given, &hosts, own, &have, |t| crate::route::source_toward(t).ok())?;
         if self.rank == 0 {
             for r in 1..self.size {
                 let theirs = self.get(&format!("{KEY_PUBLIC}-{r}"))?;
@@ -183,16 +190,6 @@ impl Pmi2 {
             secret = keys.open(&self.get(&format!("{KEY_WRAP}-{}", self.rank))?).map_err(protocol)?;
         }
         let job_id = self.get(KEY_JOB)?;
-        let mut names: Vec<String> = Vec::new();
-        let mut map = Vec::new();
-        for r in 0..self.size {
-            let h = self.get(&format!("wanmpi-host-{r}"))?;
-            let i = names.iter().position(|n| *n == h).unwrap_or_else(|| {
-                names.push(h);
-                names.len() - 1
-            });
-            map.push(i.to_string());
-        }
         let env = JobEnv {
             rank: self.rank,
             size: self.size,
@@ -200,10 +197,31 @@ impl Pmi2 {
             secret,
             job_id,
             transport: std::env::var(crate::ENV_TRANSPORT).unwrap_or_else(|_| "auto".into()),
-            addr: std::env::var(crate::ENV_ADDR).ok().filter(|s| !s.is_empty()),
+            addr,
             parent_port: None,
         };
+        let map: Vec<String> = map.iter().map(usize::to_string).collect();
         Ok((env, map.join(",")))
+    }
+
+    /// Every rank's host as published at the first fence: the distinct
+    /// hosts in order of first appearance, and each rank's index among them.
+    fn hosts(&mut self) -> Result<(Vec<addr::HostInfo>, Vec<usize>), BootstrapError> {
+        let keys: Vec<String> = (0..self.size).map(|r| format!("wanmpi-host-{r}")).collect();
+        let mut hosts: Vec<addr::HostInfo> = Vec::new();
+        let mut map = Vec::with_capacity(self.size as usize);
+        for text in self.get_many(&keys)? {
+            let h = addr::HostInfo::decode(&text);
+            let i = match hosts.iter().position(|k| k.name == h.name) {
+                Some(i) => i,
+                None => {
+                    hosts.push(h);
+                    hosts.len() - 1
+                }
+            };
+            map.push(i);
+        }
+        Ok((hosts, map))
     }
 }
 

@@ -191,11 +191,13 @@ fn start_rank(rank: u32, _p: &Placement, cmd: &command::RankCommand, secret: &[u
     // closing ends the rank (`command::REMOTE_STEP`), so it closes when
     // mpirun ends the agent or dies, not before.
     let keep_open = child.stdin.take();
+    let argv0 = cmd.argv.first().cloned().unwrap_or_default();
     std::thread::Builder::new().name(format!("rank{rank}-wait")).spawn(move || {
         let status = child.wait();
         drop(keep_open);
         // wait() only fails if the child was already reaped, which nothing else does.
         if let Ok(status) = status {
+            let status = slurm::step_status(&argv0, status);
             let _ = tx.send(Event::Exited { rank, status });
         }
     })?;

@@ -7,12 +7,15 @@
 //! allocation's CPUs with the other steps (`--overlap`), unbound, and
 //! without Slurm's own MPI plugin (the rank's bootstrap is mpirun's).
 //! srun passes its stdin (the job secret) to the task, forwards SIGTERM to
-//! it, and its step ends when srun does.
+//! it, and its step ends when srun does. The allocation's nodes are one
+//! site; a step's 128+N exit is the rank's death by signal N
+//! (`step_status`).
 
 use crate::error::LaunchError;
 use crate::hosts::HostEntry;
 use crate::spec::{BootstrapChoice, JobSpec};
-use std::process::{Command, Stdio};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// The launch agent for a rank on another node of the allocation.
@@ -43,7 +46,11 @@ pub fn adopt(spec: &JobSpec, lookup: impl Fn(&str) -> Option<String>) -> Result<
         )));
     }
     let mut s = spec.clone();
-    s.hosts = names.iter().zip(&slots).filter(|(_, n)| **n > 0).map(|(h, n)| HostEntry::new(h, *n)).collect();
+    // The allocation's nodes are one cluster: one site (near each other,
+    // tcp between them under `auto`), named after the cluster.
+    let site = lookup("SLURM_CLUSTER_NAME").filter(|n| !n.is_empty()).unwrap_or_else(|| "slurm".into());
+    s.hosts =
+        names.iter().zip(&slots).filter(|(_, n)| **n > 0).map(|(h, n)| HostEntry { site: Some(site.clone()), ..HostEntry::new(h, *n) }).collect();
     if s.launch_agent == "ssh" {
         s.launch_agent = SRUN_AGENT.into();
         // Other nodes do not share this one's /tmp: the key/value service
@@ -53,6 +60,20 @@ pub fn adopt(spec: &JobSpec, lookup: impl Fn(&str) -> Option<String>) -> Result<
         }
     }
     Ok(Some(s))
+}
+
+/// A rank's end as its srun step reports it: srun exits with 128+N when
+/// its task was killed by signal N (srun(1), "EXIT CODE"), so a rank
+/// started by srun (`argv0`) that exited with 129 to 192 was killed by
+/// that signal, and is reported so ("killed by signal 9 (SIGKILL)", not
+/// "exited with code 137"). Other agents' statuses pass unchanged.
+pub fn step_status(argv0: &str, status: ExitStatus) -> ExitStatus {
+    let by_srun = std::path::Path::new(argv0).file_name().is_some_and(|n| n == "srun");
+    match status.code() {
+        // A wait status whose low seven bits are N: killed by signal N.
+        Some(c @ 129..=192) if by_srun => ExitStatus::from_raw(c - 128),
+        _ => status,
+    }
 }
 
 /// `2(x3),1` -> [2, 2, 2, 1]: Slurm's per-node counts.
@@ -113,6 +134,17 @@ mod tests {
         for bad in ["", "x", "2(x", "2(xy)", "-1"] {
             assert!(expand_counts(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_step_killed_by_a_signal_is_reported_so() {
+        let exited = |c: i32| ExitStatus::from_raw(c << 8);
+        let st = step_status("srun", exited(137));
+        assert_eq!((st.code(), st.signal()), (None, Some(9)));
+        assert_eq!(step_status("/usr/bin/srun", exited(143)).signal(), Some(15));
+        assert_eq!(step_status("srun", exited(3)).code(), Some(3));
+        assert_eq!(step_status("srun", exited(200)).code(), Some(200), "not a signal's number");
+        assert_eq!(step_status("ssh", exited(137)).code(), Some(137), "other agents unchanged");
     }
 
     #[test]
