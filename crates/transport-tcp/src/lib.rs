@@ -38,15 +38,17 @@ mod options;
 mod path;
 pub mod policy;
 pub mod record;
+mod redial;
 mod rx;
 pub mod seal;
 mod setup;
 mod shutdown;
+pub mod stream;
 mod sys;
 mod transport;
 mod tx;
 
-pub use options::{TcpOptions, DEFAULT_MAX_FRAME, ENV_RCVBUF, ENV_SETUP_TIMEOUT, ENV_SNDBUF};
+pub use options::{TcpOptions, DEFAULT_MAX_FRAME, DEFAULT_OUTAGE_LIMIT, ENV_OUTAGE_LIMIT, ENV_RCVBUF, ENV_SETUP_TIMEOUT, ENV_SILENCE, ENV_SNDBUF};
 pub use policy::{Maps, Seal, ENV_ENCRYPT, ENV_INSECURE_LAN};
 pub use setup::endpoint_key;
 pub use transport::TcpTransport;
