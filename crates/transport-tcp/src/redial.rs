@@ -359,6 +359,7 @@ impl TcpTransport {
         if let Some((since, why)) = p.down.take() {
             eprintln!("wanmpi tcp: rank {rank}: rank {peer} reconnected after {:.1} s ({why})", since.elapsed().as_secs_f64());
         }
+        self.reconnects += 1;
         self.redial.next_dial[peer as usize] = None;
         self.redial.backoff[peer as usize] = Duration::ZERO;
         self.redial.dirty = true;

@@ -90,6 +90,7 @@ pub struct TcpTransport {
     pub(crate) losses: VecDeque<(PeerId, String)>,
     /// Redials, their handshakes and deadlines (`redial`).
     pub(crate) redial: Redial,
+    pub(crate) reconnects: u64,
 }
 
 impl TcpTransport {
@@ -155,6 +156,7 @@ impl TcpTransport {
             self_queue: VecDeque::new(),
             losses: VecDeque::new(),
             redial,
+            reconnects: 0,
         })
     }
 
@@ -169,6 +171,20 @@ impl TcpTransport {
     /// The port this rank listens on (redials of lower ranks come there).
     pub fn listen_port(&self) -> Option<u16> {
         self.redial.port()
+    }
+
+    /// The local and remote ports of the connection to `peer`, if open
+    /// (to find it in `ss`).
+    pub fn connection_ports(&self, peer: PeerId) -> Option<(u16, u16)> {
+        let Slot::Peer(p) = self.peers.get(peer as usize)? else { return None };
+        let sock = &p.conn.as_ref()?.sock;
+        let port = |a: std::io::Result<socket2::SockAddr>| a.ok()?.as_socket().map(|a| a.port());
+        Some((port(sock.local_addr())?, port(sock.peer_addr())?))
+    }
+
+    /// Connections that replaced a broken one since setup.
+    pub fn reconnections(&self) -> u64 {
+        self.reconnects
     }
 
     /// Bytes of frames to `peer` kept until it acknowledges them (at most
