@@ -1,10 +1,13 @@
 //! Replacing a connection that broke under the job, and the deadlines of a
 //! peer without one.
 //!
-//! The side that dialled at setup (the lower rank) redials: at once, then
-//! after 100 ms, doubling to at most 1 s between attempts, each SYN given
-//! 1 s to be answered, so a path that comes back is found within a second
-//! without a storm of packets meanwhile. The higher rank keeps listening
+//! The side that dialled at setup (the lower rank) redials: at once; while
+//! no SYN is answered, a new one every 500 ms, each given 1 s (or 4 round
+//! trips of the broken connection, if more) to be answered, so at most two
+//! are in flight and a path that comes back is found within half a second
+//! (then 3 round trips of handshake) without a storm of packets meanwhile.
+//! An attempt that fails otherwise (refused, handshake failed) is retried
+//! after 100 ms, doubling to at most 1 s. The higher rank keeps listening
 //! (the listener stays open for the job's life) and takes the new
 //! connection when it has passed the handshake (`auth`): the old one, if
 //! it still has it, is dropped then, so both sides noticing at once, or
@@ -42,8 +45,12 @@ pub(crate) const TIMER: u64 = u64::MAX - 2;
 pub(crate) const HS_BASE: u64 = 1 << 32;
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
-/// Most time between redials, and what a SYN is given to be answered.
+/// Most time between failed redials, and what a SYN is given at least.
 const PROBE: Duration = Duration::from_secs(1);
+/// A new SYN while the earlier ones are unanswered (a silent path).
+const PROBE_EVERY: Duration = Duration::from_millis(500);
+/// SYNs of one peer in flight at most.
+const MAX_SYNS: usize = 3;
 /// Incoming handshakes in progress at once; more callers wait in the
 /// listener's backlog (a stranger cannot make a rank hold more).
 const MAX_INCOMING: usize = 64;
@@ -124,8 +131,10 @@ impl Redial {
         self.timer.set(None);
     }
 
-    fn dialling(&self, peer: PeerId) -> bool {
-        self.pending.iter().flatten().any(|p| p.h.dialled() == Some(peer))
+    /// (attempts of `peer` waiting for their SYN's answer, attempts past it)
+    fn dialling(&self, peer: PeerId) -> (usize, usize) {
+        let mine = self.pending.iter().flatten().filter(|p| p.h.dialled() == Some(peer));
+        mine.fold((0, 0), |(syn, on), p| if p.connected { (syn, on + 1) } else { (syn + 1, on) })
     }
 
     fn insert(&mut self, p: Pending) -> usize {
@@ -230,6 +239,7 @@ impl TcpTransport {
         let Some(Slot::Peer(p)) = self.peers.get(peer as usize) else { return };
         let (Some(addr), true, true) = (p.dial, p.conn.is_none(), p.lost.is_none()) else { return };
         let got = p.stream.received();
+        let p_rtt = p.rtt;
         let sock = match Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
             .and_then(|s| setup::tune(&s, &self.opts).and_then(|()| s.set_nonblocking(true)).map(|()| s))
         {
@@ -253,7 +263,10 @@ impl TcpTransport {
                 return self.redial.retry(peer, now);
             }
         };
-        let h = Handshake::outgoing(sock, addr.to_string(), peer, conn, got, now + PROBE);
+        let wait = PROBE.max(4 * p_rtt);
+        let h = Handshake::outgoing(sock, addr.to_string(), peer, conn, got, now + wait);
+        // The next SYN, should this one go unanswered (a silent path).
+        self.redial.schedule(peer, now + PROBE_EVERY);
         self.register(Pending { h, connected: false }, READ | WRITE);
     }
 
@@ -278,8 +291,13 @@ impl TcpTransport {
         let now = Instant::now();
         match p.h.dialled() {
             Some(peer) if p.h.refused => self.refused(peer, now),
-            // A SYN unanswered for its second: the next goes at once.
-            Some(peer) if !p.connected && p.h.deadline <= now => self.redial.schedule(peer, now),
+            // A SYN unanswered in its time: the next ones are on their way
+            // (`dial` scheduled them); one goes now if none is.
+            Some(peer) if !p.connected && p.h.deadline <= now => {
+                if self.redial.dialling(peer) == (0, 0) {
+                    self.redial.schedule(peer, now);
+                }
+            }
             Some(peer) if !p.connected => self.redial.retry(peer, now),
             Some(peer) => {
                 eprintln!("wanmpi tcp: rank {}: redial of rank {peer} at {} failed: {reason}; retrying", self.rank, p.h.addr);
@@ -299,7 +317,14 @@ impl TcpTransport {
                     p.connected = true;
                     p.h.deadline = Instant::now() + self.opts.handshake_timeout;
                     self.redial.dirty = true;
+                    if let Some(peer) = p.h.dialled() {
+                        // This SYN was answered: the path is back; the
+                        // others (and the next) are not needed.
+                        self.redial.next_dial[peer as usize] = None;
+                        self.drop_syns(peer, idx);
+                    }
                 }
+                let Some(p) = self.redial.pending.get_mut(idx).and_then(Option::as_mut) else { return };
                 let interest = if write { READ | WRITE } else { READ };
                 if let Err(e) = self.epoll.modify(p.h.sock.as_raw_fd(), HS_BASE + idx as u64, interest) {
                     self.fail(idx, &format!("epoll: {e}"));
@@ -313,6 +338,17 @@ impl TcpTransport {
                 self.adopt(p.h.sock, done);
             }
             Err(reason) => self.fail(idx, &reason),
+        }
+    }
+
+    /// Drops `peer`'s attempts still waiting for their SYN's answer, but `keep`.
+    fn drop_syns(&mut self, peer: PeerId, keep: usize) {
+        for (i, slot) in self.redial.pending.iter_mut().enumerate() {
+            if i != keep && slot.as_ref().is_some_and(|p| p.h.dialled() == Some(peer) && !p.connected) {
+                if let Some(p) = slot.take() {
+                    let _ = self.epoll.delete(p.h.sock.as_raw_fd());
+                }
+            }
         }
     }
 
@@ -384,9 +420,14 @@ impl TcpTransport {
                     continue;
                 }
             }
-            if self.redial.next_dial[peer as usize].is_some_and(|t| t <= now) && !self.redial.dialling(peer) {
+            if self.redial.next_dial[peer as usize].is_some_and(|t| t <= now) {
                 self.redial.next_dial[peer as usize] = None;
-                self.dial(peer, now);
+                let (syns, on) = self.redial.dialling(peer);
+                if on == 0 && syns < MAX_SYNS {
+                    self.dial(peer, now);
+                } else if on == 0 {
+                    self.redial.schedule(peer, now + PROBE_EVERY);
+                }
             }
         }
         self.redial.dirty = true;

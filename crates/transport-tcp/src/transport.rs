@@ -64,6 +64,9 @@ pub(crate) struct Peer {
     pub(crate) dial: Option<SocketAddr>,
     /// The peer runs on this host: a refused redial means its process is gone.
     pub(crate) same_host: bool,
+    /// The last connection's smoothed round trip, when it broke (how long
+    /// a redial's SYN may take).
+    pub(crate) rtt: Duration,
 }
 
 pub(crate) enum Slot {
@@ -132,6 +135,7 @@ impl TcpTransport {
                         addr,
                         dial,
                         same_host,
+                        rtt: Duration::ZERO,
                     }))
                 }
             });
@@ -219,6 +223,9 @@ impl TcpTransport {
         let Some(Slot::Peer(p)) = self.peers.get_mut(peer as usize) else { return };
         let Some(c) = p.conn.take() else { return };
         let _ = epoll.delete(c.sock.as_raw_fd());
+        if let Some(path) = crate::path::tcp_path(&c.sock) {
+            p.rtt = path.srtt;
+        }
         crate::redial::discard(c.sock);
         let now = Instant::now();
         p.down.get_or_insert((now, why.clone()));
