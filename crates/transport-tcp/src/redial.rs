@@ -374,7 +374,7 @@ impl TcpTransport {
         }
         if let Err(why) = p.stream.resume_at(done.peer_got) {
             discard(sock);
-            return self.lose(peer, why);
+            return self.lose(peer, why.to_string());
         }
         if let Some(old) = p.conn.take() {
             let _ = epoll.delete(old.sock.as_raw_fd());

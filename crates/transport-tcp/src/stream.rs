@@ -22,6 +22,18 @@
 //! taken into an empty buffer, whatever its size.
 
 use std::collections::VecDeque;
+use thiserror::Error;
+
+/// A peer broke the stream's rules: it is lost (never resumed).
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum StreamError {
+    #[error("protocol violation: acknowledgement of {acked} frames, only {sent} sent")]
+    AckBeyondSent { acked: u64, sent: u64 },
+    #[error("protocol violation: resume from frame {from}, but frames {first}..{end} are the ones not yet acknowledged")]
+    ResumeOutside { from: u64, first: u64, end: u64 },
+    #[error("protocol violation: control frame of {0} bytes")]
+    BadControl(usize),
+}
 
 /// Set in a frame's length prefix: a control frame of the transport (an
 /// acknowledgement), not a frame for the engine. Frames are at most 2^31 - 1
@@ -119,9 +131,9 @@ impl Stream {
 
     /// The peer has delivered `n` frames. More than were put on the wire
     /// is a protocol violation; an old count changes nothing.
-    pub(crate) fn on_ack(&mut self, n: u64) -> Result<(), String> {
+    pub(crate) fn on_ack(&mut self, n: u64) -> Result<(), StreamError> {
         if n > self.next_wire {
-            return Err(format!("protocol violation: acknowledgement of {n} frames, only {} sent", self.next_wire));
+            return Err(StreamError::AckBeyondSent { acked: n, sent: self.next_wire });
         }
         self.release_to(n);
         Ok(())
@@ -129,13 +141,9 @@ impl Stream {
 
     /// A new connection: the peer has delivered `peer_got` frames, so
     /// sending resumes at that frame. It must be one this side still holds.
-    pub(crate) fn resume_at(&mut self, peer_got: u64) -> Result<(), String> {
+    pub(crate) fn resume_at(&mut self, peer_got: u64) -> Result<(), StreamError> {
         if peer_got < self.acked || peer_got > self.sent() {
-            return Err(format!(
-                "protocol violation: resume from frame {peer_got}, but frames {}..{} are the ones not yet acknowledged",
-                self.acked,
-                self.sent()
-            ));
+            return Err(StreamError::ResumeOutside { from: peer_got, first: self.acked, end: self.sent() });
         }
         self.release_to(peer_got);
         self.next_wire = peer_got;
@@ -187,8 +195,8 @@ pub(crate) fn ack_frame(n: u64) -> [u8; 4 + ACK] {
 }
 
 /// Reads an acknowledgement's body.
-pub(crate) fn parse_ack(body: &[u8]) -> Result<u64, String> {
-    let b: [u8; ACK] = body.try_into().map_err(|_| format!("protocol violation: control frame of {} bytes", body.len()))?;
+pub(crate) fn parse_ack(body: &[u8]) -> Result<u64, StreamError> {
+    let b: [u8; ACK] = body.try_into().map_err(|_| StreamError::BadControl(body.len()))?;
     Ok(u64::from_le_bytes(b))
 }
 

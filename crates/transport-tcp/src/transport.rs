@@ -299,7 +299,7 @@ impl TcpTransport {
         let Some(Slot::Peer(p)) = self.peers.get_mut(peer as usize) else { return 0 };
         let Some(c) = p.conn.as_mut() else { return 0 };
         let mut n = 0;
-        let mut bad: Option<String> = None;
+        let mut bad: Option<crate::stream::StreamError> = None;
         let stream = &mut p.stream;
         let mut reader = &c.sock;
         let res = c.rx.drain(&mut reader, max, DRAIN_BUDGET, &mut |control, bytes| {
@@ -318,7 +318,7 @@ impl TcpTransport {
         });
         let ack_due = stream.ack_due();
         if let Some(why) = bad {
-            self.lose(peer, why);
+            self.lose(peer, why.to_string());
             return n;
         }
         match res {

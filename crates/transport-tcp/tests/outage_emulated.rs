@@ -151,7 +151,7 @@ fn a_20_s_outage_is_ridden_out_and_resumes_within_a_second() {
             .enumerate()
             .map(|(r, kv)| {
                 let (emu, sh, opts) = (&emu, &sh, opts.clone());
-                s.spawn(move || rank(emu, r, kv, opts, ROUNDS, sh, outage + Duration::from_secs(20)))
+                s.spawn(move || rank(emu, r, kv, opts, ROUNDS, sh, 3 * outage + Duration::from_secs(20)))
             })
             .collect();
         wait_rounds(&sh, ROUNDS / 3, Duration::from_secs(20));
