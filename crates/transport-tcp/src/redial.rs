@@ -70,6 +70,8 @@ struct Pending {
 }
 
 pub(crate) struct Redial {
+    /// When to look next for silent connections (`TcpTransport::check_silence`).
+    next_check: Instant,
     listener: Socket,
     secret: [u8; 32],
     pending: Vec<Option<Pending>>,
@@ -86,7 +88,16 @@ impl Redial {
         let timer = TimerFd::new()?;
         epoll.add(timer.raw_fd(), TIMER, READ)?;
         epoll.add(listener.as_raw_fd(), LISTENER, READ)?;
-        Ok(Redial { listener, secret, pending: vec![], next_dial: vec![None; peers], backoff: vec![Duration::ZERO; peers], timer, dirty: false })
+        Ok(Redial {
+            next_check: Instant::now() + PROBE,
+            listener,
+            secret,
+            pending: vec![],
+            next_dial: vec![None; peers],
+            backoff: vec![Duration::ZERO; peers],
+            timer,
+            dirty: true,
+        })
     }
 
     pub(crate) fn port(&self) -> Option<u16> {
@@ -159,7 +170,8 @@ impl Redial {
             Slot::Peer(p) if p.lost.is_none() => p.down.as_ref().map(|d| d.0 + limit),
             _ => None,
         });
-        let next = dials.chain(handshakes).chain(limits).min();
+        let check = std::iter::once(self.next_check);
+        let next = dials.chain(handshakes).chain(limits).chain(check).min();
         self.timer.set(next.map(|t| t.saturating_duration_since(Instant::now())));
     }
 }
@@ -319,9 +331,17 @@ impl TcpTransport {
                     self.redial.dirty = true;
                     if let Some(peer) = p.h.dialled() {
                         // This SYN was answered: the path is back; the
-                        // others (and the next) are not needed.
+                        // others (and the next) are not needed. The peer's
+                        // host answered: the outage limit counts from now
+                        // (a rank busy computing, its handshake not yet
+                        // answered, is not an outage).
                         self.redial.next_dial[peer as usize] = None;
                         self.drop_syns(peer, idx);
+                        if let Some(Slot::Peer(pp)) = self.peers.get_mut(peer as usize) {
+                            if let Some(down) = pp.down.as_mut() {
+                                down.0 = Instant::now();
+                            }
+                        }
                     }
                 }
                 let Some(p) = self.redial.pending.get_mut(idx).and_then(Option::as_mut) else { return };
@@ -402,9 +422,35 @@ impl TcpTransport {
         self.flush_peer(peer, false);
     }
 
+    /// Breaks every connection whose path has been silent (nothing
+    /// acknowledged while something waits) for `opts.silence`, so it is
+    /// redialled rather than left to the kernel's retransmission timer,
+    /// which backs off to two minutes. Only connections with frames not yet
+    /// acknowledged are looked at (one getsockopt each).
+    fn check_silence(&mut self) {
+        let silence = self.opts.silence;
+        let mut silent = vec![];
+        for (peer, slot) in self.peers.iter().enumerate() {
+            let Slot::Peer(p) = slot else { continue };
+            let Some(c) = p.conn.as_ref().filter(|_| p.stream.held() > 0) else { continue };
+            if let Some(quiet) = crate::path::silent_for(&c.sock).filter(|q| *q >= silence) {
+                silent.push((peer as PeerId, quiet));
+            }
+        }
+        for (peer, quiet) in silent {
+            self.break_conn(peer, format!("path silent for {:.1} s", quiet.as_secs_f64()));
+        }
+    }
+
     /// Deadlines: handshakes that took too long, peers past the outage
-    /// limit, redials due.
+    /// limit, redials due, the look for silent paths.
     pub(crate) fn tick(&mut self, now: Instant) {
+        if self.redial.next_check <= now {
+            self.check_silence();
+            // A few looks per `silence`, between 0.1 and 1 s apart.
+            let every = (self.opts.silence / 3).clamp(Duration::from_millis(100), PROBE);
+            self.redial.next_check = now + every;
+        }
         for idx in 0..self.redial.pending.len() {
             if self.redial.pending[idx].as_ref().is_some_and(|p| p.h.deadline <= now) {
                 self.fail(idx, "handshake timed out");
