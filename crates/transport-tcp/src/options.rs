@@ -14,9 +14,9 @@ pub const ENV_SETUP_TIMEOUT: &str = "WANMPI_TCP_SETUP_TIMEOUT";
 /// may stay silent, or a peer unreachable, before the peer counts as lost
 /// (`mpirun --outage-limit` sets it).
 pub const ENV_OUTAGE_LIMIT: &str = "WANMPI_OUTAGE_LIMIT";
-/// Seconds of silence with data unacknowledged after which the kernel
-/// drops a connection, so that it is redialled instead of waiting out a
-/// backed-off retransmission timer.
+/// Seconds of silence with data unacknowledged after which a connection
+/// is broken and redialled, instead of waiting out a backed-off
+/// retransmission timer.
 pub const ENV_SILENCE: &str = "WANMPI_TCP_SILENCE";
 /// The outage limit unless told: 10 minutes, about what a TCP connection's
 /// own retries last.
@@ -64,9 +64,9 @@ pub struct TcpOptions {
     /// How long a peer may stay unreachable (its connection broken and not
     /// yet replaced) before it is reported lost (default 600 s).
     pub outage_limit: Duration,
-    /// Silence (data or keepalive probes unanswered) after which the kernel
-    /// drops a connection (TCP_USER_TIMEOUT), which is then redialled
-    /// (default 3 s). Short, because a redial every second resumes within
+    /// Silence (data unacknowledged by the peer's kernel, or keepalive
+    /// probes unanswered) after which a connection is broken and redialled
+    /// (default 3 s; `redial`'s look at TCP_INFO, the keepalive count). Short, because a redial every second resumes within
     /// a second of the path's return, while the kernel's own retransmission
     /// timer backs off to two minutes.
     pub silence: Duration,
