@@ -1,7 +1,7 @@
 //! Any bytes as the other side of tcp's handshake (crates/transport-tcp,
 //! `auth.rs`): a hostile connector's HELLO and PROOF to our acceptor, a
-//! hostile acceptor's CHALLENGE and VERDICT to our connector, a version
-//! notice. Nothing panics, nothing but an honest peer is admitted; an
+//! hostile acceptor's CHALLENGE and VERDICT (with its resume point) to our
+//! connector, a version notice. Nothing panics, nothing but an honest peer is admitted; an
 //! honest exchange with bytes of the input xored into one message fails
 //! unless the xor changed nothing.
 #![no_main]
@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
 
     // A hostile acceptor: CHALLENGE `a`, then VERDICT `b`.
     let Ok(mut con) = Connector::new(&SECRET, 1, 0) else { return };
-    if con.answer(a).is_ok() {
+    if con.answer(a, 0).is_ok() {
         panic!("a challenge made without the secret was answered");
     }
 
@@ -50,10 +50,17 @@ fuzz_target!(|data: &[u8]| {
     assert!(changed || from == 1);
     let c = altered(&challenge, 1);
     changed |= c[..] != challenge[..];
-    let Ok(proof) = con.answer(&c) else { return };
+    let Ok(proof) = con.answer(&c, 7) else { return };
     let p = altered(&proof, 2);
     changed |= p[..] != proof[..];
-    if acc.verify(&p).is_ok() {
+    if let Ok((_, _, got_c)) = acc.verify(&p) {
         assert!(!changed, "an altered handshake verified");
+        assert_eq!(got_c, 7, "the resume point came through");
+        // A hostile acceptor's verdict `b`: refused unless it is the honest one.
+        let honest = acc.verdict(9).expect("verified");
+        if let Ok((_, got_a)) = con.check_verdict(b) {
+            assert_eq!(b, &honest[..], "a verdict made without the secret was accepted");
+            assert_eq!(got_a, 9);
+        }
     }
 });

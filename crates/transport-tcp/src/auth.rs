@@ -10,9 +10,18 @@
 //! connector                                   acceptor
 //!   HELLO     = MAGIC | VERSION | flags_c | from rank | to rank | nonce_c   ->
 //!          <-  CHALLENGE = nonce_a | flags_a | HMAC(secret, "acceptor" | HELLO | nonce_a | flags_a)
-//!   PROOF     = HMAC(secret, "connector" | HELLO | nonce_a | flags_a)       ->
-//!          <-  VERDICT   = ACCEPT (or the connection is closed)
+//!   PROOF     = got_c | HMAC(secret, "connector" | HELLO | nonce_a | flags_a | got_c) ->
+//!          <-  VERDICT   = ACCEPT | got_a | HMAC(secret, "verdict" | HELLO | nonce_a | flags_a | got_c | got_a)
+//!                          (or the connection is closed)
 //! ```
+//!
+//! `got_c` and `got_a` (u64 LE) are the resume points: how many frames each
+//! side has delivered from the other since the job began (0 on the first
+//! connection). A connection that replaces a lost one (`stream.rs`) resumes
+//! each direction from the point the receiver named; both points are under
+//! a MAC keyed by the job secret and bound to this exchange's fresh nonces,
+//! so nobody without the secret can make a rank skip or repeat frames, and
+//! a recorded exchange cannot be replayed onto another connection.
 //!
 //! A HELLO of another version gets, instead of CHALLENGE, a
 //! [`version_notice`] (MAGIC | our version, then the connection closes),
@@ -39,11 +48,12 @@ use thiserror::Error;
 type HmacSha256 = Hmac<Sha256>;
 
 const MAGIC: [u8; 4] = *b"WNMP";
-/// Version 3: records sealed with AES-128-GCM (version 2: AES-256-GCM).
+/// Version 4: resume points in PROOF and VERDICT, acknowledgement frames
+/// (version 3: no reconnection; version 2: AES-256-GCM).
 /// The version is in HELLO, under both MACs and in the key derivation's
 /// transcript, so a peer of another version is refused at the handshake
 /// and can never get as far as records it would read as garbage.
-const VERSION: u8 = 3;
+const VERSION: u8 = 4;
 const NONCE_LEN: usize = 32;
 const MAC_LEN: usize = 32;
 
@@ -55,16 +65,19 @@ pub const CHALLENGE_LEN: usize = NONCE_LEN + 1 + MAC_LEN;
 pub const FLAG_SEAL: u8 = 1;
 /// What the keys are derived from: HELLO | nonce_a | flags_a.
 const TRANSCRIPT_LEN: usize = HELLO_LEN + NONCE_LEN + 1;
-/// PROOF: connector MAC (32).
-pub const PROOF_LEN: usize = MAC_LEN;
-/// VERDICT: one byte.
-pub const VERDICT_LEN: usize = 1;
-/// The verdict byte that admits the connector. A refusal is a closed
-/// connection, so a stray learns nothing more.
-pub const VERDICT_ACCEPT: [u8; VERDICT_LEN] = [0xA5];
+/// A resume point: frames delivered so far, u64 LE.
+const COUNT_LEN: usize = 8;
+/// PROOF: connector's resume point (8) | connector MAC (32).
+pub const PROOF_LEN: usize = COUNT_LEN + MAC_LEN;
+/// VERDICT: accept byte (1) | acceptor's resume point (8) | MAC (32).
+pub const VERDICT_LEN: usize = 1 + COUNT_LEN + MAC_LEN;
+/// The byte that opens a verdict admitting the connector. A refusal is a
+/// closed connection, so a stray learns nothing more.
+pub const VERDICT_ACCEPT: u8 = 0xA5;
 
-const LABEL_ACCEPTOR: &[u8] = b"wanmpi-auth-v3 acceptor";
-const LABEL_CONNECTOR: &[u8] = b"wanmpi-auth-v3 connector";
+const LABEL_ACCEPTOR: &[u8] = b"wanmpi-auth-v4 acceptor";
+const LABEL_CONNECTOR: &[u8] = b"wanmpi-auth-v4 connector";
+const LABEL_VERDICT: &[u8] = b"wanmpi-auth-v4 verdict";
 
 #[derive(Debug, Error)]
 pub enum AuthError {
@@ -86,12 +99,21 @@ pub enum AuthError {
     Io(#[from] std::io::Error),
 }
 
-fn mac(secret: &[u8; 32], label: &[u8], transcript: &[u8; TRANSCRIPT_LEN]) -> HmacSha256 {
+fn mac(secret: &[u8; 32], label: &[u8], transcript: &[u8; TRANSCRIPT_LEN], counts: &[u64]) -> HmacSha256 {
     // A 32-byte key is always accepted by HMAC, so this cannot fail.
     let mut m = <HmacSha256 as Mac>::new_from_slice(secret).expect("HMAC accepts any key length");
     m.update(label);
     m.update(transcript);
+    for c in counts {
+        m.update(&c.to_le_bytes());
+    }
     m
+}
+
+fn count_at(msg: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; COUNT_LEN];
+    b.copy_from_slice(&msg[at..at + COUNT_LEN]);
+    u64::from_le_bytes(b)
 }
 
 fn transcript(hello: &[u8; HELLO_LEN], nonce_a: &[u8], flags_a: u8) -> [u8; TRANSCRIPT_LEN] {
@@ -144,6 +166,8 @@ pub struct Connector {
     hello: [u8; HELLO_LEN],
     /// Set by `answer`: what the keys derive from.
     transcript: Option<[u8; TRANSCRIPT_LEN]>,
+    /// Set by `answer`: the resume point this side named.
+    got: u64,
 }
 
 impl Connector {
@@ -155,7 +179,7 @@ impl Connector {
         hello[6..10].copy_from_slice(&my_rank.to_le_bytes());
         hello[10..14].copy_from_slice(&peer_rank.to_le_bytes());
         hello[14..].copy_from_slice(&nonce()?);
-        Ok(Connector { secret: *secret, hello, transcript: None })
+        Ok(Connector { secret: *secret, hello, transcript: None, got: 0 })
     }
 
     /// Asks for a sealed connection (call before sending HELLO).
@@ -168,24 +192,32 @@ impl Connector {
         &self.hello
     }
 
-    /// Checks the acceptor's proof and returns this side's proof to send.
-    pub fn answer(&mut self, challenge: &[u8]) -> Result<[u8; PROOF_LEN], AuthError> {
+    /// Checks the acceptor's proof and returns this side's proof to send,
+    /// naming `got`: the frames this side has delivered from the acceptor.
+    pub fn answer(&mut self, challenge: &[u8], got: u64) -> Result<[u8; PROOF_LEN], AuthError> {
         let c = exact::<CHALLENGE_LEN>(challenge)?;
         let t = transcript(&self.hello, &c[..NONCE_LEN], c[NONCE_LEN]);
-        mac(&self.secret, LABEL_ACCEPTOR, &t).verify_slice(&c[NONCE_LEN + 1..]).map_err(|_| AuthError::BadProof)?;
+        mac(&self.secret, LABEL_ACCEPTOR, &t, &[]).verify_slice(&c[NONCE_LEN + 1..]).map_err(|_| AuthError::BadProof)?;
         self.transcript = Some(t);
-        Ok(mac(&self.secret, LABEL_CONNECTOR, &t).finalize().into_bytes().into())
+        self.got = got;
+        let mut out = [0u8; PROOF_LEN];
+        out[..COUNT_LEN].copy_from_slice(&got.to_le_bytes());
+        out[COUNT_LEN..].copy_from_slice(&mac(&self.secret, LABEL_CONNECTOR, &t, &[got]).finalize().into_bytes());
+        Ok(out)
     }
 
     /// Reads the acceptor's verdict; on acceptance, the connection's keys
-    /// if it is to be sealed.
-    pub fn check_verdict(&self, verdict: &[u8]) -> Result<Option<Keys>, AuthError> {
+    /// if it is to be sealed, and the acceptor's resume point (the frames
+    /// it has delivered from this side).
+    pub fn check_verdict(&self, verdict: &[u8]) -> Result<(Option<Keys>, u64), AuthError> {
         let t = self.transcript.as_ref().ok_or(AuthError::BadProof)?;
-        if exact::<VERDICT_LEN>(verdict)? == &VERDICT_ACCEPT {
-            Ok(agreed_keys(&self.secret, t, true))
-        } else {
-            Err(AuthError::Refused)
+        let v = exact::<VERDICT_LEN>(verdict)?;
+        if v[0] != VERDICT_ACCEPT {
+            return Err(AuthError::Refused);
         }
+        let got_a = count_at(v, 1);
+        mac(&self.secret, LABEL_VERDICT, t, &[self.got, got_a]).verify_slice(&v[1 + COUNT_LEN..]).map_err(|_| AuthError::BadProof)?;
+        Ok((agreed_keys(&self.secret, t, true), got_a))
     }
 }
 
@@ -194,11 +226,13 @@ pub struct Acceptor {
     secret: [u8; 32],
     my_rank: u32,
     state: Option<[u8; TRANSCRIPT_LEN]>,
+    /// The connector's resume point, once its proof is checked.
+    got_c: Option<u64>,
 }
 
 impl Acceptor {
     pub fn new(secret: &[u8; 32], my_rank: u32) -> Acceptor {
-        Acceptor { secret: *secret, my_rank, state: None }
+        Acceptor { secret: *secret, my_rank, state: None, got_c: None }
     }
 
     /// Parses HELLO; returns the rank the connector *claims* (not yet proven)
@@ -223,18 +257,33 @@ impl Acceptor {
         let mut out = [0u8; CHALLENGE_LEN];
         out[..NONCE_LEN].copy_from_slice(&nonce_a);
         out[NONCE_LEN] = flags_a;
-        out[NONCE_LEN + 1..].copy_from_slice(&mac(&self.secret, LABEL_ACCEPTOR, &t).finalize().into_bytes());
+        out[NONCE_LEN + 1..].copy_from_slice(&mac(&self.secret, LABEL_ACCEPTOR, &t, &[]).finalize().into_bytes());
         self.state = Some(t);
         Ok((from, out))
     }
 
     /// Checks the connector's proof; returns its rank, now authenticated,
-    /// and the connection's keys if it is to be sealed. The caller then
-    /// sends [`VERDICT_ACCEPT`] or closes the connection.
-    pub fn verify(&self, proof: &[u8]) -> Result<(u32, Option<Keys>), AuthError> {
+    /// the connection's keys if it is to be sealed, and the connector's
+    /// resume point. The caller then sends [`Acceptor::verdict`] or closes
+    /// the connection.
+    pub fn verify(&mut self, proof: &[u8]) -> Result<(u32, Option<Keys>, u64), AuthError> {
         let t = self.state.as_ref().ok_or(AuthError::BadProof)?;
-        mac(&self.secret, LABEL_CONNECTOR, t).verify_slice(proof).map_err(|_| AuthError::BadProof)?;
-        Ok((u32::from_le_bytes([t[6], t[7], t[8], t[9]]), agreed_keys(&self.secret, t, false)))
+        let p = exact::<PROOF_LEN>(proof).map_err(|_| AuthError::BadProof)?;
+        let got_c = count_at(p, 0);
+        mac(&self.secret, LABEL_CONNECTOR, t, &[got_c]).verify_slice(&p[COUNT_LEN..]).map_err(|_| AuthError::BadProof)?;
+        self.got_c = Some(got_c);
+        Ok((u32::from_le_bytes([t[6], t[7], t[8], t[9]]), agreed_keys(&self.secret, t, false), got_c))
+    }
+
+    /// The verdict admitting the (verified) connector, naming `got`: the
+    /// frames this side has delivered from it. None before `verify` passed.
+    pub fn verdict(&self, got: u64) -> Option<[u8; VERDICT_LEN]> {
+        let (t, got_c) = (self.state.as_ref()?, self.got_c?);
+        let mut v = [0u8; VERDICT_LEN];
+        v[0] = VERDICT_ACCEPT;
+        v[1..1 + COUNT_LEN].copy_from_slice(&got.to_le_bytes());
+        v[1 + COUNT_LEN..].copy_from_slice(&mac(&self.secret, LABEL_VERDICT, t, &[got_c, got]).finalize().into_bytes());
+        Some(v)
     }
 }
 
@@ -253,13 +302,13 @@ pub fn connect_blocking<S: Read + Write>(s: &mut S, secret: &[u8; 32], my_rank: 
             Err(e) => return Err(e.into()),
         }
     }
-    s.write_all(&c.answer(&chal)?)?;
+    s.write_all(&c.answer(&chal, 0)?)?;
     let mut verdict = [0u8; VERDICT_LEN];
     match s.read_exact(&mut verdict) {
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(AuthError::Refused),
         other => other?,
     }
-    c.check_verdict(&verdict)
+    c.check_verdict(&verdict).map(|(keys, _)| keys)
 }
 
 /// Runs the acceptor's side over a blocking stream, not asking for
@@ -286,11 +335,11 @@ pub fn accept_blocking<S: Read + Write>(
     s.write_all(&chal)?;
     let mut proof = [0u8; PROOF_LEN];
     s.read_exact(&mut proof)?;
-    let (rank, keys) = a.verify(&proof)?;
+    let (rank, keys, _) = a.verify(&proof)?;
     if !admit(rank) {
         return Err(AuthError::Refused);
     }
-    s.write_all(&VERDICT_ACCEPT)?;
+    s.write_all(&a.verdict(0).ok_or(AuthError::BadProof)?)?;
     Ok((rank, keys))
 }
 
@@ -301,14 +350,14 @@ mod tests {
     const S: [u8; 32] = [7; 32];
 
     /// (the connector's answer, the acceptor's verdict on it if there was one)
-    type Outcome = (Result<[u8; PROOF_LEN], AuthError>, Option<Result<(u32, Option<Keys>), AuthError>>);
+    type Outcome = (Result<[u8; PROOF_LEN], AuthError>, Option<Result<(u32, Option<Keys>, u64), AuthError>>);
 
     fn run(conn_secret: [u8; 32], acc_secret: [u8; 32]) -> Outcome {
         let mut c = Connector::new(&conn_secret, 2, 5).unwrap();
         let mut a = Acceptor::new(&acc_secret, 5);
         let (claimed, chal) = a.challenge(c.hello(), |_| false).unwrap();
         assert_eq!(claimed, 2);
-        match c.answer(&chal) {
+        match c.answer(&chal, 0) {
             Ok(proof) => (Ok(proof), Some(a.verify(&proof))),
             Err(e) => (Err(e), None),
         }
@@ -394,14 +443,42 @@ mod tests {
             let mut h = [0u8; HELLO_LEN];
             s.read_exact(&mut h).unwrap();
             let mut n = version_notice();
-            n[4] = 4;
+            n[4] = 5;
             s.write_all(&n).unwrap();
         });
         let mut s = std::net::TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
-        let e = connect_blocking(&mut s, &S, 1, 5).err().expect("version 4 refused");
+        let e = connect_blocking(&mut s, &S, 1, 5).err().expect("version 5 refused");
         other.join().unwrap();
-        assert!(matches!(e, AuthError::BadVersion(4)), "{e}");
+        assert!(matches!(e, AuthError::BadVersion(5)), "{e}");
+    }
+
+    #[test]
+    fn resume_points_arrive_and_cannot_be_altered() {
+        let mut c = Connector::new(&S, 1, 5).unwrap();
+        let mut a = Acceptor::new(&S, 5);
+        let (_, chal) = a.challenge(c.hello(), |_| false).unwrap();
+        let proof = c.answer(&chal, 1234).unwrap();
+        // A stranger on the way changes the connector's point: refused.
+        let mut forged = proof;
+        forged[0] ^= 1;
+        assert!(matches!(Acceptor::verify(&mut a, &forged), Err(AuthError::BadProof)));
+        let (rank, _, got_c) = a.verify(&proof).unwrap();
+        assert_eq!((rank, got_c), (1, 1234));
+        let v = a.verdict(99).unwrap();
+        assert_eq!(c.check_verdict(&v).unwrap().1, 99);
+        for i in 0..VERDICT_LEN {
+            let mut bad = v;
+            bad[i] ^= 0x40;
+            assert!(c.check_verdict(&bad).is_err(), "altered verdict byte {i} accepted");
+        }
+        // A verdict of another exchange (other nonces) does not carry over.
+        let mut c2 = Connector::new(&S, 1, 5).unwrap();
+        let mut a2 = Acceptor::new(&S, 5);
+        let (_, chal2) = a2.challenge(c2.hello(), |_| false).unwrap();
+        a2.verify(&c2.answer(&chal2, 1234).unwrap()).unwrap();
+        assert!(c2.check_verdict(&v).is_err(), "a recorded verdict replayed");
+        assert!(Acceptor::new(&S, 5).verdict(0).is_none(), "no verdict before a proof");
     }
 
     #[test]
@@ -418,7 +495,7 @@ mod tests {
         let mut c = Connector::new(&S, 1, 5).unwrap();
         let mut a1 = Acceptor::new(&S, 5);
         let (_, chal1) = a1.challenge(c.hello(), |_| false).unwrap();
-        let proof1 = c.answer(&chal1).unwrap();
+        let proof1 = c.answer(&chal1, 0).unwrap();
         let mut a2 = Acceptor::new(&S, 5);
         a2.challenge(c.hello(), |_| false).unwrap();
         assert!(matches!(a2.verify(&proof1), Err(AuthError::BadProof)));
@@ -437,8 +514,8 @@ mod tests {
                 acc_wish
             })
             .unwrap();
-        let (_, acc_keys) = a.verify(&c.answer(&chal).unwrap()).unwrap();
-        (c.check_verdict(&VERDICT_ACCEPT).unwrap(), acc_keys)
+        let (_, acc_keys, _) = a.verify(&c.answer(&chal, 0).unwrap()).unwrap();
+        (c.check_verdict(&a.verdict(0).unwrap()).unwrap().0, acc_keys)
     }
 
     #[test]
@@ -470,13 +547,13 @@ mod tests {
         hello[5] = 0; // a stripping middlebox
         let mut a = Acceptor::new(&S, 5);
         let (_, mut chal) = a.challenge(&hello, |_| false).unwrap();
-        assert!(matches!(c.answer(&chal), Err(AuthError::BadProof)));
+        assert!(matches!(c.answer(&chal, 0), Err(AuthError::BadProof)));
         // Nor the acceptor's.
         let mut c = Connector::new(&S, 1, 5).unwrap();
         let mut a = Acceptor::new(&S, 5);
         (_, chal) = a.challenge(c.hello(), |_| true).unwrap();
         chal[NONCE_LEN] = 0;
-        assert!(matches!(c.answer(&chal), Err(AuthError::BadProof)));
+        assert!(matches!(c.answer(&chal, 0), Err(AuthError::BadProof)));
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! `auth` exchange, either as the connector (we dialled a higher rank) or as
 //! the acceptor (someone dialled us and must prove who it is). Each side
 //! says in the exchange whether it wants the connection sealed; the result
-//! is the connection's keys, or none.
+//! is the connection's keys, or none, and both sides' resume points (how
+//! many frames each has delivered from the other: 0 at setup).
 
-use crate::auth::{self, Acceptor, AuthError, Connector, CHALLENGE_LEN, HELLO_LEN, PROOF_LEN, VERDICT_ACCEPT, VERDICT_LEN};
+use crate::auth::{self, Acceptor, AuthError, Connector, CHALLENGE_LEN, HELLO_LEN, PROOF_LEN, VERDICT_LEN};
 use crate::seal::Keys;
 use crate::sys::send_vectored;
 use socket2::Socket;
@@ -15,11 +16,11 @@ use std::time::Instant;
 
 /// Room for the longest handshake message read at once.
 const MSG_ROOM: usize = 80;
-const _: () = assert!(CHALLENGE_LEN <= MSG_ROOM && HELLO_LEN <= MSG_ROOM && PROOF_LEN <= MSG_ROOM);
+const _: () = assert!(CHALLENGE_LEN <= MSG_ROOM && HELLO_LEN <= MSG_ROOM && PROOF_LEN <= MSG_ROOM && VERDICT_LEN <= MSG_ROOM);
 
 pub(crate) enum Role {
-    /// We dialled `peer`.
-    Out { peer: u32, conn: Connector, step: OutStep },
+    /// We dialled `peer`, having delivered `got` of its frames.
+    Out { peer: u32, conn: Connector, step: OutStep, got: u64 },
     /// A caller that has not yet proven who it is.
     In { acc: Acceptor, step: InStep },
 }
@@ -35,7 +36,8 @@ pub(crate) enum OutStep {
 pub(crate) enum InStep {
     AwaitHello,
     AwaitProof,
-    SendVerdict(u32),
+    /// (the proven rank, its resume point, ours)
+    SendVerdict(u32, u64, u64),
 }
 
 /// What the owner of all handshakes decides for an incoming caller.
@@ -47,13 +49,26 @@ pub(crate) trait Admit {
     /// Does this side want the connection to `peer` sealed, given the
     /// socket's own and remote addresses?
     fn wants_seal(&self, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool;
+    /// Frames this side has delivered from `peer`: its resume point.
+    fn received(&self, peer: u32) -> u64;
+}
+
+/// A finished handshake: who, the keys if sealed, and where each direction
+/// resumes.
+pub(crate) struct Done {
+    pub(crate) rank: u32,
+    pub(crate) keys: Option<Box<Keys>>,
+    /// Frames the peer has delivered from us: our sending resumes there.
+    pub(crate) peer_got: u64,
+    /// Frames we had delivered from the peer when we said so.
+    pub(crate) our_got: u64,
 }
 
 pub(crate) enum Step {
     /// Waiting for the socket; `write` asks for writability too.
     Blocked { write: bool },
-    /// Authenticated connection to this rank, sealed with these keys or not.
-    Done(u32, Option<Box<Keys>>),
+    /// Authenticated connection.
+    Done(Done),
 }
 
 pub(crate) struct Handshake {
@@ -70,17 +85,24 @@ pub(crate) struct Handshake {
     /// Set when the peer we dialled runs another handshake version: setup
     /// fails at once instead of dialling again.
     pub(crate) fatal: Option<String>,
+    /// Set when the connection we dialled was refused (nothing listens).
+    pub(crate) refused: bool,
 }
 
 impl Handshake {
-    pub(crate) fn outgoing(sock: Socket, addr: String, peer: u32, conn: Connector, deadline: Instant) -> Handshake {
-        let role = Role::Out { peer, conn, step: OutStep::Connecting };
-        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: 0, keys: None, fatal: None }
+    pub(crate) fn outgoing(sock: Socket, addr: String, peer: u32, conn: Connector, got: u64, deadline: Instant) -> Handshake {
+        let role = Role::Out { peer, conn, step: OutStep::Connecting, got };
+        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: 0, keys: None, fatal: None, refused: false }
     }
 
     pub(crate) fn incoming(sock: Socket, addr: String, acc: Acceptor, deadline: Instant) -> Handshake {
         let role = Role::In { acc, step: InStep::AwaitHello };
-        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: HELLO_LEN, keys: None, fatal: None }
+        Handshake { sock, addr, role, deadline, out: vec![], out_pos: 0, inb: vec![], want: HELLO_LEN, keys: None, fatal: None, refused: false }
+    }
+
+    /// Whether an outgoing connection still waits for the TCP connect.
+    pub(crate) fn connecting(&self) -> bool {
+        matches!(self.role, Role::Out { step: OutStep::Connecting, .. })
     }
 
     /// The rank we dialled, for outgoing handshakes.
@@ -120,8 +142,8 @@ impl Handshake {
                 }
                 continue;
             }
-            if let Some(rank) = self.advance(admit)? {
-                return Ok(Step::Done(rank, self.keys.take().map(Box::new)));
+            if let Some((rank, peer_got, our_got)) = self.advance(admit)? {
+                return Ok(Step::Done(Done { rank, keys: self.keys.take().map(Box::new), peer_got, our_got }));
             }
         }
     }
@@ -143,6 +165,7 @@ impl Handshake {
     /// True once a nonblocking connect has completed; its error otherwise.
     fn connected(&mut self, admit: &dyn Admit) -> Result<bool, String> {
         if let Some(e) = self.sock.take_error().map_err(|e| e.to_string())? {
+            self.refused = e.raw_os_error() == Some(libc::ECONNREFUSED);
             return Err(format!("connect failed: {e}"));
         }
         match self.sock.peer_addr() {
@@ -151,7 +174,7 @@ impl Handshake {
             Err(e) => return Err(format!("connect failed: {e}")),
         }
         let (local, remote) = self.ips();
-        if let Role::Out { peer, conn, step } = &mut self.role {
+        if let Role::Out { peer, conn, step, .. } = &mut self.role {
             conn.want_seal(admit.wants_seal(*peer, local, remote));
             self.out = conn.hello().to_vec();
             self.out_pos = 0;
@@ -168,23 +191,25 @@ impl Handshake {
     }
 
     /// A whole message has arrived (or been sent): take the next step.
-    fn advance(&mut self, admit: &mut dyn Admit) -> Result<Option<u32>, String> {
+    /// Done: (the peer's rank, its resume point, ours).
+    fn advance(&mut self, admit: &mut dyn Admit) -> Result<Option<(u32, u64, u64)>, String> {
         let (local, remote) = self.ips();
         let msg = std::mem::take(&mut self.inb);
         self.out.clear();
         self.out_pos = 0;
         match &mut self.role {
-            Role::Out { peer, conn, step } => match step {
+            Role::Out { peer, conn, step, got } => match step {
                 OutStep::Connecting => Ok(None),
                 OutStep::AwaitChallenge => {
-                    self.out = conn.answer(&msg).map_err(|e| e.to_string())?.to_vec();
+                    self.out = conn.answer(&msg, *got).map_err(|e| e.to_string())?.to_vec();
                     self.want = VERDICT_LEN;
                     *step = OutStep::AwaitVerdict;
                     Ok(None)
                 }
                 OutStep::AwaitVerdict => {
-                    self.keys = conn.check_verdict(&msg).map_err(|e| e.to_string())?;
-                    Ok(Some(*peer))
+                    let (keys, peer_got) = conn.check_verdict(&msg).map_err(|e| e.to_string())?;
+                    self.keys = keys;
+                    Ok(Some((*peer, peer_got, *got)))
                 }
             },
             Role::In { acc, step } => match *step {
@@ -205,16 +230,17 @@ impl Handshake {
                     Ok(None)
                 }
                 InStep::AwaitProof => {
-                    let (rank, keys) = acc.verify(&msg).map_err(|e| e.to_string())?;
+                    let (rank, keys, peer_got) = acc.verify(&msg).map_err(|e| e.to_string())?;
                     admit.may_claim(rank)?;
                     self.keys = keys;
                     admit.claim(rank);
-                    self.out = VERDICT_ACCEPT.to_vec();
+                    let our_got = admit.received(rank);
+                    self.out = acc.verdict(our_got).ok_or("no verdict before the proof")?.to_vec();
                     self.want = 0;
-                    *step = InStep::SendVerdict(rank);
+                    *step = InStep::SendVerdict(rank, peer_got, our_got);
                     Ok(None)
                 }
-                InStep::SendVerdict(rank) => Ok(Some(rank)),
+                InStep::SendVerdict(rank, peer_got, our_got) => Ok(Some((rank, peer_got, our_got))),
             },
         }
     }
@@ -223,7 +249,7 @@ impl Handshake {
     /// when the connection fails before completion).
     pub(crate) fn claimed(&self) -> Option<u32> {
         match self.role {
-            Role::In { step: InStep::SendVerdict(rank), .. } => Some(rank),
+            Role::In { step: InStep::SendVerdict(rank, ..), .. } => Some(rank),
             _ => None,
         }
     }

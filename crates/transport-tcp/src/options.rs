@@ -10,6 +10,17 @@ pub const ENV_SNDBUF: &str = "WANMPI_TCP_SNDBUF";
 pub const ENV_RCVBUF: &str = "WANMPI_TCP_RCVBUF";
 /// Seconds (may be fractional) to wait for every peer at setup.
 pub const ENV_SETUP_TIMEOUT: &str = "WANMPI_TCP_SETUP_TIMEOUT";
+/// The job-wide outage limit, seconds (may be fractional): how long a path
+/// may stay silent, or a peer unreachable, before the peer counts as lost
+/// (`mpirun --outage-limit` sets it).
+pub const ENV_OUTAGE_LIMIT: &str = "WANMPI_OUTAGE_LIMIT";
+/// Seconds of silence with data unacknowledged after which a connection
+/// is broken and redialled, instead of waiting out a backed-off
+/// retransmission timer.
+pub const ENV_SILENCE: &str = "WANMPI_TCP_SILENCE";
+/// The outage limit unless told: 10 minutes, about what a TCP connection's
+/// own retries last.
+pub const DEFAULT_OUTAGE_LIMIT: Duration = Duration::from_secs(600);
 
 /// Default largest frame: 1 MiB. Large enough that per-frame costs vanish
 /// against the bytes (the engine fragments long messages to this size), small
@@ -50,6 +61,15 @@ pub struct TcpOptions {
     pub maps: Maps,
     /// Say at setup which connections are sealed (`WANMPI_STATS=1`).
     pub report: bool,
+    /// How long a peer may stay unreachable (its connection broken and not
+    /// yet replaced) before it is reported lost (default 600 s).
+    pub outage_limit: Duration,
+    /// Silence (data unacknowledged by the peer's kernel, or keepalive
+    /// probes unanswered) after which a connection is broken and redialled
+    /// (default 3 s; `redial`'s look at TCP_INFO, the keepalive count). Short, because a redial every second resumes within
+    /// a second of the path's return, while the kernel's own retransmission
+    /// timer backs off to two minutes.
+    pub silence: Duration,
 }
 
 impl Default for TcpOptions {
@@ -66,6 +86,8 @@ impl Default for TcpOptions {
             seal: Seal::BetweenHosts,
             maps: Maps::default(),
             report: false,
+            outage_limit: DEFAULT_OUTAGE_LIMIT,
+            silence: Duration::from_secs(3),
         }
     }
 }
@@ -112,12 +134,25 @@ impl TcpOptions {
         if let Some(n) = size(ENV_RCVBUF)? {
             o.rcvbuf = n;
         }
-        if let Some(v) = get(ENV_SETUP_TIMEOUT) {
-            let secs: f64 = v.trim().parse().map_err(|_| bad(ENV_SETUP_TIMEOUT, &v, "not a number of seconds"))?;
-            if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
-                return Err(bad(ENV_SETUP_TIMEOUT, &v, "must be a positive number of seconds"));
+        let secs = |var: &str| -> Result<Option<Duration>, TransportError> {
+            let Some(v) = get(var) else { return Ok(None) };
+            let s: f64 = v.trim().parse().map_err(|_| bad(var, &v, "not a number of seconds"))?;
+            if !(s.is_finite() && s > 0.0 && s < 1e9) {
+                return Err(bad(var, &v, "must be a positive number of seconds"));
             }
-            o.setup_timeout = Duration::from_secs_f64(secs);
+            Ok(Some(Duration::from_secs_f64(s)))
+        };
+        if let Some(d) = secs(ENV_SETUP_TIMEOUT)? {
+            o.setup_timeout = d;
+        }
+        if let Some(d) = secs(ENV_OUTAGE_LIMIT)? {
+            o.outage_limit = d;
+        }
+        if let Some(d) = secs(ENV_SILENCE)? {
+            if d < Duration::from_millis(1) {
+                return Err(bad(ENV_SILENCE, &format!("{}", d.as_secs_f64()), "must be at least 0.001 s"));
+            }
+            o.silence = d;
         }
         if let Some(a) = get(wanmpi_bootstrap::ENV_ADDR).filter(|s| !s.trim().is_empty()) {
             o.publish_addr = Some(a.trim().to_string());
@@ -143,6 +178,9 @@ mod tests {
     fn defaults_keep_autotuning_and_env_overrides() {
         let d = TcpOptions::from_lookup(lookup(&[])).unwrap();
         assert_eq!((d.sndbuf, d.rcvbuf, d.setup_timeout), (0, 0, Duration::from_secs(60)));
+        assert_eq!((d.outage_limit, d.silence), (Duration::from_secs(600), Duration::from_secs(3)));
+        let l = TcpOptions::from_lookup(lookup(&[(ENV_OUTAGE_LIMIT, "7.5"), (ENV_SILENCE, "2")])).unwrap();
+        assert_eq!((l.outage_limit, l.silence), (Duration::from_millis(7500), Duration::from_secs(2)));
         let o = TcpOptions::from_lookup(lookup(&[
             (ENV_SNDBUF, "4194304"),
             (ENV_RCVBUF, " 1048576 "),
@@ -160,7 +198,9 @@ mod tests {
 
     #[test]
     fn bad_values_are_errors_naming_the_variable() {
-        for (k, v) in [(ENV_SNDBUF, "lots"), (ENV_SETUP_TIMEOUT, "-1"), (ENV_SETUP_TIMEOUT, "inf")] {
+        for (k, v) in
+            [(ENV_SNDBUF, "lots"), (ENV_SETUP_TIMEOUT, "-1"), (ENV_SETUP_TIMEOUT, "inf"), (ENV_OUTAGE_LIMIT, "ten"), (ENV_OUTAGE_LIMIT, "0")]
+        {
             let e = TcpOptions::from_lookup(lookup(&[(k, v)])).unwrap_err().to_string();
             assert!(e.contains(k), "{e}");
         }

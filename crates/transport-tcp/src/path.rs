@@ -1,20 +1,35 @@
 //! The kernel's view of a connection's path (TCP_INFO): round trip,
-//! retransmitted share of segments, delivery rate. The adaptive transport
-//! compares it with wamp's own measurements.
+//! retransmitted share of segments, delivery rate (the adaptive transport
+//! compares it with wamp's own measurements), and how long the path has
+//! been silent (`redial` replaces a connection silent too long).
 
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 use wanmpi_transport::PathStats;
 
-pub(crate) fn tcp_path(sock: &socket2::Socket) -> Option<PathStats> {
+fn tcp_info(sock: &socket2::Socket) -> Option<libc::tcp_info> {
     // SAFETY: tcp_info is plain old data; zeroed is a valid value.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
     // SAFETY: getsockopt on our own fd into a live struct of the size passed.
     let r = unsafe { libc::getsockopt(sock.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut libc::tcp_info).cast(), &mut len) };
-    if r != 0 {
-        return None;
-    }
+    (r == 0).then_some(info)
+}
+
+/// How long the path has been silent: the time since the last ACK, while
+/// data segments wait for one; None when none waits. A receiver that does
+/// not read is not silence: its kernel acknowledges what arrives until its
+/// window closes, and then nothing is in flight (window probes are not
+/// counted here: answered, they still leave the last-ACK time behind). An
+/// idle connection's silence is the keepalive's to find (`setup::
+/// watch_silence`).
+pub(crate) fn silent_for(sock: &socket2::Socket) -> Option<Duration> {
+    let info = tcp_info(sock)?;
+    (info.tcpi_unacked > 0).then(|| Duration::from_millis(info.tcpi_last_ack_recv as u64))
+}
+
+pub(crate) fn tcp_path(sock: &socket2::Socket) -> Option<PathStats> {
+    let info = tcp_info(sock)?;
     // Segments that carried data: the ones a retransmission can repeat
     // (pure acknowledgements would dilute the share).
     let sent = info.tcpi_data_segs_out as u64;

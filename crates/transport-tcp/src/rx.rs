@@ -11,9 +11,14 @@
 //! each completes, while the rest is still on its way) and the frame is
 //! handed out only once every record opened. A record that fails to open
 //! stops the connection: nothing after it is delivered.
+//!
+//! A length prefix with its top bit set (`stream::CONTROL`) is a control
+//! frame of the transport (an acknowledgement); it is cut and opened like
+//! any frame and handed out flagged.
 
 use crate::record::{wire_len, Progress};
 use crate::seal::Opener;
+use crate::stream::CONTROL;
 use std::io::{self, Read};
 use thiserror::Error;
 
@@ -107,13 +112,14 @@ impl RxBuf {
     }
 
     /// Reads from `r` until it would block (or `budget` bytes), handing each
-    /// complete frame to `deliver`. Returns the number of frames delivered.
+    /// complete frame to `deliver` (true: a control frame). Returns the
+    /// number of frames delivered.
     pub(crate) fn drain<R: Read>(
         &mut self,
         r: &mut R,
         max_frame: usize,
         budget: usize,
-        deliver: &mut dyn FnMut(&[u8]),
+        deliver: &mut dyn FnMut(bool, &[u8]),
     ) -> Result<(usize, Drained), RxError> {
         let mut frames = 0;
         let mut read_total = 0;
@@ -133,8 +139,9 @@ impl RxBuf {
                     None => true,
                 };
                 if self.large_filled == len && opened {
-                    let plain = u32::from_le_bytes(self.large_aad) as usize;
-                    deliver(&self.large[..plain]);
+                    let raw = u32::from_le_bytes(self.large_aad);
+                    let plain = (raw & !CONTROL) as usize;
+                    deliver(raw & CONTROL != 0, &self.large[..plain]);
                     frames += 1;
                     self.large_len = None;
                 }
@@ -159,7 +166,7 @@ impl RxBuf {
 
     /// Hands out every complete frame in the buffer, then makes room so the
     /// pending partial frame (if any) can complete in place.
-    fn deliver_complete(&mut self, max_frame: usize, deliver: &mut dyn FnMut(&[u8])) -> Result<usize, RxError> {
+    fn deliver_complete(&mut self, max_frame: usize, deliver: &mut dyn FnMut(bool, &[u8])) -> Result<usize, RxError> {
         let mut frames = 0;
         while let Some(len) = self.pending_len() {
             if len > max_frame {
@@ -190,7 +197,8 @@ impl RxBuf {
                 None if arrived < wire => break,
                 None => {}
             }
-            deliver(&self.buf[body..body + len]);
+            let control = self.buf[self.start + LEN_PREFIX - 1] & (CONTROL >> 24) as u8 != 0;
+            deliver(control, &self.buf[body..body + len]);
             frames += 1;
             self.start = body + wire;
             self.head_started = false;
@@ -208,10 +216,11 @@ impl RxBuf {
         Ok(frames)
     }
 
-    /// Length of the frame at `start`, once its prefix has arrived.
+    /// Length of the frame at `start`, once its prefix has arrived (the
+    /// control bit left out).
     fn pending_len(&self) -> Option<usize> {
         let p = self.buf.get(self.start..self.start + LEN_PREFIX).filter(|_| self.end - self.start >= LEN_PREFIX)?;
-        Some(u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize)
+        Some((u32::from_le_bytes([p[0], p[1], p[2], p[3]]) & !CONTROL) as usize)
     }
 
     /// Moves a frame too large for the buffer into its own right-sized one.
@@ -277,7 +286,7 @@ mod tests {
 
     fn collect(rx: &mut RxBuf, s: &mut Script, max: usize) -> Collected {
         let mut got = vec![];
-        let r = rx.drain(s, max, usize::MAX, &mut |f| got.push(f.to_vec()));
+        let r = rx.drain(s, max, usize::MAX, &mut |_, f| got.push(f.to_vec()));
         (r, got)
     }
 
@@ -305,6 +314,18 @@ mod tests {
         let (r, got) = collect(&mut rx, &mut s, 1 << 20);
         assert_eq!(r.unwrap().0, 3);
         assert_eq!(got, vec![b"a".to_vec(), big, b"z".to_vec()]);
+    }
+
+    #[test]
+    fn control_frames_are_flagged_and_not_counted_against_max_frame() {
+        let mut stream = frame(b"data");
+        stream.extend_from_slice(&crate::stream::ack_frame(5));
+        stream.extend(frame(b"more"));
+        let mut rx = RxBuf::new(64, None);
+        let mut s = Script { chunks: split(&stream, 5), eof: false };
+        let mut got = vec![];
+        rx.drain(&mut s, 8, usize::MAX, &mut |c, f| got.push((c, f.to_vec()))).unwrap();
+        assert_eq!(got, vec![(false, b"data".to_vec()), (true, 5u64.to_le_bytes().to_vec()), (false, b"more".to_vec())]);
     }
 
     #[test]
@@ -387,9 +408,9 @@ mod tests {
         let mut rx = RxBuf::new(4096, None);
         let mut s = Script { chunks: split(&stream, 104), eof: false };
         let mut got = vec![];
-        let first = rx.drain(&mut s, 1000, 300, &mut |f| got.push(f[0])).unwrap();
+        let first = rx.drain(&mut s, 1000, 300, &mut |_, f| got.push(f[0])).unwrap();
         assert_eq!(first.1, Drained::Budget);
-        let second = rx.drain(&mut s, 1000, usize::MAX, &mut |f| got.push(f[0])).unwrap();
+        let second = rx.drain(&mut s, 1000, usize::MAX, &mut |_, f| got.push(f[0])).unwrap();
         assert_eq!(first.0 + second.0, 10);
         assert_eq!(got, (0..10).collect::<Vec<u8>>());
     }

@@ -6,12 +6,13 @@
 //! concurrently in one epoll loop, so a silent or hostile caller never delays
 //! the real peers: it is dropped (and logged) when it fails or times out,
 //! and setup goes on waiting for the real peer until the setup timeout.
-//! The listener is closed once every lower rank has connected, so a stray
-//! that calls later is refused by the kernel without the job noticing.
-//! Each handshake also settles whether its connection is sealed (`policy`).
+//! The listener stays open after setup: lower ranks redial it when a
+//! connection breaks (`redial`); a stray that calls later must pass the
+//! same handshake. Each handshake also settles whether its connection is
+//! sealed (`policy`).
 
 use crate::auth::{Acceptor, Connector};
-use crate::handshake::{Admit, Handshake, Step};
+use crate::handshake::{Admit, Done, Handshake, Step};
 use crate::options::TcpOptions;
 use crate::policy::{wants_seal, Maps, Seal};
 use crate::seal::Keys;
@@ -47,6 +48,17 @@ fn endpoint(host: &str, port: u16) -> String {
     }
 }
 
+/// Keepalive probes after 1 s idle, every second: an idle connection's
+/// silence shows (as unanswered probes, `path::silent_for`), and the kernel
+/// drops it after `opts.silence` of them. Not TCP_USER_TIMEOUT: since Linux
+/// 5.13 it also drops a connection whose receiver merely stops reading for
+/// that long (a rank computing), which is no outage.
+pub(crate) fn watch_silence(sock: &Socket, opts: &TcpOptions) -> io::Result<()> {
+    let idle = Duration::from_secs(1);
+    let probes = opts.silence.as_secs().clamp(1, 127) as u32;
+    sock.set_tcp_keepalive(&socket2::TcpKeepalive::new().with_time(idle).with_interval(idle).with_retries(probes))
+}
+
 pub(crate) fn tune(sock: &Socket, opts: &TcpOptions) -> io::Result<()> {
     sock.set_nodelay(true)?;
     // Only when asked: setting a size disables the kernel's autotuning.
@@ -75,7 +87,7 @@ fn listen(opts: &TcpOptions) -> io::Result<Socket> {
 }
 
 /// Who has connected (or been claimed) so far, from this rank's view.
-struct Ranks {
+pub(crate) struct Ranks {
     me: u32,
     claimed: Vec<bool>,
     seal: Seal,
@@ -98,10 +110,21 @@ impl Admit for Ranks {
     fn wants_seal(&self, peer: u32, local: Option<IpAddr>, remote: Option<IpAddr>) -> bool {
         wants_seal(self.seal, &self.maps, self.me, peer, local, remote)
     }
+    fn received(&self, _peer: u32) -> u64 {
+        0 // nothing has been sent before the first connection
+    }
 }
 
 /// One authenticated connection, and its keys if sealed.
 pub(crate) type Connected = (Socket, Option<Box<Keys>>);
+
+/// What setup leaves: a connection per peer (None at our own rank), the
+/// listener (still open, for redials), and where each higher rank listens.
+pub(crate) struct Established {
+    pub(crate) conns: Vec<Option<Connected>>,
+    pub(crate) listener: Socket,
+    pub(crate) targets: Vec<(u32, SocketAddr)>,
+}
 
 struct Setup<'a> {
     secret: [u8; 32],
@@ -123,12 +146,7 @@ struct Setup<'a> {
 
 /// Runs setup; returns one connected, authenticated, nonblocking socket per
 /// peer (None at our own rank). Leaves `epoll` as it found it.
-pub(crate) fn establish(
-    kv: &mut dyn KeyValue,
-    secret: &[u8; 32],
-    opts: &TcpOptions,
-    epoll: &Epoll,
-) -> Result<Vec<Option<Connected>>, TransportError> {
+pub(crate) fn establish(kv: &mut dyn KeyValue, secret: &[u8; 32], opts: &TcpOptions, epoll: &Epoll) -> Result<Established, TransportError> {
     let (me, size) = (kv.rank(), kv.size());
     let listener = listen(opts).map_err(|e| setup_err("listen", e))?;
     let port = listener.local_addr().ok().and_then(|a| a.as_socket()).map(|a| a.port()).ok_or_else(|| setup_err("listen", "no port"))?;
@@ -171,7 +189,8 @@ pub(crate) fn establish(
     for h in s.pending.iter().flatten() {
         let _ = epoll.delete(h.sock.as_raw_fd());
     }
-    result.map(|()| s.done)
+    let targets = std::mem::take(&mut s.targets);
+    result.map(|()| Established { conns: s.done, listener, targets })
 }
 
 impl Setup<'_> {
@@ -312,7 +331,7 @@ impl Setup<'_> {
             Err(e) => return Err(format!("connect to {addr}: {e}")),
         }
         let conn = Connector::new(&self.secret, self.ranks.me, peer).map_err(|e| e.to_string())?;
-        let h = Handshake::outgoing(sock, addr.to_string(), peer, conn, now + self.opts.handshake_timeout);
+        let h = Handshake::outgoing(sock, addr.to_string(), peer, conn, 0, now + self.opts.handshake_timeout);
         self.register(h, READ | WRITE);
         Ok(())
     }
@@ -351,7 +370,7 @@ impl Setup<'_> {
                     self.fail(idx, &format!("epoll: {e}"));
                 }
             }
-            Ok(Step::Done(rank, keys)) => {
+            Ok(Step::Done(Done { rank, keys, .. })) => {
                 let Some(h) = self.pending[idx].take() else { return };
                 let _ = self.epoll.delete(h.sock.as_raw_fd());
                 self.ranks.claimed[rank as usize] = true;

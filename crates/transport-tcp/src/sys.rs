@@ -1,5 +1,5 @@
 //! Thin safe wrappers over the few Linux calls std does not offer: epoll,
-//! eventfd, and a vectored send that never raises SIGPIPE.
+//! eventfd, timerfd, and a vectored send that never raises SIGPIPE.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -109,6 +109,43 @@ impl EventFd {
     pub(crate) fn clear(&self) {
         let mut v: u64 = 0;
         // SAFETY: reads 8 bytes into a valid u64; EAGAIN means not signalled.
+        unsafe { libc::read(self.0.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
+    }
+
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+}
+
+/// A one-shot timer fd, readable once its deadline passed: wakes an epoll
+/// waiter (and the runtime sleeping on the readiness fd) for the
+/// transport's own deadlines (redials, handshakes, the outage limit).
+pub(crate) struct TimerFd(OwnedFd);
+
+impl TimerFd {
+    pub(crate) fn new() -> io::Result<TimerFd> {
+        // SAFETY: plain syscall; on success we own the returned fd.
+        let fd = cvt(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
+        Ok(TimerFd(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Fires once after `after` (at least 1 µs); None disarms.
+    pub(crate) fn set(&self, after: Option<Duration>) {
+        let after = after.map(|d| d.max(Duration::from_micros(1)));
+        let value = after.map_or(libc::timespec { tv_sec: 0, tv_nsec: 0 }, |d| libc::timespec {
+            tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        });
+        let spec = libc::itimerspec { it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 }, it_value: value };
+        // SAFETY: a valid itimerspec; a failure (impossible with these
+        // arguments) would only leave the timer as it was.
+        unsafe { libc::timerfd_settime(self.0.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+    }
+
+    /// Consumes an expiry, so the fd is no longer readable.
+    pub(crate) fn clear(&self) {
+        let mut v: u64 = 0;
+        // SAFETY: reads 8 bytes into a valid u64; EAGAIN means not expired.
         unsafe { libc::read(self.0.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
     }
 

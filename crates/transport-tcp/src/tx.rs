@@ -16,9 +16,14 @@
 //! cache (a 1 MiB frame touches 64 KiB of buffer, not 1 MiB); once it
 //! refuses, the rest of the frame piles up behind the unsent tail. A short
 //! last record goes out in one send with the record before it.
+//!
+//! An acknowledgement (`stream`) due to the peer rides in front of a data
+//! frame, in the same send (sealed as a record of its own on a sealed
+//! connection), or goes alone by `send_ack`.
 
 use crate::record::{records, seal_record, Gather, RECORD};
 use crate::seal::Sealer;
+use crate::stream::{ack_frame, ACK, CONTROL};
 use crate::sys::{send_vectored, MAX_IOV};
 use std::io;
 use std::os::fd::RawFd;
@@ -76,18 +81,57 @@ impl TxState {
         Ok(true)
     }
 
-    /// Sends one frame made of `parts`, all or nothing.
-    pub(crate) fn send_frame(&mut self, fd: RawFd, parts: &[&[u8]]) -> io::Result<SendStatus> {
+    /// Sends one acknowledgement frame alone, all or nothing.
+    pub(crate) fn send_ack(&mut self, fd: RawFd, n: u64) -> io::Result<SendStatus> {
+        if !self.flush(fd)? {
+            return Ok(SendStatus::WouldBlock);
+        }
+        if let Some(mut sealer) = self.sealer.take() {
+            self.seal_ack(&mut sealer, n);
+            self.sealer = Some(sealer);
+            self.flush(fd)?;
+            return Ok(SendStatus::Sent);
+        }
+        let f = ack_frame(n);
+        let sent = match send_vectored(fd, &[&f]) {
+            Ok(k) => k,
+            Err(e) if would_block(&e) => return Ok(SendStatus::WouldBlock),
+            Err(e) => return Err(e),
+        };
+        self.keep_tail(&[&f], sent);
+        Ok(SendStatus::Sent)
+    }
+
+    /// Appends acknowledgement `n`, sealed, to the residual.
+    fn seal_ack(&mut self, sealer: &mut Sealer, n: u64) {
+        let f = ack_frame(n);
+        let aad: [u8; 4] = [f[0], f[1], f[2], f[3]];
+        self.residual.extend_from_slice(&aad);
+        let body: [&[u8]; 1] = [&f[4..]];
+        seal_record(sealer, &aad, ACK, 0, &mut Gather::new(&body), &mut self.residual);
+    }
+
+    /// Sends one frame made of `parts`, all or nothing, after
+    /// acknowledgement `ack` if one is given (taken only with the frame).
+    pub(crate) fn send_frame(&mut self, fd: RawFd, parts: &[&[u8]], ack: Option<u64>) -> io::Result<SendStatus> {
         if !self.flush(fd)? {
             return Ok(SendStatus::WouldBlock);
         }
         let body: usize = parts.iter().map(|p| p.len()).sum();
-        let prefix = u32::try_from(body).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than u32"))?.to_le_bytes();
+        let prefix = u32::try_from(body)
+            .ok()
+            .filter(|&b| b & CONTROL == 0)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "frame of 2^31 bytes or more"))?
+            .to_le_bytes();
         if self.sealer.is_some() {
-            self.send_sealed(fd, parts, body, prefix)?;
+            self.send_sealed(fd, parts, body, prefix, ack)?;
             return Ok(SendStatus::Sent);
         }
-        let mut iov: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
+        let ackf = ack.map(ack_frame);
+        let mut iov: Vec<&[u8]> = Vec::with_capacity(parts.len() + 2);
+        if let Some(f) = &ackf {
+            iov.push(f);
+        }
         iov.push(&prefix);
         iov.extend(parts.iter().copied().filter(|p| !p.is_empty()));
         let joined;
@@ -108,10 +152,13 @@ impl TxState {
     /// Seals the frame into the (empty) residual record by record, pushing
     /// each record out as it is ready; the frame is accepted whatever the
     /// socket took.
-    fn send_sealed(&mut self, fd: RawFd, parts: &[&[u8]], body: usize, prefix: [u8; 4]) -> io::Result<()> {
+    fn send_sealed(&mut self, fd: RawFd, parts: &[&[u8]], body: usize, prefix: [u8; 4], ack: Option<u64>) -> io::Result<()> {
         let Some(mut sealer) = self.sealer.take() else { return Ok(()) };
         self.residual.clear();
         self.sent = 0;
+        if let Some(n) = ack {
+            self.seal_ack(&mut sealer, n);
+        }
         self.residual.extend_from_slice(&prefix);
         let mut g = Gather::new(parts);
         let n = records(body);
@@ -168,7 +215,7 @@ mod tests {
         let mut accepted = 0usize;
         // Fill the socket until the transport refuses (bounded).
         for _ in 0..10_000 {
-            match tx.send_frame(a.as_raw_fd(), &[b"hd", &chunk]).unwrap() {
+            match tx.send_frame(a.as_raw_fd(), &[b"hd", &chunk], None).unwrap() {
                 SendStatus::Sent => accepted += 1,
                 SendStatus::WouldBlock => break,
             }
@@ -216,7 +263,7 @@ mod tests {
             // Refused while a tail waits: read a little, retry (bounded).
             let f = body(k);
             let (head, tail) = f.split_at(f.len().min(1));
-            while tx.send_frame(a.as_raw_fd(), &[head, tail]).unwrap() == SendStatus::WouldBlock {
+            while tx.send_frame(a.as_raw_fd(), &[head, tail], None).unwrap() == SendStatus::WouldBlock {
                 refused += 1;
                 assert!(refused < 100_000);
                 let n = b.read(&mut buf).unwrap();

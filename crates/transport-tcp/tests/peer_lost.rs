@@ -60,3 +60,28 @@ fn a_length_prefix_over_max_frame_drops_that_connection() {
     let evs = collect_until(&mut a, Duration::from_secs(10), |e| !lost_events(e).is_empty());
     assert_eq!(lost_events(&evs).len(), 1);
 }
+
+#[test]
+fn a_peer_process_gone_with_unread_data_is_lost_when_its_redial_is_refused() {
+    // Rank 1 goes away with a frame unread: its kernel resets the
+    // connection (no FIN), which rank 0 takes for a break and redials;
+    // nothing listens at rank 1's address any more (same host), so rank 1
+    // is lost at once, saying so, not after the outage limit.
+    let mut ts = world(2);
+    let b = ts.pop().unwrap();
+    let mut a = ts.pop().unwrap();
+    a.try_send(1, 0, &[b"never read"]).unwrap();
+    a.flush().unwrap();
+    // Until rank 1's kernel has the frame (its epoll fd turns readable;
+    // bounded), so that its close resets.
+    let mut p = libc::pollfd { fd: b.readiness_fd().expect("epoll fd"), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd.
+    assert_eq!(unsafe { libc::poll(&mut p, 1, 5000) }, 1, "the frame never reached rank 1");
+    let t0 = std::time::Instant::now();
+    drop(b);
+    let evs = collect_until(&mut a, Duration::from_secs(10), |e| !lost_events(e).is_empty());
+    let lost = lost_events(&evs);
+    assert_eq!(lost.len(), 1, "{evs:?}");
+    assert!(lost[0].1.contains("refused the reconnection") && lost[0].1.contains("rank 1"), "reason: {}", lost[0].1);
+    assert!(t0.elapsed() < Duration::from_secs(5), "lost only after {:?}", t0.elapsed());
+}

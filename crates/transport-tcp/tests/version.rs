@@ -42,7 +42,7 @@ fn the_dialling_rank_fails_at_once_naming_both_versions() {
     fake.join().expect("fake rank");
     let msg = e.to_string();
     assert!(started.elapsed() < Duration::from_secs(5), "took {:?}: {msg}", started.elapsed());
-    assert!(msg.contains("version 9") && msg.contains("this rank version 3") && msg.contains("rank 1"), "{msg}");
+    assert!(msg.contains("version 9") && msg.contains("this rank version 4") && msg.contains("rank 1"), "{msg}");
 }
 
 #[test]
