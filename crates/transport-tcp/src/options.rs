@@ -12,15 +12,15 @@ pub const ENV_RCVBUF: &str = "WANMPI_TCP_RCVBUF";
 pub const ENV_SETUP_TIMEOUT: &str = "WANMPI_TCP_SETUP_TIMEOUT";
 /// The job-wide outage limit, seconds (may be fractional): how long a path
 /// may stay silent, or a peer unreachable, before the peer counts as lost
-/// (`mpirun --outage-limit` sets it).
-pub const ENV_OUTAGE_LIMIT: &str = "WANMPI_OUTAGE_LIMIT";
+/// (`mpirun --outage-limit` sets it; `wanmpi_transport::outage`).
+pub const ENV_OUTAGE_LIMIT: &str = wanmpi_transport::outage::ENV;
 /// Seconds of silence with data unacknowledged after which a connection
 /// is broken and redialled, instead of waiting out a backed-off
 /// retransmission timer.
 pub const ENV_SILENCE: &str = "WANMPI_TCP_SILENCE";
 /// The outage limit unless told: 10 minutes, about what a TCP connection's
 /// own retries last.
-pub const DEFAULT_OUTAGE_LIMIT: Duration = Duration::from_secs(600);
+pub const DEFAULT_OUTAGE_LIMIT: Duration = wanmpi_transport::outage::DEFAULT;
 
 /// Default largest frame: 1 MiB. Large enough that per-frame costs vanish
 /// against the bytes (the engine fragments long messages to this size), small
@@ -145,8 +145,8 @@ impl TcpOptions {
         if let Some(d) = secs(ENV_SETUP_TIMEOUT)? {
             o.setup_timeout = d;
         }
-        if let Some(d) = secs(ENV_OUTAGE_LIMIT)? {
-            o.outage_limit = d;
+        if let Some(v) = get(ENV_OUTAGE_LIMIT) {
+            o.outage_limit = wanmpi_transport::outage::parse(&v).map_err(TransportError::Setup)?;
         }
         if let Some(d) = secs(ENV_SILENCE)? {
             if d < Duration::from_millis(1) {
