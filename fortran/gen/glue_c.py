@@ -54,6 +54,18 @@ def c_arg(p):
     raise ValueError("no glue for %s %s" % (k, p.name))
 
 
+# Indices of requests are 0-based in C and 1-based in Fortran: what to add
+# after the call, when it succeeded.
+INDEX_FIXUPS = {
+    "Waitany": "    if (rc == MPI_SUCCESS && *(int *)index != MPI_UNDEFINED)\n        *(int *)index += 1;\n",
+    "Testany": "    if (rc == MPI_SUCCESS && *(int *)index != MPI_UNDEFINED)\n        *(int *)index += 1;\n",
+    "Waitsome": "    for (int i = 0; rc == MPI_SUCCESS && i < *(int *)outcount; i++)\n"
+                "        ((int *)array_of_indices)[i] += 1;\n",
+    "Testsome": "    for (int i = 0; rc == MPI_SUCCESS && i < *(int *)outcount; i++)\n"
+                "        ((int *)array_of_indices)[i] += 1;\n",
+}
+
+
 def emit(fn):
     strs = [p for p in fn.params if p.kind in ("str_in", "str_out")]
     args = ["void *%s" % p.name for p in fn.params] + ["MPI_Fint *ierror"]
@@ -70,6 +82,7 @@ def emit(fn):
         out.append("    if (%s)\n        rc = WF_OOM;\n    else\n    " % cond)
     call = ", ".join(c_arg(p) for p in fn.params)
     out.append("    rc = MPI_%s(%s);\n" % (fn.name, call))
+    out.append(INDEX_FIXUPS.get(fn.name, ""))
     for p in strs:
         if p.kind == "str_out":
             out.append("    if (rc == MPI_SUCCESS)\n        wf_str_out(%s, len_%s, c_%s);\n"

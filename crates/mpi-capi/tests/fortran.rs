@@ -1,0 +1,71 @@
+//! The Fortran bindings (fortran/, docs/fortran.md): programs written with
+//! mpif.h (fixed form), `use mpi` and `use mpi_f08` (tests/fortran), built
+//! with wanmpi's mpifort and run under wanmpi's mpirun over every transport.
+//! Each checks its own results (point-to-point with wildcards and status
+//! fields, collectives with MPI_IN_PLACE, user reductions and callbacks
+//! written in Fortran, derived types, MPI_BOTTOM, strings, LOGICAL) and
+//! prints PASS <name> on rank 0.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::*;
+
+const TRANSPORTS: &[(&str, &str)] = &[("auto", "10"), ("tcp", "10"), ("sctp", "10"), ("sctp", "1"), ("wamp", "10"), ("adaptive", "10")];
+
+/// Compiles `tests/fortran/<file>` with the installed mpifort; module files
+/// the program defines go to its own directory.
+fn mpifort(file: &str, name: &str) -> PathBuf {
+    let dir = out_dir("mpifort").join(name);
+    std::fs::create_dir_all(&dir).expect("create the module directory");
+    let exe = dir.join(name);
+    let src = root().join("tests/fortran").join(file);
+    let wrapper = prefix().join("bin/mpifort");
+    assert!(wrapper.exists(), "{} missing: is gfortran installed (scripts/install-deps)?", wrapper.display());
+    let out = Command::new(&wrapper).args(["-O1", "-w", "-J"]).arg(&dir).arg("-o").arg(&exe).arg(&src).output().expect("run mpifort");
+    assert!(out.status.success(), "mpifort {file} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+fn suite(file: &str, name: &str, ranks: &[usize]) {
+    let exe = mpifort(file, name);
+    for (transport, streams) in TRANSPORTS {
+        let env = [("WANMPI_TRANSPORT", transport.to_string()), ("WANMPI_SCTP_STREAMS", streams.to_string())];
+        for &n in ranks {
+            assert_pass(&run(n, &exe, &[], &env), name, n);
+            eprintln!("{name}: {n} ranks over {transport} ({streams} streams): passed");
+        }
+    }
+}
+
+#[test]
+fn mpif_h_fixed_form() {
+    suite("f77.f", "f77", &[1, 2, 3]);
+}
+
+#[test]
+fn use_mpi() {
+    suite("usempi.f90", "usempi", &[1, 2, 3]);
+}
+
+#[test]
+fn use_mpi_f08() {
+    suite("usempi_f08.f90", "usempi_f08", &[1, 2, 4]);
+}
+
+/// mpifort -show names the compiler, the module path and both libraries;
+/// mpif90 and mpif77 are the same wrapper.
+#[test]
+fn wrapper_show() {
+    for w in ["mpifort", "mpif90", "mpif77"] {
+        let out = Command::new(prefix().join("bin").join(w)).args(["-show", "x.f90"]).output().expect("run the wrapper");
+        let line = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{w} -show failed");
+        let inc = format!("-I{}", prefix().join("include").display());
+        for part in [inc.as_str(), "-lmpifort", "-lmpi", "x.f90"] {
+            assert!(line.contains(part), "{w} -show lacks {part}: {line}");
+        }
+    }
+}
