@@ -1,7 +1,8 @@
 ! `use mpi_f08`: derived-type handles and their comparisons, MPI_Status
 ! components, ierror left out, request arrays (waitall, waitany), matched
 ! probe (MPI_Message), a user reduction with mpi_f08's interface (C
-! pointers), MPI_IN_PLACE at the root of a reduce, a vector type, strings.
+! pointers), MPI_IN_PLACE at the root of a reduce, a vector type, strings,
+! kinds through MPI_Type_create_f90_*.
 ! Prints PASS usempi_f08.
 
 ! The user reduction: elementwise maximum of absolute values, in mpi_f08's
@@ -36,7 +37,7 @@ program usempi_f08
   type(MPI_Comm) :: comm, half
   type(MPI_Status) :: st, sts(2)
   type(MPI_Request) :: reqs(2)
-  type(MPI_Datatype) :: vec
+  type(MPI_Datatype) :: vec, f90t
   type(MPI_Op) :: op
   type(MPI_Message) :: msg
   integer :: rank, np, left, right, errs, total, i, idx, cnt, ierr, size
@@ -45,6 +46,7 @@ program usempi_f08
   character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
   character(len=16) :: word
   integer :: vlen
+  integer(kind=selected_int_kind(15)) :: big, bigsum
 
   errs = 0
   call MPI_Init()
@@ -123,6 +125,15 @@ program usempi_f08
   call MPI_Bcast(word, 16, MPI_CHARACTER, 0, comm)
   if (word /= 'fortran 2008') errs = errs + 1
   call MPI_Barrier(comm)
+
+  ! Kinds through MPI_Type_create_f90_*.
+  call MPI_Type_create_f90_real(12, MPI_UNDEFINED, f90t)
+  call MPI_Type_size(f90t, size)
+  if (size /= 8) errs = errs + 1
+  call MPI_Type_create_f90_integer(15, f90t)
+  big = 2_8**40 + rank
+  call MPI_Allreduce(big, bigsum, 1, f90t, MPI_SUM, comm)
+  if (bigsum /= np * 2_8**40 + np * (np - 1) / 2) errs = errs + 1
 
   call MPI_Reduce(errs, total, 1, MPI_INTEGER, MPI_SUM, 0, comm)
   if (rank == 0 .and. total == 0) print '(a)', 'PASS usempi_f08'

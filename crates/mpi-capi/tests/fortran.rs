@@ -69,3 +69,29 @@ fn wrapper_show() {
         }
     }
 }
+
+/// The exported names of a shared library (`nm -D --defined-only`).
+fn exported(lib: &std::path::Path) -> std::collections::BTreeSet<String> {
+    let out = Command::new("nm").args(["-D", "--defined-only"]).arg(lib).output().expect("run nm");
+    assert!(out.status.success(), "nm {} failed", lib.display());
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned)).collect()
+}
+
+/// Every MPI function of libmpi.so (names with a lower-case letter: not the
+/// exported constants such as MPI_F_STATUS_IGNORE; but the large-count `_c` forms, which
+/// Fortran reaches through mpi_f08 overloads we do not have, and C's handle
+/// and status conversions) has gfortran's symbol in libmpifort.so.
+#[test]
+fn every_mpi_function_has_a_fortran_symbol() {
+    let c = exported(&prefix().join("lib/libmpi.so.12"));
+    let f = exported(&prefix().join("lib/libmpifort.so.12"));
+    let c_only = |n: &str| n.ends_with("_c") || n.ends_with("_c2f") || n.ends_with("_f2c") || n.contains("c2f08") || n.contains("f082c");
+    let missing: Vec<String> = c
+        .iter()
+        .filter(|n| n.starts_with("MPI_") && n[4..].bytes().any(|b| b.is_ascii_lowercase()) && !c_only(n))
+        .map(|n| format!("{}_", n.to_lowercase()))
+        .filter(|n| !f.contains(n))
+        .collect();
+    assert!(missing.is_empty(), "no Fortran symbol for: {missing:?}");
+    assert!(f.contains("mpi_send_") && f.contains("pmpi_send_") && f.contains("MPI_SEND") && f.contains("mpi_send__"));
+}
