@@ -65,7 +65,8 @@ static inline int *wf_weights(void *p)
     return (int *)p;
 }
 
-/* A NUL-terminated copy of a Fortran string without its trailing blanks;
+/* A NUL-terminated copy of a Fortran string without its leading and
+ * trailing blanks;
  * NULL when memory is short (the caller fails with MPI_ERR_OTHER). */
 char *wf_str_in(const char *s, size_t len);
 /* A zeroed buffer for a C function to write a string into: big enough for

@@ -11,6 +11,13 @@
 
 char *wf_str_in(const char *s, size_t len)
 {
+    /* Blanks around a Fortran string are padding, not content (MPI says so
+     * of info keys and values and of spawn arguments; MPICH treats every
+     * input string so). */
+    while (len > 0 && s[0] == ' ') {
+        s++;
+        len--;
+    }
     while (len > 0 && s[len - 1] == ' ')
         len--;
     char *c = malloc(len + 1);

@@ -77,10 +77,11 @@ fn exported(lib: &std::path::Path) -> std::collections::BTreeSet<String> {
     String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned)).collect()
 }
 
-/// Every MPI function of libmpi.so (names with a lower-case letter: not the
-/// exported constants such as MPI_F_STATUS_IGNORE; but the large-count `_c` forms, which
-/// Fortran reaches through mpi_f08 overloads we do not have, and C's handle
-/// and status conversions) has gfortran's symbol in libmpifort.so.
+/// Every MPI function of libmpi.so has gfortran's symbol in libmpifort.so,
+/// but the large-count `_c` forms (Fortran reaches them through mpi_f08
+/// overloads, which we do not have) and C's handle and status conversions.
+/// Functions are the names with a lower-case letter (not the exported
+/// constants such as MPI_F_STATUS_IGNORE).
 #[test]
 fn every_mpi_function_has_a_fortran_symbol() {
     let c = exported(&prefix().join("lib/libmpi.so.12"));
