@@ -16,9 +16,9 @@ import fortran_view
 
 FIXED_INDENT = "       "
 F90_FUNCS = [("MPI_WTIME", "DOUBLE PRECISION"), ("MPI_WTICK", "DOUBLE PRECISION"),
-             ("PMPI_WTIME", "DOUBLE PRECISION"), ("PMPI_WTICK", "DOUBLE PRECISION"),
-             ("MPI_AINT_ADD", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
-             ("MPI_AINT_DIFF", "INTEGER(KIND=MPI_ADDRESS_KIND)")]
+             ("PMPI_WTIME", "DOUBLE PRECISION"), ("PMPI_WTICK", "DOUBLE PRECISION")]
+# MPI_AINT_ADD and MPI_AINT_DIFF are not declared in mpif.h: programs declare
+# them (as MPICH's mpif.h expects), and a second declaration is an error.
 # Predefined callbacks: procedures of the glue library (callbacks.c).
 CALLBACKS = ["MPI_NULL_COPY_FN", "MPI_NULL_DELETE_FN", "MPI_DUP_FN",
              "MPI_COMM_NULL_COPY_FN", "MPI_COMM_NULL_DELETE_FN", "MPI_COMM_DUP_FN",

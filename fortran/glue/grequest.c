@@ -2,7 +2,9 @@
  * cancel callbacks with C conventions; these trampolines call the Fortran
  * procedures (extra state by reference, a LOGICAL complete, an ierror
  * argument). The record is freed after the free callback, MPI's last call
- * for the request. */
+ * for the request. As in MPICH, the callbacks get the caller's own
+ * extra_state variable (its address is kept), so what they store there the
+ * program sees: MPICH's test suite counts on it. */
 #include <stdlib.h>
 #include "glue.h"
 
@@ -14,14 +16,14 @@ struct wf_grequest {
     wf_query_fn query;
     wf_free_fn free;
     wf_cancel_fn cancel;
-    MPI_Aint extra;
+    MPI_Aint *extra;
 };
 
 static int wf_query(void *extra, MPI_Status *status)
 {
     struct wf_grequest *g = extra;
     MPI_Fint ierr = MPI_SUCCESS;
-    g->query(&g->extra, status, &ierr);
+    g->query(g->extra, status, &ierr);
     return ierr;
 }
 
@@ -29,7 +31,7 @@ static int wf_free(void *extra)
 {
     struct wf_grequest *g = extra;
     MPI_Fint ierr = MPI_SUCCESS;
-    g->free(&g->extra, &ierr);
+    g->free(g->extra, &ierr);
     free(g);
     return ierr;
 }
@@ -38,7 +40,7 @@ static int wf_cancel(void *extra, int complete)
 {
     struct wf_grequest *g = extra;
     MPI_Fint ierr = MPI_SUCCESS, c = complete != 0;
-    g->cancel(&g->extra, &c, &ierr);
+    g->cancel(g->extra, &c, &ierr);
     return ierr;
 }
 
@@ -53,7 +55,7 @@ void mpi_grequest_start_(void *query, void *freefn, void *cancel, MPI_Aint *extr
     g->query = (wf_query_fn)query;
     g->free = (wf_free_fn)freefn;
     g->cancel = (wf_cancel_fn)cancel;
-    g->extra = *extra;
+    g->extra = extra;
     int rc = MPI_Grequest_start(wf_query, wf_free, wf_cancel, g, request);
     if (rc != MPI_SUCCESS)
         free(g);
