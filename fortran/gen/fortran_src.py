@@ -117,9 +117,16 @@ def interface(fn, f08):
                                " result(res)" if result else "")]
     lines.append("  import")
     lines.append("  implicit none")
+    # In `use mpi`, a procedure with a choice buffer checks no argument's
+    # type or rank (only their number), as MPICH's module does: programs
+    # pass 0 for the unused counts of MPI_IN_PLACE calls, arrays for
+    # scalars, and mpif.h-era habits that an explicit interface refuses.
+    # (gfortran allows the attribute on scalars and assumed-size arrays only:
+    # statuses stay checked.)
+    lenient = not f08 and any(p.kind == "buf" for p in ps)
     for p in ps:
         t, d = ftype(p, f08)
-        if p.kind == "buf":
+        if p.kind == "buf" or (lenient and t not in ("external", "character(len=*)") and d in ("", "(*)")):
             lines.append("  !GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % p.name)
         lines.append("  %s :: %s%s" % (t, p.name, d))
     if fortran_view.has_ierror(fn):
