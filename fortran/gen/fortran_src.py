@@ -195,7 +195,10 @@ def int_constants(consts, values, kinds, f08):
 
 
 def callbacks_decl():
-    return wrap("external :: %s" % ", ".join(CALLBACKS + ["MPI_CONVERSION_FN_NULL"])) + "\n"
+    """The predefined callbacks, and the profiling names of the two timer
+    functions (the interfaces declare MPI_Wtime and MPI_Wtick)."""
+    return (wrap("external :: %s" % ", ".join(CALLBACKS + ["MPI_CONVERSION_FN_NULL"])) + "\n"
+            + "double precision, external :: PMPI_Wtime, PMPI_Wtick\n")
 
 
 def module_mpi(functions, consts, values, kinds):
