@@ -15,8 +15,10 @@ use BasicType::*;
 /// MPI_COMBINER_NAMED. Fortran types map to their C twin of the same size;
 /// MPI_REAL16 and MPI_COMPLEX32 to the 16-byte C type, long double (x87
 /// extended, not the binary128 of gfortran's REAL*16: there is no Fortran
-/// binding to hand one over) and its complex. The rest (MPI_LOGICAL,
-/// MPI_2REAL, ...) are not supported.
+/// binding to hand one over) and its complex. MPI_LOGICAL is gfortran's
+/// LOGICAL, a 4-byte integer that is 1 or 0, so C's int and its logical
+/// reductions (MPI_LAND, MPI_LOR, MPI_LXOR give 1 or 0) serve it. The rest
+/// (MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_INTEGER16) are not supported.
 pub const DATATYPES: &[(u32, BasicType, &str)] = &[
     (0x4c00_0101, Char, "MPI_CHAR"),
     (0x4c00_0118, SignedChar, "MPI_SIGNED_CHAR"),
@@ -67,6 +69,7 @@ pub const DATATYPES: &[(u32, BasicType, &str)] = &[
     (0x4c00_081e, CFloatComplex, "MPI_COMPLEX"),
     (0x4c00_1022, CDoubleComplex, "MPI_DOUBLE_COMPLEX"),
     (0x4c00_0820, TwoInt, "MPI_2INTEGER"),
+    (0x4c00_041d, Int, "MPI_LOGICAL"),
     (0x4c00_0427, Float, "MPI_REAL4"),
     (0x4c00_0829, Double, "MPI_REAL8"),
     (0x4c00_0828, CFloatComplex, "MPI_COMPLEX8"),

@@ -3,8 +3,11 @@
 //! (found as libmpich.so.12 through LD_LIBRARY_PATH) under wanmpi's mpirun;
 //! so does NetPIPE's prebuilt `NPmpich2` (package netpipe-mpich2), and so
 //! do Debian's ScaLAPACK drivers (package scalapack-mpi-test,
-//! `abi/scalapack.rs`).
+//! `abi/scalapack.rs`) and its BLACS testers, Fortran main programs that
+//! find wanmpi's Fortran library as libmpichfort.so.12 (`abi/blacs.rs`).
 
+#[path = "abi/blacs.rs"]
+mod blacs;
 mod common;
 #[path = "abi/scalapack.rs"]
 mod scalapack;

@@ -1,0 +1,98 @@
+//! The Fortran bindings (fortran/, docs/fortran.md): programs written with
+//! mpif.h (fixed form), `use mpi` and `use mpi_f08` (tests/fortran), built
+//! with wanmpi's mpifort and run under wanmpi's mpirun over every transport.
+//! Each checks its own results (point-to-point with wildcards and status
+//! fields, collectives with MPI_IN_PLACE, user reductions and callbacks
+//! written in Fortran, derived types, MPI_BOTTOM, strings, LOGICAL) and
+//! prints PASS <name> on rank 0.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::*;
+
+const TRANSPORTS: &[(&str, &str)] = &[("auto", "10"), ("tcp", "10"), ("sctp", "10"), ("sctp", "1"), ("wamp", "10"), ("adaptive", "10")];
+
+/// Compiles `tests/fortran/<file>` with the installed mpifort; module files
+/// the program defines go to its own directory.
+fn mpifort(file: &str, name: &str) -> PathBuf {
+    let dir = out_dir("mpifort").join(name);
+    std::fs::create_dir_all(&dir).expect("create the module directory");
+    let exe = dir.join(name);
+    let src = root().join("tests/fortran").join(file);
+    let wrapper = prefix().join("bin/mpifort");
+    assert!(wrapper.exists(), "{} missing: is gfortran installed (scripts/install-deps)?", wrapper.display());
+    let out = Command::new(&wrapper).args(["-O1", "-w", "-J"]).arg(&dir).arg("-o").arg(&exe).arg(&src).output().expect("run mpifort");
+    assert!(out.status.success(), "mpifort {file} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+fn suite(file: &str, name: &str, ranks: &[usize]) {
+    let exe = mpifort(file, name);
+    for (transport, streams) in TRANSPORTS {
+        let env = [("WANMPI_TRANSPORT", transport.to_string()), ("WANMPI_SCTP_STREAMS", streams.to_string())];
+        for &n in ranks {
+            assert_pass(&run(n, &exe, &[], &env), name, n);
+            eprintln!("{name}: {n} ranks over {transport} ({streams} streams): passed");
+        }
+    }
+}
+
+#[test]
+fn mpif_h_fixed_form() {
+    suite("f77.f", "f77", &[1, 2, 3]);
+}
+
+#[test]
+fn use_mpi() {
+    suite("usempi.f90", "usempi", &[1, 2, 3]);
+}
+
+#[test]
+fn use_mpi_f08() {
+    suite("usempi_f08.f90", "usempi_f08", &[1, 2, 4]);
+}
+
+/// mpifort -show names the compiler, the module path and both libraries;
+/// mpif90 and mpif77 are the same wrapper.
+#[test]
+fn wrapper_show() {
+    for w in ["mpifort", "mpif90", "mpif77"] {
+        let out = Command::new(prefix().join("bin").join(w)).args(["-show", "x.f90"]).output().expect("run the wrapper");
+        let line = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{w} -show failed");
+        let inc = format!("-I{}", prefix().join("include").display());
+        for part in [inc.as_str(), "-lmpifort", "-lmpi", "x.f90"] {
+            assert!(line.contains(part), "{w} -show lacks {part}: {line}");
+        }
+    }
+}
+
+/// The exported names of a shared library (`nm -D --defined-only`).
+fn exported(lib: &std::path::Path) -> std::collections::BTreeSet<String> {
+    let out = Command::new("nm").args(["-D", "--defined-only"]).arg(lib).output().expect("run nm");
+    assert!(out.status.success(), "nm {} failed", lib.display());
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned)).collect()
+}
+
+/// Every MPI function of libmpi.so has gfortran's symbol in libmpifort.so,
+/// but the large-count `_c` forms (Fortran reaches them through mpi_f08
+/// overloads, which we do not have) and C's handle and status conversions.
+/// Functions are the names with a lower-case letter (not the exported
+/// constants such as MPI_F_STATUS_IGNORE).
+#[test]
+fn every_mpi_function_has_a_fortran_symbol() {
+    let c = exported(&prefix().join("lib/libmpi.so.12"));
+    let f = exported(&prefix().join("lib/libmpifort.so.12"));
+    let c_only = |n: &str| n.ends_with("_c") || n.ends_with("_c2f") || n.ends_with("_f2c") || n.contains("c2f08") || n.contains("f082c");
+    let missing: Vec<String> = c
+        .iter()
+        .filter(|n| n.starts_with("MPI_") && n[4..].bytes().any(|b| b.is_ascii_lowercase()) && !c_only(n))
+        .map(|n| format!("{}_", n.to_lowercase()))
+        .filter(|n| !f.contains(n))
+        .collect();
+    assert!(missing.is_empty(), "no Fortran symbol for: {missing:?}");
+    assert!(f.contains("mpi_send_") && f.contains("pmpi_send_") && f.contains("MPI_SEND") && f.contains("mpi_send__"));
+}
