@@ -1,0 +1,29 @@
+//! ULFM's revoke at the engine: the operations of a revoked communicator
+//! that could wait forever fail with MPIX_ERR_REVOKED. Which communicators
+//! are revoked, and refusing new operations on them, is the runtime's
+//! (`crates/runtime/src/ulfm/`); the engine only knows contexts.
+
+use super::Engine;
+use crate::error::{ErrorClass, MpiError};
+use crate::request::{ReqKind, RequestId, SendPhase};
+
+impl Engine {
+    /// Fails the requests on contexts `ctxs` that wait on a peer's next
+    /// step: receives not matched yet, sends waiting for clear-to-send or
+    /// (synchronous) for the match. What is already moving (a matched
+    /// receive's data, frames queued) finishes normally, as ULFM allows.
+    /// Returns how many failed.
+    pub fn revoke_contexts(&mut self, ctxs: &[u32], why: &str) -> usize {
+        let e = MpiError::new(ErrorClass::Revoked, why.to_string());
+        let mut doomed: Vec<RequestId> = ctxs.iter().flat_map(|c| self.matcher.remove_posted_in(*c)).collect();
+        doomed.extend(self.reqs.ids().into_iter().filter(|id| {
+            self.reqs.get(*id).is_some_and(|r| {
+                !r.complete && matches!(&r.kind, ReqKind::Send(s) if ctxs.contains(&s.ctx) && matches!(s.phase, SendPhase::AwaitCts | SendPhase::AwaitSyncAck))
+            })
+        }));
+        for id in &doomed {
+            self.fail(*id, e.clone());
+        }
+        doomed.len()
+    }
+}
