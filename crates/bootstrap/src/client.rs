@@ -201,6 +201,11 @@ impl Client {
         self.pushes.drain(..).collect()
     }
 
+    /// The connection's descriptor (pushes make it readable).
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        self.stream.raw_fd()
+    }
+
     /// Joins ULFM agreement `id` (see the server's `agree.rs`); the outcome
     /// comes later as a `Push::Agreed` from `poll_pushes`.
     pub fn agree_start(&mut self, id: &str, members: Vec<u32>, acked: Vec<u32>, value: Vec<u8>) -> Result<(), BootstrapError> {

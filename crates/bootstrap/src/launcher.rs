@@ -17,6 +17,10 @@ pub trait Launcher: KeyValue + Send {
     fn poll_pushes(&mut self) -> Vec<Push> {
         Vec::new()
     }
+    /// The descriptor pushes arrive on, to sleep on (None: no pushes).
+    fn push_fd(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
     /// Joins a ULFM agreement decided by the launcher (mpirun's service only).
     fn agree_start(&mut self, _id: &str, _members: Vec<u32>, _acked: Vec<u32>, _value: Vec<u8>) -> Result<(), BootstrapError> {
         Err(BootstrapError::Protocol("fault-tolerant agreement needs mpirun (this launcher cannot decide it)".into()))
@@ -39,6 +43,9 @@ impl Launcher for Client {
     }
     fn poll_pushes(&mut self) -> Vec<Push> {
         Client::poll_pushes(self)
+    }
+    fn push_fd(&self) -> Option<std::os::fd::RawFd> {
+        Some(self.raw_fd())
     }
     fn agree_start(&mut self, id: &str, members: Vec<u32>, acked: Vec<u32>, value: Vec<u8>) -> Result<(), BootstrapError> {
         Client::agree_start(self, id, members, acked, value)

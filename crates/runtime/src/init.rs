@@ -128,6 +128,7 @@ impl Runtime {
             reservations: Default::default(),
             wins: Default::default(),
             joined: false,
+            ulfm: Default::default(),
         };
         let by_default = state.transport.wants_progress_thread();
         let rt = Arc::new(Runtime::assemble(state, opts, kv));

@@ -27,3 +27,15 @@ impl Engine {
         doomed.len()
     }
 }
+
+impl Engine {
+    /// The context of `id` if it is a wildcard-source receive not matched
+    /// yet (ULFM: such a receive reports MPIX_ERR_PROC_FAILED_PENDING while
+    /// a failure in its communicator is not acknowledged).
+    pub fn wildcard_ctx(&self, id: RequestId) -> Option<u32> {
+        match &self.reqs.get(id)?.kind {
+            ReqKind::Recv(r) if r.src.is_none() && r.phase == crate::request::RecvPhase::Posted => Some(r.ctx),
+            _ => None,
+        }
+    }
+}
