@@ -156,3 +156,23 @@ fn a_rank_killed_during_a_link_cut_ends_the_job_within_2_s() {
     let stderr: Vec<String> = err.iter().map(|(_, l)| l).collect();
     assert!(stderr.iter().any(|l| l.contains("rank 2 (pid") && l.contains("on wemu") && l.contains("killed by signal 9 (SIGKILL)")), "{stderr:?}");
 }
+
+/// A plain-MPI farm (tests/c/ulfm_farm.c) loses three of its five workers
+/// across the emulator (20 ms) and still finishes with the right answer;
+/// on one host when the emulator is not available.
+#[test]
+fn a_farm_loses_workers_across_the_emulator_and_finishes_right() {
+    let exe = compile_own(&prefix().join("bin/mpicc"), "ulfm_farm", "mpicc");
+    let mut c = Command::new(mpirun());
+    c.args(["-n", "6", "--tolerate-rank-failure", "--timeout", "120"]);
+    if emu().is_some() {
+        c.args(["--emulate", "delay=20ms"]);
+    } else {
+        eprintln!("no emulator (needs root and target/release/wanmpi-emu): on one host");
+    }
+    let started = Instant::now();
+    let out = c.arg(&exe).args(["300", "2,4,5"]).output().expect("mpirun");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{} ({:.1} s)", stdout.lines().last().unwrap_or_default(), started.elapsed().as_secs_f64());
+    assert!(out.status.success() && stdout.contains("PASS ulfm_farm: 300 tasks, sum 145471, 3 workers lost"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+}
