@@ -28,8 +28,11 @@ fn ulfm_calls_over_every_transport() {
     }
 }
 
+/// A child's output lines, with when each came.
+type Lines = Receiver<(Instant, String)>;
+
 /// Lines of a child's pipe, with when each came.
-fn lines(pipe: impl std::io::Read + Send + 'static) -> Receiver<(Instant, String)> {
+fn lines(pipe: impl std::io::Read + Send + 'static) -> Lines {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         for l in BufReader::new(pipe).lines().map_while(Result::ok) {
@@ -42,7 +45,7 @@ fn lines(pipe: impl std::io::Read + Send + 'static) -> Receiver<(Instant, String
 }
 
 /// The next line matching `f`, within `t`.
-fn wait_line(rx: &Receiver<(Instant, String)>, t: Duration, seen: &mut Vec<String>, f: impl Fn(&str) -> bool) -> Option<(Instant, String)> {
+fn wait_line(rx: &Lines, t: Duration, seen: &mut Vec<String>, f: impl Fn(&str) -> bool) -> Option<(Instant, String)> {
     let until = Instant::now() + t;
     loop {
         let left = until.checked_duration_since(Instant::now())?;
@@ -94,7 +97,7 @@ fn cut_and_kill(
     }
     // SAFETY: a plain kill(2) of a process this test's mpirun started.
     assert_eq!(unsafe { libc::kill(pids[2], libc::SIGKILL) }, 0);
-    (out, err, Instant::now(), child, id)
+    Cut { out, err, killed: Instant::now(), child, id }
 }
 
 fn links_up(emu: &std::path::Path, id: &str) {
@@ -112,7 +115,7 @@ fn a_rank_killed_during_a_link_cut_fails_the_survivors_calls_within_2_s() {
         eprintln!("SKIPPED: needs root and target/release/wanmpi-emu");
         return;
     };
-    let (out, err, killed, mut child, id) = cut_and_kill(true, &emu);
+    let Cut { out, err, killed, mut child, id } = cut_and_kill(true, &emu);
     let mut seen = Vec::new();
     for _ in 0..2 {
         let (at, l) =
@@ -141,7 +144,7 @@ fn a_rank_killed_during_a_link_cut_ends_the_job_within_2_s() {
         eprintln!("SKIPPED: needs root and target/release/wanmpi-emu");
         return;
     };
-    let (_out, err, killed, mut child, _id) = cut_and_kill(false, &emu);
+    let Cut { err, killed, mut child, .. } = cut_and_kill(false, &emu);
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         let s = child.wait();
@@ -174,5 +177,9 @@ fn a_farm_loses_workers_across_the_emulator_and_finishes_right() {
     let out = c.arg(&exe).args(["300", "2,4,5"]).output().expect("mpirun");
     let stdout = String::from_utf8_lossy(&out.stdout);
     eprintln!("{} ({:.1} s)", stdout.lines().last().unwrap_or_default(), started.elapsed().as_secs_f64());
-    assert!(out.status.success() && stdout.contains("PASS ulfm_farm: 300 tasks, sum 145471, 3 workers lost"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains("PASS ulfm_farm: 300 tasks, sum 145471, 3 workers lost"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
