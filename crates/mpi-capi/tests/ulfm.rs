@@ -64,13 +64,18 @@ fn emu() -> Option<std::path::PathBuf> {
     (p.is_file() && root_user).then_some(p)
 }
 
+/// A running job whose links are cut and whose rank 2 was killed.
+struct Cut {
+    out: Lines,
+    err: Lines,
+    killed: Instant,
+    child: std::process::Child,
+    id: String,
+}
+
 /// Three ranks across the emulator, 20 ms apart; every link cut, then
-/// rank 2 killed. Returns mpirun's stdout receiver, stderr receiver, the
-/// kill's instant and the child.
-fn cut_and_kill(
-    tolerate: bool,
-    emu: &std::path::Path,
-) -> (Receiver<(Instant, String)>, Receiver<(Instant, String)>, Instant, std::process::Child, String) {
+/// rank 2 killed.
+fn cut_and_kill(tolerate: bool, emu: &std::path::Path) -> Cut {
     let exe = compile_own(&prefix().join("bin/mpicc"), "ulfm_cut", "mpicc");
     let mut c = Command::new(mpirun());
     c.args(["-n", "3", "--emulate", "delay=20ms", "--timeout", "60"]);
