@@ -61,7 +61,7 @@ impl CollComm for CollAdapter<'_> {
                 reqs.push(Some(st.reqs.insert(Entry::Active { id, group: Some(Arc::clone(&self.group)), unpack: None })));
             }
         }
-        let done = self.rt.waitall(&reqs).map_err(comm_err)?;
+        let done = self.rt.waitall_in(&reqs, &self.group).map_err(comm_err)?;
         for (i, c) in done.into_iter().enumerate() {
             let Some(c) = c else { continue };
             if let Some(e) = c.status.error {

@@ -39,3 +39,11 @@ impl Engine {
         }
     }
 }
+
+impl Engine {
+    /// Whether `id` is a receive still waiting for its match (then
+    /// `cancel` withdraws it and nothing will write its buffer).
+    pub fn is_unmatched_recv(&self, id: RequestId) -> bool {
+        self.reqs.get(id).is_some_and(|r| !r.complete && matches!(&r.kind, ReqKind::Recv(rv) if rv.phase == crate::request::RecvPhase::Posted))
+    }
+}

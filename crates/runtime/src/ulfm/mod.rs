@@ -6,6 +6,8 @@
 //! - `notices.rs`: the launcher's pushes (a rank died, a communicator was
 //!   revoked, an agreement ended) taken in by the progress loop;
 //! - `calls.rs`: revoke, failure_ack/get_acked, get_failed/ack_failed;
+//! - `coll.rs`: a blocking collective's step fails rather than hang once
+//!   a member is known failed;
 //! - `agreement.rs`: agree and shrink, one fault-tolerant agreement decided
 //!   by mpirun's key/value service (`wanmpi_bootstrap::server`'s
 //!   `agree.rs` holds the algorithm).
@@ -19,6 +21,7 @@
 
 mod agreement;
 mod calls;
+mod coll;
 mod notices;
 
 pub use agreement::AgreeOutcome;
