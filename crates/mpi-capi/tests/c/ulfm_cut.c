@@ -1,7 +1,7 @@
 /* Three ranks across the WAN emulator (crates/mpi-capi/tests/ulfm.rs):
  * each prints its pid, then ranks 0 and 1 block receiving from rank 2,
  * which waits to be killed (the test cuts every link first). A survivor
- * prints the error class its receive ended with, at once. */
+ * prints the error class its receive ended with, at once, then its text. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
@@ -25,7 +25,12 @@ int main(int argc, char **argv) {
     int cls = rc;
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &cls);
+    char why[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_string(rc, why, &len);
     printf("rank %d class %d\n", rank, cls);
+    printf("rank %d why %s\n", rank, why);
     fflush(stdout);
     MPI_Finalize();
     return 0;
