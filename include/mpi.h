@@ -351,6 +351,8 @@ enum { MPI_WIN_SEPARATE = 1, MPI_WIN_UNIFIED = 2 };
 #define MPI_ERR_PROC_ABORTED 76
 #define MPI_ERR_VALUE_TOO_LARGE 77
 #define MPIX_ERR_PROC_FAILED 101
+#define MPIX_ERR_PROC_FAILED_PENDING 102
+#define MPIX_ERR_REVOKED     103
 #define MPI_ERR_LASTCODE     0x3fffffff
 
 /* ---- callback types ---- */
@@ -1062,6 +1064,21 @@ WANMPI_FN(int, Win_wait, (MPI_Win win))
 /* ---- end of GENERATED ---- */
 
 #undef WANMPI_FN
+
+/* ULFM, with --tolerate-rank-failure (docs/failures.md): MPICH 4.0's five,
+   then Open MPI 5's later names. Each also as PMPIX_. */
+#define WANMPI_ULFM(name, params) int MPIX_##name params; int PMPIX_##name params;
+WANMPI_ULFM(Comm_revoke, (MPI_Comm comm))
+WANMPI_ULFM(Comm_shrink, (MPI_Comm comm, MPI_Comm *newcomm))
+WANMPI_ULFM(Comm_failure_ack, (MPI_Comm comm))
+WANMPI_ULFM(Comm_failure_get_acked, (MPI_Comm comm, MPI_Group *failedgrp))
+WANMPI_ULFM(Comm_agree, (MPI_Comm comm, int *flag))
+WANMPI_ULFM(Comm_get_failed, (MPI_Comm comm, MPI_Group *failedgrp))
+WANMPI_ULFM(Comm_ack_failed, (MPI_Comm comm, int num_to_ack, int *num_acked))
+WANMPI_ULFM(Comm_iagree, (MPI_Comm comm, int *flag, MPI_Request *request))
+WANMPI_ULFM(Comm_ishrink, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
+WANMPI_ULFM(Comm_is_revoked, (MPI_Comm comm, int *flag))
+#undef WANMPI_ULFM
 
 #define MPI_Comm_c2f(h) ((MPI_Fint)(h))
 #define MPI_Comm_f2c(h) ((MPI_Comm)(h))

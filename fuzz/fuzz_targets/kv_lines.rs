@@ -1,12 +1,14 @@
 //! The key/value service's lines (crates/bootstrap, `proto.rs`,
 //! `sealed_lines.rs`): any bytes read as plain lines and parsed as
 //! requests never panic, and a request that parses renders to a line
-//! that parses to the same rendering; any bytes as sealed records never
+//! that parses to the same rendering (the same for the lines the service
+//! pushes, `push.rs`); any bytes as sealed records never
 //! panic and never open; the input's lines sealed open back to themselves.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use wanmpi_bootstrap::proto::{read_line, Request};
 use wanmpi_bootstrap::sealed_lines::{self, LineKeys};
+use wanmpi_bootstrap::Push;
 
 const SECRET: [u8; 32] = [0x31; 32];
 
@@ -20,6 +22,11 @@ fuzz_target!(|data: &[u8]| {
                     let once = req.render();
                     let again = Request::parse(&once).unwrap_or_else(|e| panic!("{req:?} rendered as {once:?}, which does not parse: {e}"));
                     assert_eq!(again.render(), once, "rendering of {req:?} is not stable");
+                }
+                if let Some(p) = Push::parse(&line) {
+                    let once = p.render();
+                    let again = Push::parse(&once).unwrap_or_else(|| panic!("{p:?} rendered as {once:?}, which does not parse"));
+                    assert_eq!(again.render(), once, "rendering of {p:?} is not stable");
                 }
                 lines.push(line);
             }

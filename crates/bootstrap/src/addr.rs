@@ -97,6 +97,15 @@ impl Stream {
             Stream::Tcp(s) => s.set_write_timeout(t),
         }
     }
+    /// The socket's descriptor (to poll it).
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+
     pub fn shutdown(&self) -> std::io::Result<()> {
         match self {
             Stream::Unix(s) => s.shutdown(Shutdown::Both),

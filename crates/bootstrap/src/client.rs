@@ -40,6 +40,10 @@ pub struct Client {
     timeout: Duration,
     /// Set after the handshake when the stream is TCP.
     keys: Option<LineKeys>,
+    /// Lines the service pushed (`push.rs`) not yet taken by `poll_pushes`.
+    pushes: std::collections::VecDeque<crate::Push>,
+    /// The service closed the connection: nothing more will come.
+    closed: bool,
 }
 
 impl Client {
@@ -66,7 +70,7 @@ impl Client {
             stream.set_read_timeout(Some(timeout + Duration::from_secs(5)))?;
             stream.set_write_timeout(Some(timeout))?;
             let reader = BufReader::new(stream.try_clone()?);
-            let mut c = Client { rank, size, stream, reader, pending: Vec::new(), timeout, keys: None };
+            let mut c = Client { rank, size, stream, reader, pending: Vec::new(), timeout, keys: None, pushes: Default::default(), closed: false };
             match c.handshake(secret) {
                 Ok(()) => return Ok(c),
                 Err(Handshake::Final(e)) => return Err(e),
@@ -125,6 +129,17 @@ impl Client {
     }
 
     fn read_reply(&mut self, what: &str) -> Result<String, BootstrapError> {
+        loop {
+            let line = self.read_line(what)?;
+            match crate::Push::parse(&line) {
+                Some(p) => self.pushes.push_back(p),
+                None => return Ok(line),
+            }
+        }
+    }
+
+    /// The next line from the service, reply or push.
+    fn read_line(&mut self, what: &str) -> Result<String, BootstrapError> {
         match sealed_lines::read_line(&mut self.reader, self.keys.as_mut()) {
             Ok(Some(l)) => Ok(l),
             Ok(None) => Err(BootstrapError::Protocol(format!("the service closed the connection (waiting for the reply to {what})"))),
@@ -167,11 +182,63 @@ impl Client {
         self.call_ok(Request::Spawn { request }, "spawn")
     }
 
+    /// What the service pushed since the last look (deaths, agreements'
+    /// outcomes, revokes), without blocking: lines already read with a
+    /// reply, then whatever the socket holds now.
+    pub fn poll_pushes(&mut self) -> Vec<crate::Push> {
+        while !self.closed && (!self.reader.buffer().is_empty() || readable(self.stream.raw_fd())) {
+            match self.read_line("a pushed line") {
+                Ok(line) => {
+                    // A reply nobody waits for cannot come (requests wait for
+                    // theirs); anything else unknown is skipped.
+                    if let Some(p) = crate::Push::parse(&line) {
+                        self.pushes.push_back(p);
+                    }
+                }
+                Err(_) => self.closed = true,
+            }
+        }
+        self.pushes.drain(..).collect()
+    }
+
+    /// The connection's descriptor (pushes make it readable).
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        self.stream.raw_fd()
+    }
+
+    /// Joins ULFM agreement `id` (see the server's `agree.rs`); the outcome
+    /// comes later as a `Push::Agreed` from `poll_pushes`.
+    pub fn agree_start(&mut self, id: &str, members: Vec<u32>, acked: Vec<u32>, value: Vec<u8>) -> Result<(), BootstrapError> {
+        check_item("id", id)?;
+        let req = Request::Agree { id: id.to_string(), members, acked, value };
+        if req.render().len() >= proto::MAX_LINE {
+            return Err(BootstrapError::Protocol("an agreement over this many ranks does not fit one line".into()));
+        }
+        self.send(&[req])
+    }
+
+    /// Tells the other `members` that the communicator with context `pair` is revoked.
+    pub fn revoke(&mut self, pair: u32, members: Vec<u32>) -> Result<(), BootstrapError> {
+        let req = Request::Revoke { pair, members };
+        if req.render().len() >= proto::MAX_LINE {
+            return Err(BootstrapError::Protocol("a revoke over this many ranks does not fit one line".into()));
+        }
+        self.send(&[req])
+    }
+
     /// Tells the launcher this rank lost contact with `rank`; the launcher
     /// ends the job with a message naming both.
     pub fn report_peer_lost(&mut self, rank: u32, reason: &str) -> Result<(), BootstrapError> {
         self.call_ok(Request::PeerLost { rank, reason: reason.to_string() }, "peer-lost")
     }
+}
+
+/// Whether `fd` has something to read (or hung up) right now.
+fn readable(fd: std::os::fd::RawFd) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd, no wait.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents != 0
 }
 
 fn expect_ok(reply: String) -> Result<(), BootstrapError> {

@@ -31,6 +31,7 @@ pub mod pmi2;
 pub mod port;
 pub mod ports;
 pub mod proto;
+pub mod push;
 pub mod route;
 pub mod seal;
 pub mod seal_policy;
@@ -46,7 +47,8 @@ pub use launcher::Launcher;
 pub use local::{local_kv_world, LocalKv};
 pub use own_addr::{ENV_HOST_ADDRS, ENV_HOST_MAP, ENV_IF, ENV_NET};
 pub use ports::{PortRange, ENV_PORT_RANGE};
-pub use server::{Notes, Server, ServerConfig, ServerEvent};
+pub use push::Push;
+pub use server::{Deaths, Notes, Server, ServerConfig, ServerEvent};
 pub use spawn::{failure_key, failure_note, read_failure_note, SpawnApp, SpawnRequest, ENV_APPNUM, ENV_PARENT_PORT, ENV_WDIR, MAX_SPAWN};
 pub use timeout::{timeout_from_env, DEFAULT_TIMEOUT, ENV_BOOTSTRAP_TIMEOUT};
 

@@ -14,7 +14,12 @@
 //! client: finalize                                 server: ok
 //! client: peer-lost <rank> <text>                  server: ok
 //! client: spawn <hex>                               server: ok | err <text>   (SpawnRequest)
+//! client: agree <id> <members> <acked> <hex>       (no reply; later the push `agreed`, see `push.rs`)
+//! client: revoke <pair> <members>                  (no reply; the others get the push `revoked`)
 //! ```
+//!
+//! The service may also push lines at any time (`push.rs`): a rank's death,
+//! an agreement's outcome, a revoked communicator.
 //!
 //! Over TCP, every line after the server's `ok <proof>` travels as a
 //! sealed record instead (`sealed_lines`); over a Unix socket as above.
@@ -58,6 +63,25 @@ pub enum Request {
     Spawn {
         request: String,
     },
+    /// ULFM agreement (`server/agree.rs`): ranks lists and hex as in `push`.
+    Agree {
+        id: String,
+        members: Vec<u32>,
+        acked: Vec<u32>,
+        value: Vec<u8>,
+    },
+    /// ULFM revoke of the communicator with context pair `pair` over `members`.
+    Revoke {
+        pair: u32,
+        members: Vec<u32>,
+    },
+}
+
+impl Request {
+    /// Requests the service answers with a push later, or never: no reply line.
+    pub fn has_reply(&self) -> bool {
+        !matches!(self, Request::Agree { .. } | Request::Revoke { .. })
+    }
 }
 
 /// Keys and values are short words: no whitespace, not empty.
@@ -85,6 +109,10 @@ impl Request {
             Request::Finalize => "finalize".into(),
             Request::PeerLost { rank, reason } => format!("peer-lost {rank} {}", one_line(reason)),
             Request::Spawn { request } => format!("spawn {request}"),
+            Request::Agree { id, members, acked, value } => {
+                format!("agree {id} {} {} {}", crate::push::render_ranks(members), crate::push::render_ranks(acked), crate::push::hex(value))
+            }
+            Request::Revoke { pair, members } => format!("revoke {pair} {}", crate::push::render_ranks(members)),
         }
     }
 
@@ -128,6 +156,18 @@ impl Request {
             "spawn" => {
                 exact(1)?;
                 Request::Spawn { request: words[0].into() }
+            }
+            "agree" => {
+                exact(4)?;
+                check_item("id", words[0]).map_err(|e| e.to_string())?;
+                let ranks = |w: &str| crate::push::parse_ranks(w).ok_or_else(|| format!("agree: bad rank list {:?}", one_line(w)));
+                let value = crate::push::unhex(words[3]).ok_or_else(|| "agree: bad value".to_string())?;
+                Request::Agree { id: words[0].into(), members: ranks(words[1])?, acked: ranks(words[2])?, value }
+            }
+            "revoke" => {
+                exact(2)?;
+                let members = crate::push::parse_ranks(words[1]).ok_or_else(|| "revoke: bad rank list".to_string())?;
+                Request::Revoke { pair: u32::try_from(num(words.first(), "pair")?).map_err(|_| "revoke: pair out of range".to_string())?, members }
             }
             _ => return Err(format!("unknown request {:?}", one_line(verb))),
         })
@@ -181,6 +221,8 @@ mod tests {
             Request::Abort { code: -2, message: "bad input file x".into() },
             Request::Finalize,
             Request::PeerLost { rank: 7, reason: "connection reset by peer".into() },
+            Request::Agree { id: "3.1".into(), members: vec![0, 1, 2, 5], acked: vec![1], value: vec![0xff, 0, 1, 2] },
+            Request::Revoke { pair: 3, members: vec![0, 2] },
         ];
         for r in all {
             assert_eq!(Request::parse(&r.render()), Ok(r));

@@ -69,6 +69,11 @@ pub enum ErrorClass {
     Session = 75,
     ProcAborted = 76,
     ProcFailed = 101,
+    /// ULFM: an any-source receive could be satisfied only by a failed
+    /// process not yet acknowledged; the request stays pending.
+    ProcFailedPending = 102,
+    /// ULFM: the communicator was revoked.
+    Revoked = 103,
 }
 
 impl ErrorClass {
@@ -137,6 +142,8 @@ impl ErrorClass {
             Session,
             ProcAborted,
             ProcFailed,
+            ProcFailedPending,
+            Revoked,
         ]
         .into_iter()
         .find(|c| *c as i32 == code)
@@ -206,6 +213,8 @@ impl ErrorClass {
             Session => "MPI_ERR_SESSION",
             ProcAborted => "MPI_ERR_PROC_ABORTED",
             ProcFailed => "MPIX_ERR_PROC_FAILED",
+            ProcFailedPending => "MPIX_ERR_PROC_FAILED_PENDING",
+            Revoked => "MPIX_ERR_REVOKED",
         }
     }
 
@@ -273,6 +282,8 @@ impl ErrorClass {
             Session => "invalid session",
             ProcAborted => "peer process aborted",
             ProcFailed => "peer process failed",
+            ProcFailedPending => "a failed process could satisfy this wildcard receive (acknowledge it to go on)",
+            Revoked => "the communicator was revoked",
         }
     }
 }

@@ -370,6 +370,15 @@ impl Matcher {
         ids
     }
 
+    /// Posted receives (not matched yet) on context `ctx`: to fail them when
+    /// their communicator is revoked (ULFM).
+    pub fn remove_posted_in(&mut self, ctx: u32) -> Vec<RequestId> {
+        let (gone, kept): (Vec<Posted>, Vec<Posted>) = self.posted.drain(..).partition(|p| p.ctx == ctx);
+        self.posted = kept;
+        self.maybe_blocked |= !gone.is_empty() && !self.unexpected.is_empty();
+        gone.into_iter().map(|p| p.id).collect()
+    }
+
     /// Drops unexpected messages from `peer` that `doomed` picks (those that
     /// can never finish arriving once the peer is lost).
     pub fn drop_unexpected_from(&mut self, peer: PeerId, doomed: impl Fn(&Unexp) -> bool) -> usize {

@@ -58,7 +58,7 @@ pub fn raise(comm: c_int, e: MpiError) -> c_int {
 /// The error class of a code: predefined codes are their classes; codes
 /// and classes the user added (MPI_Add_error_class/_code) are looked up.
 pub fn class_of(code: c_int) -> Option<c_int> {
-    if (0..=101).contains(&code) {
+    if (0..=103).contains(&code) {
         return Some(code);
     }
     objs().user_codes.get(&code).map(|(class, _)| *class)

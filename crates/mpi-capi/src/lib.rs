@@ -52,5 +52,6 @@ pub mod session;
 pub mod stubs;
 pub mod topo;
 pub mod type_attr;
+pub mod ulfm;
 pub mod unsupported;
 pub mod win;

@@ -61,7 +61,7 @@ impl CollComm for CollAdapter<'_> {
                 reqs.push(Some(st.reqs.insert(Entry::Active { id, group: Some(Arc::clone(&self.group)), unpack: None })));
             }
         }
-        let done = self.rt.waitall(&reqs).map_err(comm_err)?;
+        let done = self.rt.waitall_in(&reqs, &self.group).map_err(comm_err)?;
         for (i, c) in done.into_iter().enumerate() {
             let Some(c) = c else { continue };
             if let Some(e) = c.status.error {
@@ -87,6 +87,11 @@ pub fn coll_error(e: CollError) -> MpiError {
     let class = match &e {
         CollError::LengthMismatch { .. } => ErrorClass::Truncate,
         CollError::Op(_) => ErrorClass::Op,
+        // A collective step failed on a failed peer or a revoked
+        // communicator: ULFM programs look for those classes (the
+        // collective code carries the step's error as its text).
+        CollError::Comm(m) if m.starts_with(ErrorClass::ProcFailed.mpi_name()) => ErrorClass::ProcFailed,
+        CollError::Comm(m) if m.starts_with(ErrorClass::Revoked.mpi_name()) => ErrorClass::Revoked,
         CollError::Comm(_) => ErrorClass::Other,
         CollError::BadArgument(_) => ErrorClass::Arg,
     };

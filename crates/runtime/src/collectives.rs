@@ -73,7 +73,7 @@ impl Runtime {
 
     pub(crate) fn adapter(&self, comm: CommId) -> MpiResult<CollAdapter<'_>> {
         let st = self.lock();
-        let c = comm_ref(&st, comm)?;
+        let c = crate::p2p::live_comm(&st, comm)?;
         if c.is_inter() {
             return err(ErrorClass::Comm, "not available on inter-communicators (scan and exscan are not defined there)");
         }

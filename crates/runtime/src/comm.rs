@@ -41,11 +41,26 @@ pub struct Comm {
     pub cart: Option<Cart>,
     /// Nonblocking collectives started so far (their schedules' number).
     pub coll_seq: u32,
+    /// ULFM: revoked (by this process or another member); communication
+    /// on it fails with MPIX_ERR_REVOKED (`ulfm/`).
+    pub revoked: bool,
 }
 
 impl Comm {
     pub fn new(group: Arc<Group>, remote: Option<Arc<Group>>, rank: usize, pair: u32, name: String) -> Comm {
-        Comm { group, remote, rank, pair, name, info: Info::default(), errhandler: ErrHandler::Fatal, attrs: Vec::new(), cart: None, coll_seq: 0 }
+        Comm {
+            group,
+            remote,
+            rank,
+            pair,
+            name,
+            info: Info::default(),
+            errhandler: ErrHandler::Fatal,
+            attrs: Vec::new(),
+            cart: None,
+            coll_seq: 0,
+            revoked: false,
+        }
     }
     pub fn p2p_ctx(&self) -> u32 {
         2 * self.pair
@@ -101,6 +116,11 @@ impl CommTable {
     /// Whether any communicator holds an attribute with keyval `k`.
     pub fn any_attr(&self, k: i32) -> bool {
         self.comms.iter().flatten().any(|c| c.attr(k).is_some())
+    }
+    /// The live communicator using context pair `pair` (pairs are unique
+    /// within a process).
+    pub fn find_pair(&self, pair: u32) -> Option<CommId> {
+        self.comms.iter().position(|c| c.as_ref().is_some_and(|c| c.pair == pair)).map(|i| CommId(i as u32))
     }
     pub fn remove(&mut self, id: CommId) -> Option<Comm> {
         self.comms.get_mut(id.0 as usize).and_then(|c| c.take())

@@ -43,7 +43,7 @@ fn plan(st: &State, buf: *mut u8, count: usize, dt: &Datatype, source: i32, tag:
         return None;
     }
     let tag = resolve_tag(tag).ok()?;
-    let c = comm_ref(st, comm).ok()?;
+    let c = comm_ref(st, comm).ok().filter(|c| !c.revoked)?;
     let src = c.peer_group().world(usize::try_from(source).ok()?)?;
     let ctx = c.p2p_ctx();
     Some(Plan { src, ctx, tag, buf: RecvBuf { ptr: buf.wrapping_offset(dt.true_lb()), cap } })

@@ -34,7 +34,7 @@ impl Runtime {
             return None;
         }
         let len = count.checked_mul(dt.size())?;
-        let c = st.comms.get(comm)?;
+        let c = st.comms.get(comm).filter(|c| !c.revoked)?;
         // MPI_PROC_NULL and ranks outside the group fail here: the ordinary path.
         let world = c.peer_group().world(usize::try_from(dest).ok()?)?;
         let ctx = c.p2p_ctx();

@@ -128,6 +128,7 @@ impl Runtime {
             reservations: Default::default(),
             wins: Default::default(),
             joined: false,
+            ulfm: Default::default(),
         };
         let by_default = state.transport.wants_progress_thread();
         let rt = Arc::new(Runtime::assemble(state, opts, kv));
@@ -179,7 +180,13 @@ impl Runtime {
             eprintln!("wanmpi: rank {}: MPI_Finalize: deleting MPI_COMM_SELF's attributes: {e}", self.rank);
         }
         self.finalized.store(true, Ordering::SeqCst);
-        match self.barrier(COMM_WORLD) {
+        // With --tolerate-rank-failure the final barrier is an agreement
+        // decided by mpirun (`ulfm/agreement.rs`): it ends when every rank
+        // came or is dead, where a barrier's messages could wait forever on
+        // a rank that left it early because another had died.
+        let tolerant = self.opts.tolerate_rank_failure && self.kv.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+        let synced = if tolerant { self.comm_agree(COMM_WORLD, 1).map(|_| ()) } else { self.barrier(COMM_WORLD) };
+        match synced {
             // With --tolerate-rank-failure a dead rank cannot join the
             // final barrier; the survivors finish without it.
             Err(e) if self.opts.tolerate_rank_failure && self.lock().engine.failed_peers().next().is_some() => {

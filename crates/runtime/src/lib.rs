@@ -40,6 +40,7 @@ mod staged;
 mod tagged;
 mod topo;
 mod transports;
+mod ulfm;
 mod wan;
 
 pub use attr::{CopyFn, DeleteFn, FIRST_USER_KEYVAL};
@@ -61,6 +62,7 @@ pub use rma::{Flavor, LockType, OriginBuf, TargetSpec, WinAttrs, WinId, MODE_NOC
 pub use runtime::Runtime;
 pub use topo::{dims_create, Cart};
 pub use transports::KNOWN as KNOWN_TRANSPORTS;
+pub use ulfm::AgreeOutcome;
 
 pub use wanmpi_bootstrap::SpawnApp;
 pub use wanmpi_engine::datatype::{BasicType, Datatype};

@@ -10,7 +10,7 @@ use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 
 use crate::comm::CommId;
 use crate::group::Group;
-use crate::p2p::{check_datatype, comm_ref, recv_target, resolve_source, resolve_tag};
+use crate::p2p::{check_datatype, live_comm, recv_target, resolve_source, resolve_tag};
 use crate::reqtable::{Entry, Req, Status, ANY_SOURCE, PROC_NULL};
 use crate::runtime::{Runtime, State};
 
@@ -28,7 +28,7 @@ pub struct MessageTable {
 }
 
 fn improbe_locked(st: &mut State, source: i32, tag: i32, comm: CommId) -> MpiResult<Option<(Message, Status)>> {
-    let c = comm_ref(st, comm)?;
+    let c = live_comm(st, comm)?;
     if source == PROC_NULL {
         return Ok(Some((Message::NoProc, Status::proc_null())));
     }

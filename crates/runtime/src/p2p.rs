@@ -19,6 +19,15 @@ pub(crate) fn comm_ref(st: &State, comm: CommId) -> MpiResult<&Comm> {
     st.comms.get(comm).ok_or_else(|| MpiError::new(ErrorClass::Comm, format!("communicator {} is not valid (freed or never created)", comm.0)))
 }
 
+/// `comm` for communication: valid and not revoked (ULFM).
+pub(crate) fn live_comm(st: &State, comm: CommId) -> MpiResult<&Comm> {
+    let c = comm_ref(st, comm)?;
+    if c.revoked {
+        return err(ErrorClass::Revoked, format!("communicator {} was revoked (MPIX_Comm_revoke)", comm.0));
+    }
+    Ok(c)
+}
+
 pub(crate) fn check_datatype(dt: &Datatype) -> MpiResult<()> {
     if dt.is_committed() {
         Ok(())
@@ -91,7 +100,7 @@ unsafe fn check_send(
     mode: SendMode,
     coll: bool,
 ) -> MpiResult<Option<CheckedSend>> {
-    let c = comm_ref(st, comm)?;
+    let c = live_comm(st, comm)?;
     if !coll && !(0..=TAG_UB).contains(&tag) {
         return err(ErrorClass::Tag, format!("send tag {tag} outside 0..={TAG_UB}"));
     }
@@ -183,7 +192,7 @@ pub(crate) unsafe fn irecv_locked(
     comm: CommId,
     coll: bool,
 ) -> MpiResult<Entry> {
-    let c = comm_ref(st, comm)?;
+    let c = live_comm(st, comm)?;
     // Collective traffic uses its own (negative) tags on its own context.
     let tag = if coll { Some(tag) } else { resolve_tag(tag)? };
     check_datatype(dt)?;
@@ -367,7 +376,17 @@ impl Runtime {
             return Ok(finish(group, unpack, es));
         }
         drop(st);
-        match self.wait_until_after(spun, |st| st.engine.test(id)) {
+        let wait = self.wait_until_after(spun, |st| {
+            let es = st.engine.test(id)?;
+            if es.is_none() && self.wildcard_blocked(st, id) {
+                // ULFM: a blocking wildcard receive fails rather than wait
+                // on a failed process; the receive is withdrawn.
+                st.engine.cancel(id)?;
+                return err(ErrorClass::ProcFailed, "a failed process that is not acknowledged could have sent to this wildcard receive");
+            }
+            Ok(es)
+        });
+        match wait {
             Ok(es) => Ok(finish(group, unpack, es)),
             Err(e) => {
                 // The receive may still complete into its staging buffer:
@@ -454,12 +473,22 @@ impl Runtime {
     pub fn test(&self, r: Req) -> MpiResult<Option<Completion>> {
         let mut st = self.lock();
         self.progress(&mut st)?;
-        test_locked(&mut st, r)
+        let c = test_locked(&mut st, r)?;
+        if c.is_none() {
+            self.pending_failure(&st, r)?;
+        }
+        Ok(c)
     }
 
     /// MPI_Wait.
     pub fn wait(&self, r: Req) -> MpiResult<Completion> {
-        self.wait_until(|st| test_locked(st, r))
+        self.wait_until(|st| {
+            let c = test_locked(st, r)?;
+            if c.is_none() {
+                self.pending_failure(st, r)?;
+            }
+            Ok(c)
+        })
     }
 
     /// MPI_Waitany over handles (`None` = MPI_REQUEST_NULL). `None` when all are null.
@@ -656,7 +685,7 @@ fn free_entry(st: &mut State, e: Entry) -> MpiResult<()> {
 }
 
 fn iprobe_locked(st: &State, source: i32, tag: i32, comm: CommId) -> MpiResult<Option<Status>> {
-    let c = comm_ref(st, comm)?;
+    let c = live_comm(st, comm)?;
     if source == PROC_NULL {
         return Ok(Some(Status::proc_null()));
     }

@@ -51,6 +51,8 @@ pub struct State {
     pub wins: crate::rma::Windows,
     /// `transport` is a `Joined`: processes of other jobs can be attached.
     pub joined: bool,
+    /// ULFM: failures known and acknowledged, agreements (`ulfm/`).
+    pub ulfm: crate::ulfm::Ulfm,
 }
 
 pub struct Runtime {
@@ -124,6 +126,11 @@ impl Runtime {
 
     /// One progress step under the lock: drain arrivals, send what can go.
     pub(crate) fn progress(&self, st: &mut State) -> MpiResult<()> {
+        // The launcher's word on deaths and revokes (ULFM); only when the
+        // job outlives a failure, else the launcher ends it.
+        if self.opts.tolerate_rank_failure {
+            self.ulfm_tick(st);
+        }
         let State { engine, transport, arrivals, .. } = st;
         let io = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("transport: {e}"));
         let got = transport.poll_recv(&mut |ev| engine.handle_incoming(ev)).map_err(io)? as u64;

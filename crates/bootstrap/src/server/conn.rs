@@ -3,7 +3,7 @@
 //! a record that fails its integrity check ends the connection, reported.
 
 use super::limits::Ticket;
-use super::state::Shared;
+use super::state::{Shared, Writer};
 use super::ServerEvent;
 use crate::addr::Stream;
 use crate::auth::{self, Role};
@@ -11,7 +11,7 @@ use crate::proto::{self, Request, VERSION};
 use crate::sealed_lines::{self, LineKeys};
 use crate::BootstrapError;
 use std::io::{BufReader, Write};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub fn serve(stream: Stream, shared: &Arc<Shared>, ticket: &Ticket) {
@@ -71,8 +71,10 @@ impl From<String> for Refusal {
     }
 }
 
-/// The proven rank, and the connection's keys if it is sealed (TCP).
-fn handshake(stream: &Stream, shared: &Shared, ticket: &Ticket) -> Result<(u32, Option<LineKeys>), Refusal> {
+/// The proven rank, and the connection's keys if it is sealed (TCP): two
+/// copies, one for reading and one for writing (each counts its own
+/// direction), since pushes are written from other threads.
+fn handshake(stream: &Stream, shared: &Shared, ticket: &Ticket) -> Result<(u32, Option<(LineKeys, LineKeys)>), Refusal> {
     let cfg = &shared.config;
     stream.set_read_timeout(Some(cfg.hello_timeout)).map_err(|e| e.to_string())?;
     stream.set_write_timeout(Some(cfg.hello_timeout)).map_err(|e| e.to_string())?;
@@ -105,19 +107,28 @@ fn handshake(stream: &Stream, shared: &Shared, ticket: &Ticket) -> Result<(u32, 
     let answer = auth::prove(&cfg.secret, Role::Server, &client_nonce, rank);
     send(stream, &format!("ok {answer}")).map_err(|e| e.to_string())?;
     stream.set_write_timeout(Some(Duration::from_secs(30))).map_err(|e| e.to_string())?;
-    let keys = matches!(stream, Stream::Tcp(_)).then(|| LineKeys::derive(&cfg.secret, &nonce, &client_nonce, rank, false));
+    let keys = matches!(stream, Stream::Tcp(_)).then(|| {
+        (LineKeys::derive(&cfg.secret, &nonce, &client_nonce, rank, false), LineKeys::derive(&cfg.secret, &nonce, &client_nonce, rank, false))
+    });
     Ok((rank, keys))
 }
 
-fn requests(rank: u32, stream: &Stream, shared: &Shared, mut keys: Option<LineKeys>) -> Result<(), BootstrapError> {
+fn requests(rank: u32, stream: &Stream, shared: &Shared, keys: Option<(LineKeys, LineKeys)>) -> Result<(), BootstrapError> {
     shared.register(stream.try_clone()?);
+    let (mut keys, send_keys) = match keys {
+        Some((r, s)) => (Some(r), Some(s)),
+        None => (None, None),
+    };
+    // Replies go through the same lock as the pushes other threads send.
+    let writer = Arc::new(Mutex::new(Writer { stream: stream.try_clone()?, keys: send_keys }));
+    shared.register_writer(rank, writer.clone());
+    let reply_with = |line: &str| writer.lock().unwrap_or_else(|p| p.into_inner()).send(line);
     let mut reader = BufReader::new(stream.try_clone()?);
-    let mut w = stream;
     while let Some(line) = sealed_lines::read_line(&mut reader, keys.as_mut())? {
         let req = match Request::parse(&line) {
             Ok(r) => r,
             Err(why) => {
-                sealed_lines::write_lines(&mut w, keys.as_mut(), &[&format!("err {}", proto::one_line(&why))])?;
+                reply_with(&format!("err {}", proto::one_line(&why)))?;
                 continue;
             }
         };
@@ -155,8 +166,16 @@ fn requests(rank: u32, stream: &Stream, shared: &Shared, mut keys: Option<LineKe
                 }
                 Err(why) => format!("err {}", proto::one_line(&why)),
             },
+            Request::Agree { id, members, acked, value } => {
+                shared.agree(rank, &id, members, acked, &value);
+                continue;
+            }
+            Request::Revoke { pair, members } => {
+                shared.revoke(rank, pair, &members);
+                continue;
+            }
         };
-        sealed_lines::write_lines(&mut w, keys.as_mut(), &[&reply])?;
+        reply_with(&reply)?;
     }
     Ok(())
 }

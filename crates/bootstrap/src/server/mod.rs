@@ -8,6 +8,7 @@
 //! bounded (`limits`): connections and threads, log lines, and a failing
 //! `accept` (EMFILE) backs off instead of spinning.
 
+mod agree;
 mod conn;
 mod limits;
 mod state;
@@ -105,6 +106,20 @@ impl Notes {
     }
 }
 
+/// Tells a running service's ranks of deaths (see `Server::deaths`).
+#[derive(Clone)]
+pub struct Deaths(Arc<Shared>);
+
+impl Deaths {
+    /// The launcher saw `rank`'s process end without finishing MPI cleanly:
+    /// every connected rank gets a `dead` push naming it (`reason` should
+    /// name the rank, its host and the cause), and ULFM agreements waiting
+    /// for it end without it.
+    pub fn died(&self, rank: u32, reason: &str) {
+        self.0.died(rank, &crate::proto::one_line(reason));
+    }
+}
+
 /// A running service. Dropping it stops it and removes its socket file.
 pub struct Server {
     address: String,
@@ -155,6 +170,11 @@ impl Server {
     /// launcher's notes to its ranks, such as why a spawn failed).
     pub fn notes(&self) -> Notes {
         Notes(self.shared.clone())
+    }
+
+    /// A handle to report ranks' deaths to the others.
+    pub fn deaths(&self) -> Deaths {
+        Deaths(self.shared.clone())
     }
 
     /// Ranks that have called finalize so far.

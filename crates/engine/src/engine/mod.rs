@@ -11,6 +11,7 @@ mod complete;
 mod express;
 mod express_send;
 mod recv;
+mod revoke;
 mod send;
 mod single_copy;
 mod stats;

@@ -417,3 +417,27 @@ fn a_message_claiming_a_window_never_granted_is_dropped() {
 
 #[path = "single_copy_tests.rs"]
 mod single_copy;
+
+#[test]
+fn revoking_a_context_fails_its_waiting_receives_and_sends_only() {
+    let mut w = World::pair();
+    let mut a = [0u8; 8];
+    let mut b = [0u8; 8];
+    let waiting = w.recv(1, Some(0), Some(1), &mut a);
+    let wildcard = w.recv(1, None, None, &mut b);
+    // A synchronous send nobody receives waits for the match.
+    let sync = w.send(0, 1, 77, vec![1; 4], SendMode::Synchronous);
+    w.pump();
+    // The sync send matched the wildcard receive: both complete normally.
+    assert!(w.done(1, wildcard).error.is_none());
+    w.pump();
+    assert!(w.done(0, sync).error.is_none());
+    let sync2 = w.send(0, 1, 78, vec![2; 4], SendMode::Synchronous);
+    w.pump();
+    assert_eq!(w.engines[1].revoke_contexts(&[0, 1], "revoked by rank 1"), 1);
+    assert_eq!(w.engines[0].revoke_contexts(&[0, 1], "revoked by rank 1"), 1);
+    assert_eq!(w.done(1, waiting).error.map(|e| e.class), Some(ErrorClass::Revoked));
+    assert_eq!(w.done(0, sync2).error.map(|e| e.class), Some(ErrorClass::Revoked));
+    // Other contexts are untouched.
+    assert_eq!(w.engines[1].revoke_contexts(&[2, 3], "x"), 0);
+}

@@ -39,6 +39,9 @@ impl Service {
     pub fn notes(&self) -> wanmpi_bootstrap::Notes {
         self.server.notes()
     }
+    pub fn deaths(&self) -> wanmpi_bootstrap::Deaths {
+        self.server.deaths()
+    }
 }
 
 impl Drop for Service {

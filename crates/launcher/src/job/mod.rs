@@ -146,6 +146,7 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
     drop(tx);
     let mut watch = Watch::new(spec, ranks, rx, sink.lost.clone());
     watch.children.notes = Some(service.notes());
+    watch.deaths = Some(service.deaths());
     let mut outcome = watch.run();
     // Stopping the service reports what it had only counted.
     drop(service);

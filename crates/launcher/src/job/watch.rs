@@ -54,11 +54,24 @@ pub struct Watch<'a> {
     lost: Arc<Lost>,
     /// Jobs the ranks spawned.
     pub children: super::spawn::Children,
+    /// Tells the surviving ranks of a death (through the key/value service).
+    pub deaths: Option<wanmpi_bootstrap::Deaths>,
 }
 
 impl<'a> Watch<'a> {
     pub fn new(spec: &'a JobSpec, ranks: Vec<Rank>, rx: Receiver<Event>, lost: Arc<Lost>) -> Watch<'a> {
-        Watch { spec, ranks, rx, messages: Vec::new(), failure: None, pending: None, tolerated: Vec::new(), lost, children: Default::default() }
+        Watch {
+            spec,
+            ranks,
+            rx,
+            messages: Vec::new(),
+            failure: None,
+            pending: None,
+            tolerated: Vec::new(),
+            lost,
+            children: Default::default(),
+            deaths: None,
+        }
     }
 
     fn say(&mut self, msg: String) {
@@ -183,6 +196,15 @@ impl<'a> Watch<'a> {
                     Err(s) => RankEnd::Signaled(s),
                 });
                 let unfinished = r.connected && !r.finalized;
+                // The survivors hear at once, whatever the network between
+                // them does (a silent WAN path would tell them only at the
+                // transport's outage limit); a rank that finalized is not a
+                // failure.
+                if !r.finalized {
+                    if let (Some(d), Some(text)) = (&self.deaths, self.death_text(rank, decoded)) {
+                        d.died(rank, &text);
+                    }
+                }
                 if judge {
                     self.judge_exit(rank, decoded, unfinished);
                 }
@@ -270,6 +292,18 @@ impl<'a> Watch<'a> {
             }
             ServerEvent::Abort { .. } | ServerEvent::PeerLost { .. } => {}
         }
+    }
+
+    /// What the survivors are told of a rank that ended before finalizing:
+    /// "rank 3 on host h2 (pid 4711) was killed by signal 9 (SIGKILL)".
+    fn death_text(&self, rank: u32, decoded: Result<i32, i32>) -> Option<String> {
+        let r = self.ranks.get(rank as usize)?;
+        let how = match decoded {
+            Ok(0) => "exited with code 0 without finalizing MPI".to_string(),
+            Ok(code) => format!("exited with code {code}"),
+            Err(sig) => format!("was killed by signal {sig} ({})", signal_name(sig)),
+        };
+        Some(format!("rank {rank} on host {} (pid {}) {how}", r.host, r.pid))
     }
 
     /// `--tolerate-rank-failure`: say what happened and let the others go on.

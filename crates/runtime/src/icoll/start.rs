@@ -14,7 +14,7 @@ use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
 use super::{advance, start_error, CollReq, Sink};
 use crate::collectives::{reduction_buf, root_index, Buf};
 use crate::comm::CommId;
-use crate::p2p::{check_datatype, comm_ref};
+use crate::p2p::{check_datatype, live_comm};
 use crate::reqtable::{Entry, PersistentSpec, Req};
 use crate::runtime::{Runtime, State};
 use crate::staged::{reduction_view, Staged};
@@ -102,7 +102,7 @@ impl UBuf {
 /// MPI matches persistent collectives in the order of their
 /// initialisations, whatever order they are started in.
 pub(crate) fn launch(st: &mut State, comm: CommId, plan: &Plan, seq: Option<u32>) -> MpiResult<Entry> {
-    let c = comm_ref(st, comm)?;
+    let c = live_comm(st, comm)?;
     // The schedule's peers: the remote group on an inter-communicator.
     let group = Arc::clone(c.peer_group());
     let (shape, ctx) = (Shape { rank: c.rank, size: group.size(), inter: c.is_inter() }, c.coll_ctx());
