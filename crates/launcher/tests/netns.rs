@@ -22,6 +22,20 @@ impl Namespaces {
         }
         Some(made)
     }
+
+    /// Joins the first two with a veth pair on 198.18.200.0/24, as hosts
+    /// on one network: a job across hosts needs an address to publish
+    /// (loopback alone is refused at once).
+    fn link_first_two(&self) -> bool {
+        let (a, b) = (&self.0[0], &self.0[1]);
+        let run = |args: &[&str]| Command::new("ip").args(args).status().map(|s| s.success()).unwrap_or(false);
+        run(&["link", "add", "name", "v0", "netns", a, "type", "veth", "peer", "name", "v0", "netns", b])
+            && [(a, "198.18.200.1/24"), (b, "198.18.200.2/24")].iter().all(|(n, addr)| {
+                run(&["-n", n, "addr", "add", addr, "dev", "v0"])
+                    && run(&["-n", n, "link", "set", "v0", "up"])
+                    && run(&["-n", n, "link", "set", "lo", "up"])
+            })
+    }
 }
 
 impl Drop for Namespaces {
@@ -35,10 +49,11 @@ impl Drop for Namespaces {
 #[test]
 fn ranks_run_in_network_namespaces() {
     let names: Vec<String> = ["a", "b"].iter().map(|s| format!("wanmpi-lt{}-{s}", std::process::id())).collect();
-    let Some(_ns) = Namespaces::create(&names) else {
+    let Some(ns) = Namespaces::create(&names) else {
         eprintln!("skipped: cannot create network namespaces here (needs root and iproute2)");
         return;
     };
+    assert!(ns.link_first_two(), "cannot join the namespaces with a veth pair");
     let hosts = format!("{}:2,{}:1", names[0], names[1]);
     let ok = mpirun(&["--host", &hosts, "--launch-agent", "ip netns exec {host}", PROBE, "exchange", "finalize"]);
     assert_eq!(ok.code, Some(0), "stderr: {}", ok.stderr);

@@ -195,6 +195,8 @@ fn peer_with_every_path_dead_is_reported_lost_and_stray_probes_are_dropped() {
         rto_initial_ms: 100,
         rto_max_ms: 200,
         max_retrans: 3,
+        // Given up after 3 retransmissions (limit / RTO_MAX), not 10 minutes.
+        outage_limit: Duration::from_millis(600),
         ..test_opts(2)
     };
     let results = run_ranks_with(2, fast, move |mut t| {
