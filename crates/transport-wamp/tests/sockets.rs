@@ -98,12 +98,13 @@ fn frames_in_channel_order_with_injected_loss() {
     }
 }
 
-/// Publishes a stand-in address for rank 1 to rank 0, so that rank 0's
-/// datagrams to rank 1 pass through the test's proxy.
+/// Publishes the test's proxy as each rank's address to the other, so that
+/// every datagram passes through it both ways (a peer's address follows
+/// its newest packet, so a proxy on one direction only would be bypassed).
 struct ProxyKv {
     inner: LocalKv,
     proxy: SocketAddr,
-    real: Arc<Mutex<Option<SocketAddr>>>,
+    real: Arc<Mutex<[Option<SocketAddr>; 2]>>,
 }
 
 impl KeyValue for ProxyKv {
@@ -121,11 +122,12 @@ impl KeyValue for ProxyKv {
     }
     fn get(&mut self, k: &str) -> Result<String, BootstrapError> {
         let v = self.inner.get(k)?;
-        if self.inner.rank() != 0 || k != "wamp-ep-1" {
+        let other = 1 - self.inner.rank() as usize;
+        if k != format!("wamp-ep-{other}") {
             return Ok(v);
         }
         let (addr, nonce) = v.split_once('/').unwrap();
-        *self.real.lock().unwrap() = Some(addr.parse().unwrap());
+        self.real.lock().unwrap()[other] = Some(addr.parse().unwrap());
         Ok(format!("{}/{nonce}", self.proxy))
     }
 }
@@ -134,31 +136,27 @@ impl KeyValue for ProxyKv {
 fn hostile_datagrams_are_dropped_and_counted_and_nothing_is_lost() {
     let proxy = UdpSocket::bind("127.0.0.1:0").unwrap();
     proxy.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-    let real = Arc::new(Mutex::new(None));
+    let real = Arc::new(Mutex::new([None, None]));
     let kvs: Vec<ProxyKv> =
         local_kv_world(2).into_iter().map(|inner| ProxyKv { inner, proxy: proxy.local_addr().unwrap(), real: real.clone() }).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let (stop2, real2) = (stop.clone(), real.clone());
-    // The proxy relays both ways, rank 0's datagrams to rank 1 with, besides:
+    // The proxy relays both ways; rank 0's datagrams to rank 1 with, besides:
     // a replay of each, a copy with one byte flipped, a truncated copy, and
-    // some garbage. (Rank 1 sees rank 0 at the proxy's address and, as
-    // after a NAT rebinding, answers there; the proxy passes that back.)
+    // some garbage.
     let mitm = std::thread::spawn(move || {
         let mut buf = vec![0u8; 1 << 16];
         let mut n_seen = 0u64;
-        let mut rank0: Option<SocketAddr> = None;
         let deadline = Instant::now() + Duration::from_secs(60);
         while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline {
             let Ok((n, from)) = proxy.recv_from(&mut buf) else { continue };
-            let Some(to) = *real2.lock().unwrap() else { continue };
+            let [Some(r0), Some(r1)] = *real2.lock().unwrap() else { continue };
             let d = &buf[..n];
-            if from == to {
-                if let Some(r0) = rank0 {
-                    let _ = proxy.send_to(d, r0);
-                }
+            if from == r1 {
+                let _ = proxy.send_to(d, r0);
                 continue;
             }
-            rank0 = Some(from);
+            let to = r1;
             let _ = proxy.send_to(d, to);
             n_seen += 1;
             if n_seen.is_multiple_of(3) {
