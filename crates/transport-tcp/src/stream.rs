@@ -165,14 +165,20 @@ impl Stream {
         self.untold_cost >= ACK_EVERY
     }
 
-    /// The count to tell the peer, if it moved since last told; taking it
-    /// counts it as told.
-    pub(crate) fn take_ack(&mut self) -> Option<u64> {
-        (self.received > self.told).then(|| {
-            self.told = self.received;
+    /// The count to tell the peer, if it moved since last told. It counts
+    /// as told only once it is on the wire (`told`): an acknowledgement
+    /// taken for a send that would block was lost, and a peer whose
+    /// retransmit buffer it would have freed waited for it forever.
+    pub(crate) fn ack_to_tell(&self) -> Option<u64> {
+        (self.received > self.told).then_some(self.received)
+    }
+
+    /// Acknowledgement `n` went out.
+    pub(crate) fn told(&mut self, n: u64) {
+        if n > self.told {
+            self.told = n;
             self.untold_cost = 0;
-            self.received
-        })
+        }
     }
 
     /// Kept frames not yet on the current connection.
@@ -250,11 +256,13 @@ mod tests {
     #[test]
     fn acknowledgements_are_due_after_ack_every_and_taken_once() {
         let mut s = Stream::default();
-        assert_eq!(s.take_ack(), None);
+        assert_eq!(s.ack_to_tell(), None);
         s.delivered(10);
         assert!(!s.ack_due());
-        assert_eq!(s.take_ack(), Some(1));
-        assert_eq!(s.take_ack(), None);
+        assert_eq!(s.ack_to_tell(), Some(1));
+        assert_eq!(s.ack_to_tell(), Some(1), "not told until it went out");
+        s.told(1);
+        assert_eq!(s.ack_to_tell(), None);
         for _ in 0..ACK_EVERY / (1000 + FRAME_COST) + 1 {
             s.delivered(1000);
         }

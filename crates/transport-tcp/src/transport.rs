@@ -267,17 +267,22 @@ impl TcpTransport {
                     return Ok(());
                 }
                 if p.stream.backlog() {
-                    let ack = p.stream.take_ack();
+                    let ack = p.stream.ack_to_tell();
                     let Some(f) = p.stream.next_unsent() else { return Ok(()) };
                     if c.tx.send_frame(fd, &[f], ack)? == SendStatus::WouldBlock {
                         return Ok(());
+                    }
+                    if let Some(n) = ack {
+                        p.stream.told(n);
                     }
                     p.stream.put_on_wire();
                     continue;
                 }
                 if p.stream.ack_due() {
-                    if let Some(n) = p.stream.take_ack() {
-                        c.tx.send_ack(fd, n)?;
+                    if let Some(n) = p.stream.ack_to_tell() {
+                        if c.tx.send_ack(fd, n)? == SendStatus::Sent {
+                            p.stream.told(n);
+                        }
                     }
                 }
                 return Ok(());
@@ -443,15 +448,24 @@ impl Transport for TcpTransport {
                 c.blocked = true;
                 return Ok(SendStatus::WouldBlock);
             }
-            let ack = p.stream.take_ack();
+            let ack = p.stream.ack_to_tell();
             p.stream.keep(parts);
             kept = true;
-            // Taken whole: the residual was empty.
-            c.tx.send_frame(fd, parts, ack)?;
-            p.stream.put_on_wire();
+            // The residual was empty, yet the socket may take nothing (its
+            // buffer just filled): the frame is kept all the same and goes
+            // out from the backlog when the socket is writable. Marking it
+            // on the wire then lost it: the peer waited for it forever.
+            if c.tx.send_frame(fd, parts, ack)? == SendStatus::Sent {
+                if let Some(n) = ack {
+                    p.stream.told(n);
+                }
+                p.stream.put_on_wire();
+            } else {
+                c.blocked = true;
+            }
             Ok(SendStatus::Sent)
         })()
-        .and_then(|st| Self::set_writing(epoll, peer, c, false).map(|()| st));
+        .and_then(|st| Self::set_writing(epoll, peer, c, p.stream.backlog()).map(|()| st));
         match res {
             Ok(st) => Ok(st),
             Err(e) => {
