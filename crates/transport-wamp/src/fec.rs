@@ -200,7 +200,7 @@ impl FecRecv {
         }
         let first = self.groups.range(..=pn).next_back().map(|(&f, g)| (f, g.k));
         if let Some((f, k)) = first {
-            if pn < f + k as u64 {
+            if pn < f.saturating_add(k as u64) {
                 self.try_rebuild(f);
             }
         }
@@ -208,6 +208,11 @@ impl FecRecv {
 
     pub fn repair(&mut self, r: &Repair<'_>) {
         let (k, m) = (r.k as usize, r.m as usize);
+        // A group must lie within packet numbers: a hostile peer's group
+        // running past u64::MAX overflowed the rebuild (found by fuzzing).
+        if r.first.checked_add(r.k as u64).is_none() {
+            return;
+        }
         let g = self.groups.entry(r.first).or_insert_with(|| Group { k, m, repairs: vec![None; m] });
         if g.k != k || g.m != m || g.repairs.get(r.index as usize).is_none_or(|s| s.is_some()) {
             return;
@@ -312,6 +317,14 @@ mod tests {
         // which arrived: no shard can say how long its packet was.
         let mut r = FecRecv::new();
         r.repair(&Repair { first: 0, k: 1, m: 1, index: 0, shard: &[7] });
+        assert!(r.recovered().is_none());
+    }
+
+    #[test]
+    fn a_group_past_the_last_packet_number_is_refused() {
+        let mut r = FecRecv::new();
+        r.repair(&Repair { first: u64::MAX - 1, k: 4, m: 1, index: 0, shard: &[0, 3, 1, 2, 3] });
+        r.source(u64::MAX - 1, b"one");
         assert!(r.recovered().is_none());
     }
 
