@@ -70,7 +70,8 @@ int main(int argc, char **argv) {
                 MPI_Recv(buf, (int)len, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 MPI_Send(buf, (int)len, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
             }
-            if (MPI_Wtime() - started > longest) longest = MPI_Wtime() - started;
+            double took = MPI_Wtime() - started;
+            if (took > longest) longest = took;
         }
         double rtt = (MPI_Wtime() - t0) / n;
         if (rank == 0) printf("%ld,%d,%.3f,%.2f,%.0f\n", len, n, rtt * 1e6, 2.0 * len / rtt / 1e6, longest * 1e6);

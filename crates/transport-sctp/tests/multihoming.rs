@@ -190,14 +190,7 @@ fn peer_with_every_path_dead_is_reported_lost_and_stray_probes_are_dropped() {
     let fast = move |r: u32| SctpOptions {
         publish_addr: ip(&format!("127.0.0.{}", r + 1)),
         more_addrs: vec![ip(&format!("127.0.1.{}", r + 1))],
-        heartbeat_ms: 100,
-        rto_min_ms: 50,
-        rto_initial_ms: 100,
-        rto_max_ms: 200,
-        max_retrans: 3,
-        // Given up after 3 retransmissions (limit / RTO_MAX), not 10 minutes.
-        outage_limit: Duration::from_millis(600),
-        ..test_opts(2)
+        ..fast_failure_opts()
     };
     let results = run_ranks_with(2, fast, move |mut t| {
         if t.rank() == 1 {

@@ -11,20 +11,6 @@ use wanmpi_bootstrap::{local_kv_world, KeyValue};
 use wanmpi_transport::{Incoming, Transport};
 use wanmpi_transport_sctp::{SctpError, SctpOptions, SctpTransport};
 
-fn fast_failure_opts() -> SctpOptions {
-    // A short outage limit: the association gives up after max_retrans
-    // (limit / RTO_MAX = 3), not after the default 10 minutes of silence.
-    SctpOptions {
-        heartbeat_ms: 100,
-        rto_min_ms: 50,
-        rto_initial_ms: 100,
-        rto_max_ms: 200,
-        max_retrans: 3,
-        outage_limit: Duration::from_millis(600),
-        ..test_opts(2)
-    }
-}
-
 #[test]
 fn vanished_peer_is_reported_lost_by_heartbeats() {
     let gate = Arc::new(Barrier::new(2));

@@ -111,6 +111,21 @@ pub fn test_opts(streams: u16) -> SctpOptions {
     SctpOptions { streams, connect_timeout: Duration::from_secs(20), ..SctpOptions::default() }
 }
 
+/// Options that give a silent peer up within about a second: short RTOs
+/// and heartbeats, and an outage limit of 600 ms (3 retransmissions at
+/// RTO_MAX), not the default 10 minutes.
+pub fn fast_failure_opts() -> SctpOptions {
+    SctpOptions {
+        heartbeat_ms: 100,
+        rto_min_ms: 50,
+        rto_initial_ms: 100,
+        rto_max_ms: 200,
+        max_retrans: 3,
+        outage_limit: Duration::from_millis(600),
+        ..test_opts(2)
+    }
+}
+
 /// Drives the transport until everything it sent is acknowledged (bounded),
 /// so a rank can stop servicing it (e.g. wait at a barrier) without
 /// stalling its peers.
