@@ -311,22 +311,24 @@ impl Conn {
         })?;
         // Check everything before changing anything: a packet is taken whole
         // or not at all (then it is not acknowledged and will come again).
-        let mut new_bytes = 0;
+        let data = chunks.iter().filter_map(|c| match c {
+            Chunk::Data(d) => Some(d),
+            _ => None,
+        });
+        let new_bytes = match self.reasm.check_packet(data) {
+            Ok(n) => n,
+            Err(Refusal::Bad(why)) => {
+                self.stats.malformed += 1;
+                return Err(malformed(why.into()));
+            }
+            Err(Refusal::NoRoom) => unreachable!("check does not weigh room"),
+        };
         for c in &chunks {
-            match c {
-                Chunk::Data(d) => match self.reasm.check(d) {
-                    Ok(n) => new_bytes += n,
-                    Err(Refusal::Bad(why)) => {
-                        self.stats.malformed += 1;
-                        return Err(malformed(why.into()));
-                    }
-                    Err(Refusal::NoRoom) => unreachable!("check does not weigh room"),
-                },
-                Chunk::Ack(a) if a.largest().is_some_and(|l| l >= self.next_pn) => {
+            if let Chunk::Ack(a) = c {
+                if a.largest().is_some_and(|l| l >= self.next_pn) {
                     self.stats.malformed += 1;
                     return Err(malformed("ACK of a packet never sent".into()));
                 }
-                _ => {}
             }
         }
         if !self.reasm.has_room(new_bytes) {

@@ -116,6 +116,36 @@ impl Reasm {
         }
     }
 
+    /// Checks every data chunk of one packet; returns the bytes new buffers
+    /// for them would take. Chunks of a frame the packet itself opens must
+    /// agree with each other too: `place` sizes the frame by the first.
+    pub fn check_packet<'a>(&self, chunks: impl Iterator<Item = &'a DataChunk<'a>>) -> Result<u64, Refusal> {
+        let mut opened: Vec<(u16, u32, u32, u16)> = vec![];
+        let mut new_bytes = 0;
+        for d in chunks {
+            let n = self.check(d)?;
+            // An empty frame opens with n == 0, so ask whether it is new.
+            if !self.is_new(d) {
+                continue;
+            }
+            match opened.iter().find(|o| (o.0, o.1) == (d.channel, d.seq)) {
+                Some(o) if (o.2, o.3) != (d.frame_len, d.chunk) => return Err(Refusal::Bad("chunk disagrees with its frame")),
+                Some(_) => {}
+                None => {
+                    opened.push((d.channel, d.seq, d.frame_len, d.chunk));
+                    new_bytes += n;
+                }
+            }
+        }
+        Ok(new_bytes)
+    }
+
+    /// Whether a checked chunk would open a frame buffer.
+    fn is_new(&self, d: &DataChunk<'_>) -> bool {
+        let ch = &self.channels[d.channel as usize];
+        d.seq.wrapping_sub(ch.next) < u32::MAX / 2 && !ch.frames.contains_key(&d.seq)
+    }
+
     /// Room for `new_bytes` more of buffers.
     pub fn has_room(&self, new_bytes: u64) -> bool {
         new_bytes == 0 || self.held + new_bytes <= self.limit + self.max_frame as u64
@@ -211,6 +241,23 @@ mod tests {
         r.place(&c);
         assert_eq!(r.pop(), Some((0, b"abc".to_vec())));
         assert_eq!(r.pop(), None);
+    }
+
+    #[test]
+    fn chunks_of_one_packet_that_disagree_on_their_new_frame_are_refused() {
+        let r = Reasm::new(1, 100, 1000);
+        let short = b"a";
+        let long = [7u8; 40];
+        let first = chunk(0, 3, short, 0, 4);
+        let second = chunk(0, 3, &long, 9, 4);
+        assert_eq!(r.check(&first), Ok(1));
+        assert_eq!(r.check(&second), Ok(40), "each alone looks fine");
+        assert!(matches!(r.check_packet([&first, &second].into_iter()), Err(Refusal::Bad(_))));
+        let empty = chunk(0, 4, b"", 0, 4);
+        let later = chunk(0, 4, &long, 9, 4);
+        assert!(matches!(r.check_packet([&empty, &later].into_iter()), Err(Refusal::Bad(_))), "an empty frame is a frame");
+        let again = chunk(0, 3, short, 0, 4);
+        assert_eq!(r.check_packet([&first, &again].into_iter()), Ok(1), "a new frame counts once");
     }
 
     #[test]
