@@ -28,6 +28,8 @@ mod launcher;
 mod local;
 mod own_addr;
 pub mod pmi2;
+mod pmi_job;
+pub mod pmix;
 pub mod port;
 pub mod ports;
 pub mod proto;

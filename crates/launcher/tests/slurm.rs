@@ -6,7 +6,7 @@
 //!
 //! On a private cluster of a controller and three compute nodes in
 //! namespaces of their own with munge (tests/slurm_nodes), 3 nodes x 2
-//! ranks of a C program on libmpi.so.12: `srun --mpi=pmi2` with no
+//! ranks of a C program on libmpi.so.12: `srun --mpi=pmi2` and `--mpi=pmix` with no
 //! environment, `salloc mpirun`, `sbatch`, a rank with only loopback, a
 //! rank killed by SIGKILL, and scancel, with nothing left on any node.
 //!
@@ -166,36 +166,53 @@ fn build_c(src: &std::path::Path, name: &str) -> Result<std::path::PathBuf, Stri
 /// PMI-2 as the Rust runtime does.
 #[test]
 fn srun_with_pmi2_runs_a_c_program_on_libmpi() {
+    srun_runs_a_c_program("srun_with_pmi2_runs_a_c_program_on_libmpi", "pmi2");
+}
+
+/// The same with `srun --mpi=pmix` (Slurm's PMIx plugin, libpmix loaded by
+/// the library at MPI_Init).
+#[test]
+fn srun_with_pmix_runs_a_c_program_on_libmpi() {
+    srun_runs_a_c_program("srun_with_pmix_runs_a_c_program_on_libmpi", "pmix");
+}
+
+fn srun_runs_a_c_program(name: &str, mpi: &str) {
     if let Some(why) = skip_reason() {
-        eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: {why}");
+        eprintln!("SKIPPED {name}: {why}");
+        return;
+    }
+    let plugin = std::path::Path::new("/usr/lib/x86_64-linux-gnu/slurm-wlm").join(format!("mpi_{mpi}.so"));
+    if !plugin.is_file() {
+        eprintln!("SKIPPED {name}: Slurm's {} is missing", plugin.display());
         return;
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let exe = match build_c(&root.join("examples/c/hello.c"), "pmi2-hello") {
+    let exe = match build_c(&root.join("examples/c/hello.c"), &format!("{mpi}-hello")) {
         Ok(e) => e,
         Err(why) => {
-            eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: {why}");
+            eprintln!("SKIPPED {name}: {why}");
             return;
         }
     };
-    let cluster = match Cluster::start("pmi2c") {
+    let cluster = match Cluster::start(&format!("{mpi}c")) {
         Ok(c) => c,
         Err(why) => {
             let _ = std::fs::remove_file(&exe);
-            eprintln!("SKIPPED srun_with_pmi2_runs_a_c_program_on_libmpi: the Slurm daemons did not start: {why}");
+            eprintln!("SKIPPED {name}: the Slurm daemons did not start: {why}");
             return;
         }
     };
     let mut c = cluster.command("srun");
-    c.args(["--mpi=pmi2", "-n", "2", "--time=1"]).arg(&exe);
+    c.arg(format!("--mpi={mpi}")).args(["-n", "3", "--time=1"]).arg(&exe);
     let started = Instant::now();
     let r = finish(c.spawn().expect("srun"), started);
     let _ = std::fs::remove_file(&exe);
     assert_eq!(r.code, Some(0), "stdout: {}\nstderr: {}\n{}", r.stdout, r.stderr, cluster.logs());
-    for rank in 0..2 {
-        assert!(r.stdout.contains(&format!("hello from rank {rank} of 2")), "{}", r.stdout);
+    for rank in 0..3 {
+        assert!(r.stdout.contains(&format!("hello from rank {rank} of 3")), "{}", r.stdout);
     }
-    assert!(r.stdout.contains("sum of ranks = 1 (expected 1)"), "{}", r.stdout);
+    assert!(r.stdout.contains("sum of ranks = 3 (expected 3)"), "{}", r.stdout);
+    eprintln!("srun --mpi={mpi} -n 3 hello took {:?}", r.took);
     drop(cluster);
 }
 
@@ -203,33 +220,43 @@ fn srun_with_pmi2_runs_a_c_program_on_libmpi() {
 /// `abort`, while the other rank sleeps outside MPI for a minute.
 #[test]
 fn mpi_abort_under_pmi2_ends_the_step() {
+    abort_ends_the_step("mpi_abort_under_pmi2_ends_the_step", "pmi2");
+}
+
+/// The same through PMIx_Abort under `srun --mpi=pmix`.
+#[test]
+fn mpi_abort_under_pmix_ends_the_step() {
+    abort_ends_the_step("mpi_abort_under_pmix_ends_the_step", "pmix");
+}
+
+fn abort_ends_the_step(name: &str, mpi: &str) {
     if let Some(why) = skip_reason() {
-        eprintln!("SKIPPED mpi_abort_under_pmi2_ends_the_step: {why}");
+        eprintln!("SKIPPED {name}: {why}");
         return;
     }
-    let src = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pmi2-abort-{}.c", std::process::id()));
+    let src = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{mpi}-abort-{}.c", std::process::id()));
     let text = "#include <mpi.h>\n#include <unistd.h>\nint main(int c, char **v) { int r; MPI_Init(&c, &v); \
                 MPI_Comm_rank(MPI_COMM_WORLD, &r); if (r == 1) MPI_Abort(MPI_COMM_WORLD, 7); sleep(60); MPI_Finalize(); return 0; }\n";
     std::fs::write(&src, text).expect("write the C file");
-    let built = build_c(&src, "pmi2-abort");
+    let built = build_c(&src, &format!("{mpi}-abort"));
     let _ = std::fs::remove_file(&src);
     let exe = match built {
         Ok(e) => e,
         Err(why) => {
-            eprintln!("SKIPPED mpi_abort_under_pmi2_ends_the_step: {why}");
+            eprintln!("SKIPPED {name}: {why}");
             return;
         }
     };
-    let cluster = match Cluster::start("abort") {
+    let cluster = match Cluster::start(&format!("abort-{mpi}")) {
         Ok(c) => c,
         Err(why) => {
             let _ = std::fs::remove_file(&exe);
-            eprintln!("SKIPPED mpi_abort_under_pmi2_ends_the_step: the Slurm daemons did not start: {why}");
+            eprintln!("SKIPPED {name}: the Slurm daemons did not start: {why}");
             return;
         }
     };
     let mut c = cluster.command("srun");
-    c.args(["--mpi=pmi2", "-n", "2", "--time=2"]).arg(&exe);
+    c.arg(format!("--mpi={mpi}")).args(["-n", "2", "--time=2"]).arg(&exe);
     let started = Instant::now();
     let r = finish(c.spawn().expect("srun"), started);
     let _ = std::fs::remove_file(&exe);
@@ -300,6 +327,10 @@ fn three_nodes_run_srun_pmi2_salloc_sbatch_and_end_cleanly() {
     let mut c = nodes.client("srun");
     c.args(["-N3", "-n6", "--mpi=pmi2", "--time=1", &exe_s]);
     check("srun -N3 -n6 --mpi=pmi2", &finish(c.spawn().expect("srun"), Instant::now()));
+    // The same over PMIx (Slurm's pmix plugin, the default at many sites).
+    let mut c = nodes.client("srun");
+    c.args(["-N3", "-n6", "--mpi=pmix", "--time=1", &exe_s]);
+    check("srun -N3 -n6 --mpi=pmix", &finish(c.spawn().expect("srun"), Instant::now()));
 
     // WANMPI_NET is honoured; a network no node has fails at once, naming
     // the node and what it has.

@@ -47,14 +47,14 @@ impl Runtime {
         let mut job_id = None;
         let mut published = None;
         let (transport, kv): (Box<dyn Transport>, Option<Box<dyn Launcher>>) = match JobEnv::from_env().map_err(boot)? {
-            // Started by srun --mpi=pmi2 rather than mpirun, or alone.
-            None => match crate::pmi2::bootstrap()? {
+            // Started by srun (PMI-2 or PMIx) rather than mpirun, or alone.
+            None => match crate::process_manager::bootstrap()? {
                 Some((env, mut pmi)) => {
                     job_id = Some(env.job_id.clone());
                     published = env.addr.clone();
                     host_load(&env, &mut opts)?;
-                    let t = crate::transports::connect(&env, &mut pmi)?;
-                    (t, Some(Box::new(pmi)))
+                    let t = crate::transports::connect(&env, &mut *pmi)?;
+                    (t, Some(pmi))
                 }
                 None => (Box::new(loopback_world(1, 1).pop().expect("one rank")), None),
             },

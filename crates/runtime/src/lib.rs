@@ -29,7 +29,7 @@ mod mprobe;
 mod options;
 mod p2p;
 mod persistent;
-mod pmi2;
+mod process_manager;
 mod reqtable;
 mod rma;
 mod runtime;

@@ -9,7 +9,7 @@
 //! transport measured near (`FAR_RTT`), the ranks share what they found,
 //! and every rank takes the same clusters (connected components of "near");
 //! ranks of one host are near whatever was measured. Under Slurm the
-//! allocation is one site (`pmi2.rs`; mpirun's `job/slurm.rs`).
+//! allocation is one site (`process_manager.rs`; mpirun's `job/slurm.rs`).
 
 use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 use wanmpi_transport::{PeerId, Transport};

@@ -5,21 +5,12 @@
 //! `kvs-get` for what the transports publish, `finalize` at the end and
 //! `abort` from MPI_Abort.
 //!
-//! What mpirun would hand out is made here: rank 0 draws the job secret and
-//! the job id; every rank publishes its host name (so each knows which
-//! peers share its host: `host_map`, what mpirun's `WANMPI_HOST_MAP` says)
-//! and a public key at a first fence; rank 0 then publishes the secret
-//! wrapped for each rank under that rank's key (`wrap`), and a second fence
-//! hands each rank its wrap. Slurm's key/value traffic is not encrypted,
-//! so the secret never passes through it in clear. The host names come
-//! with each host's addresses, from which every rank chooses the address it
-//! publishes between the fences (`addr`).
+//! What mpirun would hand out is made over these calls by `pmi_job`, as
+//! under PMIx (`pmix`).
 //!
 //! Not supported under PMI-2: MPI_Comm_spawn (it needs mpirun).
 
-mod addr;
 mod wire;
-mod wrap;
 
 pub use wire::Message;
 
@@ -32,12 +23,6 @@ use std::time::Duration;
 pub const ENV_PMI_FD: &str = "PMI_FD";
 pub const ENV_PMI_RANK: &str = "PMI_RANK";
 pub const ENV_PMI_SIZE: &str = "PMI_SIZE";
-
-/// Rank 0's wrap of the job secret for rank N: `wanmpi-wrap-N`.
-const KEY_WRAP: &str = "wanmpi-wrap";
-/// Rank N's public key for its wrap: `wanmpi-pk-N`.
-const KEY_PUBLIC: &str = "wanmpi-pk";
-const KEY_JOB: &str = "wanmpi-job";
 
 /// A rank's connection to its PMI-2 server.
 pub struct Pmi2 {
@@ -152,92 +137,11 @@ impl Pmi2 {
         Ok(reply)
     }
 
-    /// What mpirun would give the rank: rank 0 draws the secret and job id,
-    /// every rank publishes its host name and a public key, a fence; rank 0
-    /// wraps the secret for every rank, another fence (see the module doc).
-    /// Returns the job environment and the host map (host index of every
-    /// rank, in rank order, comma-separated).
+    /// What mpirun would give the rank (`pmi_job::job_env`): the job
+    /// environment and the host map.
     pub fn job_env(&mut self) -> Result<(JobEnv, String), BootstrapError> {
-        let have = crate::route::interfaces().unwrap_or_default();
-        self.put(&format!("wanmpi-host-{}", self.rank), &addr::HostInfo::here(&own_hostname(), &have).encode())?;
-        let keys = wrap::Keypair::new().map_err(protocol)?;
-        self.put(&format!("{KEY_PUBLIC}-{}", self.rank), &keys.public_hex())?;
-        let mut secret = [0u8; 32];
-        if self.rank == 0 {
-            getrandom::getrandom(&mut secret).map_err(|e| protocol(format!("no randomness for the job secret: {e}")))?;
-            let mut tag = [0u8; 4];
-            getrandom::getrandom(&mut tag).map_err(|e| protocol(format!("no randomness for the job id: {e}")))?;
-            let slurm = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty() && !v.contains(';'));
-            let job = match (slurm("SLURM_JOB_ID"), slurm("SLURM_STEP_ID")) {
-                (Some(j), Some(s)) => format!("slurm-{j}.{s}-{}", hex(&tag)),
-                _ => format!("pmi2-{}", hex(&tag)),
-            };
-            self.put(KEY_JOB, &job)?;
-        }
-        self.fence()?;
-        let (hosts, map) = self.hosts()?;
-        let own = map.get(self.rank as usize).copied().unwrap_or(0);
-        let given = crate::own_addr::given(&|k: &str| std::env::var(k).ok())?;
-        let addr = addr::choose(self.rank, given, &hosts, own, &have, |t| crate::route::source_toward(t).ok())?;
-        if self.rank == 0 {
-            for r in 1..self.size {
-                let theirs = self.get(&format!("{KEY_PUBLIC}-{r}"))?;
-                self.put(&format!("{KEY_WRAP}-{r}"), &wrap::wrap(&secret, &theirs).map_err(protocol)?)?;
-            }
-        }
-        self.fence()?;
-        if self.rank != 0 {
-            secret = keys.open(&self.get(&format!("{KEY_WRAP}-{}", self.rank))?).map_err(protocol)?;
-        }
-        let job_id = self.get(KEY_JOB)?;
-        let env = JobEnv {
-            rank: self.rank,
-            size: self.size,
-            bootstrap: "pmi2".into(),
-            secret,
-            job_id,
-            transport: std::env::var(crate::ENV_TRANSPORT).unwrap_or_else(|_| "auto".into()),
-            addr,
-            parent_port: None,
-        };
-        let map: Vec<String> = map.iter().map(usize::to_string).collect();
-        Ok((env, map.join(",")))
+        crate::pmi_job::job_env(self, "pmi2")
     }
-
-    /// Every rank's host as published at the first fence: the distinct
-    /// hosts in order of first appearance, and each rank's index among them.
-    fn hosts(&mut self) -> Result<(Vec<addr::HostInfo>, Vec<usize>), BootstrapError> {
-        let keys: Vec<String> = (0..self.size).map(|r| format!("wanmpi-host-{r}")).collect();
-        let mut hosts: Vec<addr::HostInfo> = Vec::new();
-        let mut map = Vec::with_capacity(self.size as usize);
-        for text in self.get_many(&keys)? {
-            let h = addr::HostInfo::decode(&text);
-            let i = match hosts.iter().position(|k| k.name == h.name) {
-                Some(i) => i,
-                None => {
-                    hosts.push(h);
-                    hosts.len() - 1
-                }
-            };
-            map.push(i);
-        }
-        Ok((hosts, map))
-    }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn own_hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; we stop at the first NUL.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    if rc != 0 || end == 0 {
-        return "localhost".into();
-    }
-    String::from_utf8_lossy(&buf[..end]).replace(';', "_")
 }
 
 impl KeyValue for Pmi2 {

@@ -41,7 +41,7 @@ pub fn skip_reason() -> Option<String> {
             return Some(format!("{bin} is missing (apt-get install slurm-wlm munge util-linux)"));
         }
     }
-    for plugin in ["auth_munge.so", "cred_munge.so", "mpi_pmi2.so"] {
+    for plugin in ["auth_munge.so", "cred_munge.so", "mpi_pmi2.so", "mpi_pmix.so"] {
         if !Path::new(PLUGINS).join(plugin).is_file() {
             return Some(format!("Slurm's {plugin} is missing in {PLUGINS}"));
         }

@@ -50,7 +50,7 @@ impl Cluster {
     pub fn start(name: &str) -> Result<Cluster, String> {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("wanmpi-slurm-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        for d in ["state", "spool"] {
+        for d in ["state", "spool", "tmp"] {
             std::fs::create_dir_all(dir.join(d)).map_err(|e| e.to_string())?;
         }
         let host = wanmpi_launcher::hosts::own_hostname();
@@ -66,6 +66,9 @@ impl Cluster {
             "CredType=cred/none".into(),
             format!("StateSaveLocation={}", p("state")),
             format!("SlurmdSpoolDir={}", p("spool")),
+            // The pmix plugin's per-step directories live under TmpFS
+            // (/tmp by default): clusters of parallel tests would share them.
+            format!("TmpFS={}", p("tmp")),
             format!("SlurmctldPidFile={}", p("slurmctld.pid")),
             format!("SlurmdPidFile={}", p("slurmd.pid")),
             format!("SlurmctldLogFile={}", p("slurmctld.log")),

@@ -1,6 +1,6 @@
-//! The address a rank started by `srun --mpi=pmi2` publishes, chosen as
+//! The address a rank started by `srun --mpi=pmi2`/`pmix` publishes, chosen as
 //! mpirun's ranks choose theirs (`own_addr`), with the other nodes learnt
-//! through Slurm's key/value space instead of from mpirun.
+//! through the process manager's key/value space instead of from mpirun.
 //!
 //! At the first fence every rank publishes its host name and its usable
 //! addresses (`HOST ADDR,ADDR`: neither loopback nor link-local, at most
