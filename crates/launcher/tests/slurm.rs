@@ -429,9 +429,9 @@ fn three_nodes_run_srun_pmi2_salloc_sbatch_and_end_cleanly() {
 }
 
 /// Start-up on 3 nodes x 2 ranks, side by side (the check program, end to
-/// end, each launch's wall time through Slurm): `srun --mpi=pmi2`,
-/// `salloc mpirun`, and Open MPI's `salloc mpirun` when mpicc.openmpi is
-/// there. A measurement, not a check: runs only with
+/// end, each launch's wall time through Slurm): `srun --mpi=pmi2` and
+/// `--mpi=pmix`, `salloc mpirun`, and Open MPI's `srun --mpi=pmix` and
+/// `salloc mpirun` when mpicc.openmpi is there. A measurement, not a check: runs only with
 /// `WANMPI_SLURM_BENCH=N` (N runs of each) and prints the figures.
 #[test]
 fn bench_start_up_on_three_nodes() {
@@ -452,9 +452,11 @@ fn bench_start_up_on_three_nodes() {
     let (exe_s, ompi_s) = (exe.display().to_string(), ompi.display().to_string());
     let mut cases: Vec<(&str, Vec<String>)> = vec![
         ("srun -N3 -n6 --mpi=pmi2 (wanmpi)", vec!["srun".into(), "-N3".into(), "-n6".into(), "--mpi=pmi2".into(), exe_s.clone()]),
+        ("srun -N3 -n6 --mpi=pmix (wanmpi)", vec!["srun".into(), "-N3".into(), "-n6".into(), "--mpi=pmix".into(), exe_s.clone()]),
         ("salloc -N3 -n6 mpirun (wanmpi)", vec!["salloc".into(), "-N3".into(), "-n6".into(), MPIRUN.into(), exe_s.clone()]),
     ];
     if have_ompi {
+        cases.push(("srun -N3 -n6 --mpi=pmix (Open MPI 4.1)", vec!["srun".into(), "-N3".into(), "-n6".into(), "--mpi=pmix".into(), ompi_s.clone()]));
         let ompi_run = ["mpirun.openmpi", "--allow-run-as-root", "--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", "198.18.100.0/24"];
         let mut words: Vec<String> = ["salloc", "-N3", "-n6"].iter().chain(ompi_run.iter()).map(|s| s.to_string()).collect();
         words.push(ompi_s.clone());
