@@ -69,7 +69,7 @@ impl Runtime {
                 }
                 PersistentSpec::Coll { comm, plan, seq } => {
                     st.colls.track(r);
-                    crate::icoll::launch(&mut st, comm, &plan, Some(seq))?
+                    crate::icoll::launch(&mut st, comm, &plan, Some(seq), &self.site_view())?
                 }
             };
             if let Some(Entry::Persistent { active, .. }) = st.reqs.get_mut(r) {

@@ -40,11 +40,16 @@ pub(super) struct Layout {
 impl Layout {
     /// The layout, or `None` when every rank is in one site.
     pub fn of(comm: &dyn CollComm) -> Option<Layout> {
-        let (rank, size) = (comm.rank(), comm.size());
+        let site: Vec<usize> = (0..comm.size()).map(|r| comm.site_of(r)).collect();
+        Layout::from_sites(comm.rank(), &site)
+    }
+
+    /// The layout of ranks whose sites are `site` (rank `rank`'s view), or
+    /// `None` when they are all one site.
+    pub fn from_sites(rank: usize, site: &[usize]) -> Option<Layout> {
         let mut ids: Vec<usize> = Vec::new();
         let mut sites: Vec<Vec<usize>> = Vec::new();
-        for r in 0..size {
-            let s = comm.site_of(r);
+        for (r, &s) in site.iter().enumerate() {
             match ids.iter().position(|&x| x == s) {
                 Some(i) => sites[i].push(r),
                 None => {

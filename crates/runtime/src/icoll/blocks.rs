@@ -92,11 +92,11 @@ fn peers(me: Option<usize>, at: &[usize], len: &[usize], family: i32) -> Vec<Blo
 
 /// This rank among the schedule's peers, if it is one of them (not on an
 /// inter-communicator, whose peers are the other group).
-fn me(sh: Shape) -> Option<usize> {
+fn me(sh: &Shape) -> Option<usize> {
     (!sh.inter).then_some(sh.rank)
 }
 
-fn no_in_place(sh: Shape, in_place: bool) -> MpiResult<()> {
+fn no_in_place(sh: &Shape, in_place: bool) -> MpiResult<()> {
     if sh.inter && in_place {
         return err(ErrorClass::Buffer, "MPI_IN_PLACE is not allowed on inter-communicators");
     }
@@ -127,7 +127,7 @@ impl Runtime {
         let (send, recv) = (send.map(UBuf::of), UVBuf::of(recv));
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 let role = role(root, sh)?;
                 // SAFETY: the caller's contract.
                 let input = match (&send, role) {
@@ -169,7 +169,7 @@ impl Runtime {
         let (send, recv) = (UVBuf::of(send), recv.map(UBuf::of));
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 let role = role(root, sh)?;
                 if role == Role::Idle {
                     return Ok(nothing());
@@ -214,7 +214,7 @@ impl Runtime {
         let (send, recv) = (send.map(UBuf::of), UVBuf::of(recv));
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 no_in_place(sh, send.is_none())?;
                 if recv.counts.len() != sh.size {
                     return err(ErrorClass::Count, format!("{} receive counts for {} ranks", recv.counts.len(), sh.size));
@@ -259,7 +259,7 @@ impl Runtime {
         let (send, recv) = (send.map(UVBuf::of), UVBuf::of(recv));
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 no_in_place(sh, send.is_none())?;
                 let size = sh.size;
                 if recv.counts.len() != size || send.as_ref().is_some_and(|s| s.counts.len() != size) {
@@ -296,7 +296,7 @@ impl Runtime {
         }
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 no_in_place(sh, send.is_none())?;
                 let size = sh.size;
                 if recv.blocks() != size || send.as_ref().is_some_and(|s| s.blocks() != size) {

@@ -87,7 +87,7 @@ impl Runtime {
         let (send, recv) = (UVBuf::of(send), UVBuf::of(recv));
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 if sh.inter {
                     return err(ErrorClass::Topology, "an inter-communicator has no topology");
                 }
@@ -118,7 +118,7 @@ impl Runtime {
         }
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 if sh.inter {
                     return err(ErrorClass::Topology, "an inter-communicator has no topology");
                 }

@@ -24,15 +24,19 @@ pub type Built = (Schedule, Vec<(Range<usize>, Sink)>);
 
 /// Where a collective runs: this rank, the number of peers it exchanges
 /// with (the remote group's size on an inter-communicator) and which kind.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Shape {
     pub rank: usize,
     pub size: usize,
     pub inter: bool,
+    /// The site of every rank of an intra-communicator whose processes are
+    /// all of this job (as the blocking collectives see them,
+    /// `coll_adapter.rs`); empty otherwise (the flat algorithms).
+    pub sites: Arc<[usize]>,
 }
 
 /// Stages input and builds the schedule for a shape and collective number.
-pub type Plan = Arc<dyn Fn(Shape, u32) -> MpiResult<Built> + Send + Sync>;
+pub type Plan = Arc<dyn Fn(&Shape, u32) -> MpiResult<Built> + Send + Sync>;
 
 /// MPI_ROOT: the root's own group of an inter-communicator collective.
 pub const ROOT: i32 = -3;
@@ -49,7 +53,7 @@ pub enum Role {
 
 /// `root` as the caller gave it: a rank of the communicator, or on an
 /// inter-communicator MPI_ROOT, MPI_PROC_NULL or a rank of the remote group.
-pub fn role(root: i32, sh: Shape) -> MpiResult<Role> {
+pub fn role(root: i32, sh: &Shape) -> MpiResult<Role> {
     if sh.inter {
         return match root {
             ROOT => Ok(Role::Root),
@@ -101,18 +105,26 @@ impl UBuf {
 /// None); a persistent one keeps the number it got at its `_init`, since
 /// MPI matches persistent collectives in the order of their
 /// initialisations, whatever order they are started in.
-pub(crate) fn launch(st: &mut State, comm: CommId, plan: &Plan, seq: Option<u32>) -> MpiResult<Entry> {
+pub(crate) fn launch(st: &mut State, comm: CommId, plan: &Plan, seq: Option<u32>, sites: &SiteView<'_>) -> MpiResult<Entry> {
     let c = live_comm(st, comm)?;
     // The schedule's peers: the remote group on an inter-communicator.
     let group = Arc::clone(c.peer_group());
-    let (shape, ctx) = (Shape { rank: c.rank, size: group.size(), inter: c.is_inter() }, c.coll_ctx());
+    let inter = c.is_inter();
+    let sites: Arc<[usize]> = match sites {
+        Some((map, job)) if !inter && group.within(*job) => group.members().iter().map(|&w| map.site_of(w)).collect(),
+        _ => Arc::from([]),
+    };
+    let (shape, ctx) = (Shape { rank: c.rank, size: group.size(), inter, sites }, c.coll_ctx());
     let seq = match seq {
         Some(s) => s,
         None => next_seq(st, comm)?,
     };
-    let (s, sinks) = plan(shape, seq)?;
+    let (s, sinks) = plan(&shape, seq)?;
     Ok(Entry::Coll(Box::new(CollReq::new(Run::new(s), ctx, group, sinks))))
 }
+
+/// The job's site map and size, once sites are settled (`Runtime::site_view`).
+pub(crate) type SiteView<'a> = Option<(&'a crate::sites::SiteMap, u32)>;
 
 /// Takes `comm`'s next collective number.
 pub(crate) fn next_seq(st: &mut State, comm: CommId) -> MpiResult<u32> {
@@ -126,7 +138,7 @@ impl Runtime {
     /// A nonblocking collective: started now, advanced by every progress step.
     pub(crate) fn start_coll(&self, comm: CommId, plan: Plan) -> MpiResult<Req> {
         let mut st = self.lock();
-        let e = launch(&mut st, comm, &plan, None)?;
+        let e = launch(&mut st, comm, &plan, None, &self.site_view())?;
         let r = st.reqs.insert(e);
         st.colls.track(r);
         advance(&mut st);
@@ -139,6 +151,10 @@ impl Runtime {
         let mut st = self.lock();
         let seq = next_seq(&mut st, comm)?;
         Ok(st.reqs.insert(Entry::Persistent { spec: PersistentSpec::Coll { comm, plan, seq }, active: None }))
+    }
+
+    pub(crate) fn site_view(&self) -> SiteView<'_> {
+        self.sites.get().map(|m| (m, self.size()))
     }
 
     /// Nonblocking (`persistent == false`) or persistent start of `plan`.
@@ -154,9 +170,10 @@ impl Runtime {
     pub fn ibarrier(&self, comm: CommId, persistent: bool) -> MpiResult<Req> {
         self.coll_request(
             comm,
-            Arc::new(|sh: Shape, seq| {
+            Arc::new(|sh: &Shape, seq| {
                 if !sh.inter {
-                    return Ok((sched::barrier(sh.rank, sh.size, seq), vec![]));
+                    let s = sched::sites::barrier(sh.rank, &sh.sites, seq).unwrap_or_else(|| sched::barrier(sh.rank, sh.size, seq));
+                    return Ok((s, vec![]));
                 }
                 // Every rank hears from every rank of the other group.
                 let all: Vec<Block> = (0..sh.size).map(|peer| Block { peer, at: 0, len: 0, family: TAG_BARRIER }).collect();
@@ -175,7 +192,7 @@ impl Runtime {
         let b = UBuf::of(b);
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 let role = role(root, sh)?;
                 if role == Role::Idle {
                     return Ok(nothing());
@@ -194,7 +211,11 @@ impl Runtime {
                     (_, role) => {
                         let root = if let Role::Leaf(r) = role { r } else { sh.rank };
                         let data = if role == Role::Root { b.packed()? } else { vec![0; len] };
-                        sched::bcast(sh.rank, sh.size, data, root, seq)
+                        if sched::sites::spans_sites(&sh.sites) {
+                            sched::sites::bcast(sh.rank, &sh.sites, data, root, seq).map(|s| s.expect("several sites"))
+                        } else {
+                            sched::bcast(sh.rank, sh.size, data, root, seq)
+                        }
                     }
                 };
                 Ok((s.map_err(start_error)?, sinks))
@@ -212,7 +233,7 @@ impl Runtime {
         let (recv, op, send) = (UBuf::of(recv), op.clone(), send.map(|p| p as usize));
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 if sh.inter && send.is_none() {
                     return err(ErrorClass::Buffer, "MPI_IN_PLACE is not allowed on inter-communicators");
                 }
@@ -223,7 +244,11 @@ impl Runtime {
                     let all: Vec<usize> = (0..sh.size).collect();
                     sched::fold(out.bytes().to_vec(), input, &all, &all, n, ty, &op, TAG_ALLREDUCE, seq)
                 } else {
-                    sched::allreduce(sh.rank, sh.size, input, n, ty, &op, seq)
+                    if sched::sites::allreduce_fits(&sh.sites, &op) {
+                        sched::sites::allreduce(sh.rank, &sh.sites, input, n, ty, &op, seq).map(|s| s.expect("checked above"))
+                    } else {
+                        sched::allreduce(sh.rank, sh.size, input, n, ty, &op, seq)
+                    }
                 };
                 Ok((s.map_err(start_error)?, vec![(0..len, Sink::Whole(out))]))
             }),
@@ -240,7 +265,7 @@ impl Runtime {
         let (recv, op, send) = (UBuf::of(recv), op.clone(), send.map(|p| p as usize));
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 let role = role(root, sh)?;
                 if role == Role::Idle {
                     return Ok(nothing());
@@ -289,7 +314,7 @@ impl Runtime {
         let (recv, op, send) = (UBuf::of(recv), op.clone(), send.map(|p| p as usize));
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
+            Arc::new(move |sh: &Shape, seq| {
                 if sh.inter {
                     return intra_only("a scan");
                 }
@@ -328,8 +353,8 @@ impl Runtime {
         let (counts, op, send, recv, dt) = (recvcounts.to_vec(), op.clone(), send.map(|p| p as usize), recv as usize, dt.clone());
         self.coll_request(
             comm,
-            Arc::new(move |sh: Shape, seq| {
-                let Shape { rank, size, inter } = sh;
+            Arc::new(move |sh: &Shape, seq| {
+                let (rank, size, inter) = (sh.rank, sh.size, sh.inter);
                 let total: usize = counts.iter().sum();
                 if inter {
                     let send = send.ok_or_else(|| MpiError::new(ErrorClass::Buffer, "MPI_IN_PLACE is not allowed on inter-communicators"))?;

@@ -18,7 +18,8 @@
 //! tags are all >= 65536, above every tag of the blocking algorithms
 //! (`coll/mod.rs`), so both may share the collective context.
 //!
-//! Builders: `build.rs` (barrier, bcast, allreduce), `reduce.rs` (reduce,
+//! Builders: `build.rs` (barrier, bcast, allreduce), `sites.rs` (their
+//! site-aware forms, chosen as the blocking calls choose), `reduce.rs` (reduce,
 //! scan, exscan) and `direct.rs` (one round of blocks to and from peers:
 //! gather(v), scatter(v), allgather(v), alltoall(v/w), neighbourhood
 //! collectives). The runtime owns a `Run` per nonblocking or persistent
@@ -29,10 +30,13 @@ mod build;
 mod direct;
 mod fold;
 mod reduce;
+pub mod sites;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_more;
+#[cfg(test)]
+mod tests_sites;
 
 pub use bridge::bridged_allreduce;
 pub use build::{allreduce, barrier, bcast};
