@@ -57,7 +57,7 @@ fn main() -> wanmpi::Result<()> {
     // Doubles whose sum depends on the order of adding.
     let x: Vec<f64> = (0..8)
         .map(|j| {
-            let k = rank as i32 + j;
+            let k = rank + j;
             let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
             sign * 10f64.powi((k % 4) * 5) + 0.37 * rank as f64 + 0.011 * j as f64
         })
