@@ -10,7 +10,7 @@ use wanmpi_runtime::{ErrorClass, Message, MpiError, Req, SendMode, Status};
 use crate::args::{buffer, comm_id, count, datatype_arg, out, Count, DatatypeArg};
 use crate::error::{call, fail, R};
 use crate::global::{objs, rt};
-use crate::predef::{MESSAGE_NO_PROC, MESSAGE_NULL};
+use crate::predef::{BYTE, DATATYPE_NULL, MESSAGE_NO_PROC, MESSAGE_NULL, PROC_NULL};
 use crate::request::new_request;
 use crate::status::{self, MPI_Status};
 
@@ -26,21 +26,31 @@ fn decode<C: Count>(buf: *const c_void, c: C, dt: c_int) -> R<Args> {
     Ok(Args { n, dt })
 }
 
+/// `decode` for a call with `peer`: nothing to or from MPI_PROC_NULL may
+/// name MPI_DATATYPE_NULL, as MPICH accepts (its test pt2pt/recvnull).
+fn decode_for<C: Count>(buf: *const c_void, c: C, dt: c_int, peer: c_int) -> R<Args> {
+    let n = count(c)?;
+    if n == 0 && dt == DATATYPE_NULL && peer == PROC_NULL {
+        return decode(buf, c, BYTE);
+    }
+    decode(buf, c, dt)
+}
+
 unsafe fn isend<C: Count>(buf: *const c_void, c: C, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode) -> R<Req> {
-    let a = decode(buf, c, dt)?;
+    let a = decode_for(buf, c, dt, dest)?;
     let cid = comm_id(comm)?;
     rt()?.isend(buf as *const u8, a.n, &a.dt, dest, tag, cid, mode)
 }
 
 unsafe fn irecv<C: Count>(buf: *mut c_void, c: C, dt: c_int, source: c_int, tag: c_int, comm: c_int) -> R<Req> {
-    let a = decode(buf, c, dt)?;
+    let a = decode_for(buf, c, dt, source)?;
     let cid = comm_id(comm)?;
     rt()?.irecv(buf as *mut u8, a.n, &a.dt, source, tag, cid)
 }
 
 unsafe fn send<C: Count>(buf: *const c_void, c: C, dt: c_int, dest: c_int, tag: c_int, comm: c_int, mode: SendMode) -> c_int {
     call(comm, || {
-        let a = decode(buf, c, dt)?;
+        let a = decode_for(buf, c, dt, dest)?;
         let cid = comm_id(comm)?;
         let s = rt()?.send(buf as *const u8, a.n, &a.dt, dest, tag, cid, mode)?;
         s.error.map_or(Ok(()), Err)
@@ -149,7 +159,7 @@ pub unsafe extern "C" fn PMPI_Recv_c(buf: *mut c_void, c: c_long, dt: c_int, sou
 // MPI_Recv and MPI_Recv_c.
 unsafe fn recv<C: Count>(buf: *mut c_void, c: C, dt: c_int, source: c_int, tag: c_int, comm: c_int, st: *mut MPI_Status) -> c_int {
     call(comm, || {
-        let a = decode(buf, c, dt)?;
+        let a = decode_for(buf, c, dt, source)?;
         let cid = comm_id(comm)?;
         let s = rt()?.recv(buf as *mut u8, a.n, &a.dt, source, tag, cid)?;
         status::write(st, &s);
@@ -297,7 +307,7 @@ unsafe fn isendrecv<C: Count>(
 ) -> c_int {
     call(comm, || {
         let o = out(req, "request")?;
-        let (s, r) = (decode(sbuf, scount, sdt)?, decode(rbuf, rcount, rdt)?);
+        let (s, r) = (decode_for(sbuf, scount, sdt, dest)?, decode_for(rbuf, rcount, rdt, source)?);
         let q = rt()?.isendrecv((sbuf as *const u8, s.n, &s.dt), dest, stag, (rbuf as *mut u8, r.n, &r.dt), source, rtag, comm_id(comm)?)?;
         *o = new_request(q, comm, false)?;
         Ok(())

@@ -188,6 +188,8 @@ pub const APPNUM: i32 = 0x6440_000d;
 
 pub const UNDEFINED: i32 = -32766;
 pub const PROC_NULL: i32 = -1;
+/// MPI_BYTE's handle (a basic type, one byte).
+pub const BYTE: i32 = 0x4c00_010d;
 pub const ANY_SOURCE: i32 = -2;
 pub const ROOT: i32 = -3;
 pub const ANY_TAG: i32 = -1;

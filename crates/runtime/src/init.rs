@@ -174,10 +174,14 @@ impl Runtime {
         }
         // MPI_COMM_SELF is freed first, as if by the program: its attributes'
         // delete callbacks run while MPI still works (MPI_Finalized says no).
-        // A failing callback is reported, not returned: the other ranks are
-        // on their way into the final barrier and would wait for this one.
-        if let Err(e) = self.delete_all_attrs(crate::comm::COMM_SELF) {
-            eprintln!("wanmpi: rank {}: MPI_Finalize: deleting MPI_COMM_SELF's attributes: {e}", self.rank);
+        // Then MPI_COMM_WORLD's, as MPICH does (bindings such as rsmpi
+        // drop their attribute values there). A failing callback is
+        // reported, not returned: the other ranks are on their way into the
+        // final barrier and would wait for this one.
+        for (comm, name) in [(crate::comm::COMM_SELF, "MPI_COMM_SELF"), (COMM_WORLD, "MPI_COMM_WORLD")] {
+            if let Err(e) = self.delete_all_attrs(comm) {
+                eprintln!("wanmpi: rank {}: MPI_Finalize: deleting {name}'s attributes: {e}", self.rank);
+            }
         }
         self.finalized.store(true, Ordering::SeqCst);
         // With --tolerate-rank-failure the final barrier is an agreement

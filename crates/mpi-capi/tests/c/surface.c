@@ -664,6 +664,44 @@ static void file_null_errhandler(void)
     OK(MPI_Errhandler_free(&mine));
 }
 
+/* Nothing to or from MPI_PROC_NULL may name MPI_DATATYPE_NULL with count
+ * 0 (MPICH's pt2pt/recvnull; MPICH accepts it). */
+static void null_datatype_to_proc_null(void)
+{
+    MPI_Status st;
+    MPI_Request r;
+    OK(MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL, "a receive from MPI_PROC_NULL");
+    OK(MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r));
+    OK(MPI_Wait(&r, &st));
+    OK(MPI_Send(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    OK(MPI_Sendrecv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
+    CHECK(MPI_Send(NULL, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD) == MPI_ERR_TYPE, "a count of 1 still needs a type");
+}
+
+/* MPI_Finalize runs the delete callbacks of MPI_COMM_SELF's attributes,
+ * then MPI_COMM_WORLD's (as MPICH does): each appends its letter. */
+static char finalize_order[4];
+static int delete_note(MPI_Comm comm, int key, void *value, void *extra)
+{
+    (void)comm;
+    (void)key;
+    (void)extra;
+    size_t n = strlen(finalize_order);
+    if (n + 1 < sizeof finalize_order) finalize_order[n] = *(const char *)value;
+    return MPI_SUCCESS;
+}
+
+static void finalize_callbacks(void)
+{
+    static const char self = 'S', world = 'W';
+    int ks, kw;
+    OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_note, &ks, NULL));
+    OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_note, &kw, NULL));
+    OK(MPI_Comm_set_attr(MPI_COMM_WORLD, kw, (void *)&world));
+    OK(MPI_Comm_set_attr(MPI_COMM_SELF, ks, (void *)&self));
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -685,8 +723,14 @@ int main(int argc, char **argv)
     user_errors_and_f90();
     datatype_attributes();
     file_null_errhandler();
+    null_datatype_to_proc_null();
+    finalize_callbacks();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     pass("surface");
     MPI_Finalize();
+    if (strcmp(finalize_order, "SW") != 0) {
+        fprintf(stderr, "rank %d: MPI_Finalize ran delete callbacks \"%s\", not SELF then WORLD (\"SW\")\n", rank, finalize_order);
+        return 1;
+    }
     return 0;
 }
