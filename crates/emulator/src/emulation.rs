@@ -318,17 +318,35 @@ impl Emulation {
 
     /// A `Command` that runs `program` inside host `index` as a separate
     /// machine: its network, host name, `/tmp`, `/dev/shm` (the launch
-    /// agent's way in; `command` enters only the network). Its working
-    /// directory is `/` unless the caller sets one.
+    /// agent's way in; `command` enters only the network). It starts in
+    /// the caller's working directory when that exists in the host (a
+    /// shared file system), else in `/`; `Command::current_dir` would be
+    /// undone by entering the mount namespace.
     pub fn isolated_command(&self, index: usize, program: impl AsRef<std::ffi::OsStr>) -> Result<Command> {
+        use std::os::unix::ffi::OsStrExt;
         let ns = self.host_ns(index)?;
+        let cwd = std::env::current_dir().ok().and_then(|d| std::ffi::CString::new(d.as_os_str().as_bytes()).ok());
+        let root = std::ffi::CString::from(c"/");
         let mut cmd = Command::new(program);
-        cmd.current_dir("/");
-        // SAFETY: the closure only calls setns, which is async-signal-safe.
+        // SAFETY: the closure only calls setns and chdir on strings made
+        // before the fork, which are async-signal-safe.
         unsafe {
-            cmd.pre_exec(move || ns.enter());
+            cmd.pre_exec(move || {
+                ns.enter()?;
+                if cwd.as_ref().is_none_or(|d| libc::chdir(d.as_ptr()) != 0) {
+                    libc::chdir(root.as_ptr());
+                }
+                Ok(())
+            });
         }
         Ok(cmd)
+    }
+
+    /// The launch agent into this emulation's hosts, as words for mpirun's
+    /// `--launch-agent`: `wanmpi-emu agent STATE_DIR` (the binary found as
+    /// `UpOptions::forwarder_exe`'s default is).
+    pub fn agent_command(&self) -> String {
+        format!("{} agent {}", find_forwarder().display(), self.state.dir.display())
     }
 
     /// A `Command` that runs `program` inside host `index`.

@@ -40,6 +40,7 @@ pub mod hostns;
 pub mod nat;
 pub mod netns;
 pub mod profile;
+pub mod scenario;
 pub mod state;
 pub mod topology;
 mod tun;
