@@ -13,9 +13,7 @@ use std::time::{Duration, Instant};
 use wanmpi_emulator::{Emulation, NatKind};
 
 fn nat_topo(kinds: &[NatKind]) -> wanmpi_emulator::Topology {
-    let mut t = topo(kinds.len(), "delay=1ms");
-    t.set_nat(kinds).expect("nat kinds");
-    t
+    nat_topo_with(kinds, "delay=1ms")
 }
 
 /// The next datagram on `s` within `limit`: its bytes and source.
@@ -148,4 +146,43 @@ fn symmetric_maps_each_destination_to_its_own_port() {
     let (_, learnt) = recv_within(&r1, Duration::from_secs(2)).expect("datagram");
     r2.send_to(b"via learnt port", learnt).expect("send");
     assert!(recv_within(&s0, Duration::from_millis(500)).is_none(), "a port learnt by host 1 let host 2 in");
+}
+
+/// NAT costs no delay of its own: UDP round trips through a masq client
+/// and a 1:1 server match those between two public hosts (probes
+/// interleaved, so both pairs see the same load on the machine).
+#[test]
+fn nat_adds_no_delay_of_its_own() {
+    let _g = serial();
+    let kinds = [NatKind::None, NatKind::None, NatKind::Masq, NatKind::OneToOne];
+    let Some(emu) = up_or_skip("nat_adds_no_delay_of_its_own", &nat_topo_with(&kinds, "delay=5ms")) else { return };
+    let (stop1, h1) = echo_server(&emu, 1, 7001);
+    let (stop3, h3) = echo_server(&emu, 3, 7003);
+    let (c0, c2) = (udp_in(&emu, 0, 0), udp_in(&emu, 2, 0));
+    let (mut open, mut natted) = (Vec::new(), Vec::new());
+    for seq in 0..40u64 {
+        if let Some(d) = probe(&c0, public(&emu, 1, 7001), seq, Duration::from_secs(1)) {
+            open.push(ms(d));
+        }
+        if let Some(d) = probe(&c2, public(&emu, 3, 7003), seq, Duration::from_secs(1)) {
+            natted.push(ms(d));
+        }
+    }
+    for (stop, h) in [(stop1, h1), (stop3, h3)] {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = h.join();
+    }
+    assert!(open.len() >= 38 && natted.len() >= 38, "probes lost: {} and {} of 40 answered", open.len(), natted.len());
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let (a, b) = (min(&open), min(&natted));
+    let (ma, mb) = (median(&mut open), median(&mut natted));
+    println!("delay=5ms: UDP RTT between public hosts min {a:.3} ms median {ma:.3} ms; masq to 1to1 min {b:.3} ms median {mb:.3} ms");
+    // the minimum: the median moves by milliseconds with the machine's load
+    assert!(b < a + 0.3, "NAT added {:.3} ms to a {a:.3} ms round trip", b - a);
+}
+
+fn nat_topo_with(kinds: &[NatKind], profile: &str) -> wanmpi_emulator::Topology {
+    let mut t = topo(kinds.len(), profile);
+    t.set_nat(kinds).expect("nat kinds");
+    t
 }
