@@ -309,6 +309,29 @@ impl Emulation {
         Ok(NatInfo { kind, public: host_addr(index, 0), private })
     }
 
+    /// Forget every NAT mapping of host `index` (its conntrack table), as a
+    /// NAT whose mappings timed out: replies on them no longer get in until
+    /// the host sends again (a masq host then gets its old ports back).
+    pub fn expire_nat(&self, index: usize) -> Result<()> {
+        if self.nat(index)?.kind == NatKind::None {
+            return Err(EmuError::Parse(format!("host {index} is not behind NAT")));
+        }
+        self.in_host(index, crate::conntrack::flush_current)?.map_err(|e| EmuError::io(format!("flushing host {index}'s conntrack table"), e))
+    }
+
+    /// Rebind host `index`'s NAT: every flow, old or new, gets a new public
+    /// port (random, in `nat::REBOUND_PORTS`) from its next packet on, as
+    /// when a NAT reboots or a carrier moves a flow; the old mappings are
+    /// gone. A host rebound again gets new ports again.
+    pub fn rebind_nat(&self, index: usize) -> Result<()> {
+        let kind = self.nat(index)?.kind;
+        if kind == NatKind::None {
+            return Err(EmuError::Parse(format!("host {index} is not behind NAT")));
+        }
+        nat::load(&self.host(index)?.netns, &nat::rebound_ruleset(index, self.topology.paths, kind))?;
+        self.expire_nat(index)
+    }
+
     /// The namespaces (network, host name, files) of host `index`, held by
     /// its holder process.
     pub fn host_ns(&self, index: usize) -> Result<HostNs> {

@@ -31,6 +31,7 @@
 pub mod addr;
 pub mod agent;
 mod capture;
+mod conntrack;
 pub mod control;
 pub mod counters;
 mod emulation;

@@ -186,3 +186,40 @@ fn nat_topo_with(kinds: &[NatKind], profile: &str) -> wanmpi_emulator::Topology 
     t.set_nat(kinds).expect("nat kinds");
     t
 }
+
+/// `expire_nat` forgets a host's mappings (replies stop getting in until it
+/// sends again, then on its old port); `rebind_nat` gives its flows new
+/// public ports, each time again.
+#[test]
+fn mappings_expire_and_rebind_on_demand() {
+    let _g = serial();
+    let Some(emu) = up_or_skip("mappings_expire_and_rebind_on_demand", &nat_topo(&[NatKind::None, NatKind::Masq])) else { return };
+    let (s0, s1) = (udp_in(&emu, 0, 7000), udp_in(&emu, 1, 7001));
+    let out = |what: &str| -> SocketAddr {
+        s1.send_to(what.as_bytes(), public(&emu, 0, 7000)).expect("send");
+        recv_within(&s0, Duration::from_secs(2)).unwrap_or_else(|| panic!("{what}: no datagram from the masq host")).1
+    };
+    let back = |to: SocketAddr| -> bool {
+        s0.send_to(b"back", to).expect("send");
+        recv_within(&s1, Duration::from_millis(500)).is_some()
+    };
+    let first = out("first");
+    assert_eq!(first, public(&emu, 1, 7001));
+    assert!(back(first), "reply on a live mapping");
+    emu.expire_nat(1).expect("expire");
+    assert!(!back(first), "a reply on an expired mapping got in");
+    assert_eq!(out("after expiry"), first, "masq gives the same port back after expiry");
+    assert!(back(first));
+    emu.rebind_nat(1).expect("rebind");
+    let rebound = out("after rebinding");
+    assert_eq!(rebound.ip(), first.ip());
+    assert_ne!(rebound.port(), first.port(), "rebinding kept the port");
+    assert!((10000..=29999).contains(&rebound.port()), "{rebound}");
+    assert!(!back(first), "the old mapping still lets replies in");
+    assert!(back(rebound), "the new mapping does not let replies in");
+    emu.rebind_nat(1).expect("rebind again");
+    let again = out("after a second rebinding");
+    assert_ne!(again.port(), rebound.port(), "a second rebinding kept the port");
+    println!("masq mapping of port 7001: {} -> rebound {} -> {}", first.port(), rebound.port(), again.port());
+    assert!(emu.expire_nat(0).is_err(), "host 0 has no NAT");
+}
