@@ -142,8 +142,16 @@ impl Emulation {
         }
         // create_dir fails if it exists: the directory is our claim on the id
         std::fs::create_dir(&dir).map_err(|e| EmuError::io(format!("creating state dir {}", dir.display()), e))?;
-        let state =
-            State { dir: dir.clone(), id, hosts: topology.hosts, paths: topology.paths, netns: Vec::new(), forwarder: None, holders: Vec::new() };
+        let state = State {
+            dir: dir.clone(),
+            id,
+            hosts: topology.hosts,
+            paths: topology.paths,
+            netns: Vec::new(),
+            forwarder: None,
+            holders: Vec::new(),
+            routers: Vec::new(),
+        };
         let mut emu = Emulation { state, topology: topology.clone(), child: None, holders: Vec::new(), owned: true, done: false };
         match emu.bring_up(opts) {
             Ok(()) => Ok(emu),
@@ -176,9 +184,38 @@ impl Emulation {
                 Ok(())
             })??;
         }
+        // a NAT router per site behind NAT, holding the TUN of its first host
+        for s in 0..self.topology.site_count() {
+            let Some(&first) = self.topology.site_hosts(s).first() else { continue };
+            if self.topology.site_nat_of(s) == NatKind::None {
+                continue;
+            }
+            let name = State::router_name(&self.state.id, s);
+            self.state.routers.push((first, name.clone()));
+            self.state.save()?; // record first, then create
+            netns::ip(&["netns", "add", &name])?;
+            netns::in_netns(&name, || -> Result<()> {
+                netns::write_sysctl("net.ipv6.conf.all.disable_ipv6", "1")?;
+                netns::write_sysctl("net.ipv6.conf.default.disable_ipv6", "1")?;
+                netns::write_sysctl("net.ipv4.ip_forward", "1")
+            })??;
+        }
         self.start_forwarder(opts)?;
         let mtu = opts.mtu.unwrap_or(DEFAULT_MTU);
+        for s in 0..self.topology.site_count() {
+            let kind = self.topology.site_nat_of(s);
+            let members = self.topology.site_hosts(s);
+            if kind == NatKind::None || members.is_empty() {
+                continue;
+            }
+            let hosts: Vec<(usize, String)> = members.iter().map(|&h| (h, self.state.netns[h].clone())).collect();
+            let router = State::router_name(&self.state.id, s);
+            crate::sitenat::configure(&router, s, kind, &hosts, mtu)?;
+        }
         for h in 0..self.topology.hosts {
+            if self.topology.site_nat_of(self.topology.site_of(h)) != NatKind::None {
+                continue; // configured with its site's router above
+            }
             let kind = self.topology.nat_of(h);
             if kind != NatKind::None {
                 netns::ip_batch(&self.state.netns[h], &nat::ip_commands(h, self.topology.paths, mtu))?;
@@ -304,19 +341,28 @@ impl Emulation {
         if index >= self.host_count() {
             return Err(EmuError::NoSuchHost(index.to_string()));
         }
-        let kind = self.topology.nat_of(index);
-        let private = (kind != NatKind::None).then(|| nat::private_addr(index));
-        Ok(NatInfo { kind, public: host_addr(index, 0), private })
+        Ok(nat::info(&self.topology, index))
     }
 
     /// Forget every NAT mapping of host `index` (its conntrack table), as a
     /// NAT whose mappings timed out: replies on them no longer get in until
     /// the host sends again (a masq host then gets its old ports back).
+    /// A host of a site behind NAT: its site's router, every host of the site.
     pub fn expire_nat(&self, index: usize) -> Result<()> {
         if self.nat(index)?.kind == NatKind::None {
             return Err(EmuError::Parse(format!("host {index} is not behind NAT")));
         }
-        self.in_host(index, crate::conntrack::flush_current)?.map_err(|e| EmuError::io(format!("flushing host {index}'s conntrack table"), e))
+        let ns = self.nat_netns(index)?;
+        netns::in_netns(&ns, crate::conntrack::flush_current)?.map_err(|e| EmuError::io(format!("flushing the conntrack table of {ns}"), e))
+    }
+
+    /// The namespace doing host `index`'s NAT: its site's router, or its own.
+    fn nat_netns(&self, index: usize) -> Result<String> {
+        let site = self.topology.site_of(index);
+        if !self.topology.sites.is_empty() && self.topology.site_nat_of(site) != NatKind::None {
+            return Ok(State::router_name(&self.state.id, site));
+        }
+        Ok(self.host(index)?.netns)
     }
 
     /// Rebind host `index`'s NAT: every flow, old or new, gets a new public
@@ -328,7 +374,13 @@ impl Emulation {
         if kind == NatKind::None {
             return Err(EmuError::Parse(format!("host {index} is not behind NAT")));
         }
-        nat::load(&self.host(index)?.netns, &nat::rebound_ruleset(index, self.topology.paths, kind))?;
+        let site = self.topology.site_of(index);
+        let rules = if self.nat_netns(index)? == self.host(index)?.netns {
+            nat::rebound_ruleset(index, self.topology.paths, kind)
+        } else {
+            crate::sitenat::ruleset(site, kind, self.nat(index)?.public, true)
+        };
+        nat::load(&self.nat_netns(index)?, &rules)?;
         self.expire_nat(index)
     }
 
@@ -470,7 +522,7 @@ fn teardown_state(st: &State, child: Option<&mut Child>, holders: &mut [Child]) 
     }
     let counters = std::fs::read_to_string(st.dir.join("counters.txt")).ok().and_then(|t| Counters::parse(&t).ok());
     let mut first_err = None;
-    for name in &st.netns {
+    for name in st.netns.iter().chain(st.routers.iter().map(|(_, n)| n)) {
         if !st.owns_netns(name) {
             eprintln!("wanmpi-emu: state lists `{name}`, which is not ours; leaving it alone");
             continue;

@@ -11,9 +11,8 @@
 //! host 1). The holder's pid and start time are in the state file; a
 //! recycled pid is never taken for it.
 
-use crate::addr::host_addr;
 use crate::error::{EmuError, Result};
-use crate::nat::{private_addr, NatKind};
+use crate::nat::NatKind;
 use crate::state::{self, ProcId, State};
 use crate::topology::Topology;
 use std::ffi::CString;
@@ -37,8 +36,12 @@ pub fn host_name(index: usize) -> String {
 /// its public address.
 pub fn hosts_file(topo: &Topology, me: usize) -> String {
     let mut s = String::from("127.0.0.1\tlocalhost\n");
+    let site_natted = |h: usize| !topo.sites.is_empty() && topo.site_nat_of(topo.site_of(h)) != NatKind::None;
     for h in 0..topo.hosts {
-        let addr = if h == me && topo.nat_of(h) != NatKind::None { private_addr(h) } else { host_addr(h, 0) };
+        let n = crate::nat::info(topo, h);
+        // itself, and hosts on its own private LAN, at their private addresses
+        let near = h == me || (site_natted(h) && topo.site_of(h) == topo.site_of(me));
+        let addr = if near { n.private.unwrap_or(n.public) } else { n.public };
         s.push_str(&format!("{addr}\t{}\n", host_name(h)));
     }
     s

@@ -42,6 +42,7 @@ pub mod nat;
 pub mod netns;
 pub mod profile;
 pub mod scenario;
+pub mod sitenat;
 pub mod state;
 pub mod topology;
 mod tun;

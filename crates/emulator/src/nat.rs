@@ -99,6 +99,20 @@ pub struct NatInfo {
     pub private: Option<Ipv4Addr>,
 }
 
+/// Where host `host` of `topo` is: behind its own NAT, its site's, or none.
+pub fn info(topo: &crate::topology::Topology, host: usize) -> NatInfo {
+    let site = topo.site_of(host);
+    let site_kind = topo.site_nat_of(site);
+    if !topo.sites.is_empty() && site_kind != NatKind::None {
+        let members = topo.site_hosts(site);
+        let k = members.iter().position(|&h| h == host).unwrap_or(0);
+        let first = members.first().copied().unwrap_or(host);
+        return NatInfo { kind: site_kind, public: host_addr(first, 0), private: Some(crate::sitenat::lan_addr(site, k)) };
+    }
+    let kind = topo.nat_of(host);
+    NatInfo { kind, public: host_addr(host, 0), private: (kind != NatKind::None).then(|| private_addr(host)) }
+}
+
 /// `ip -batch` lines that give a NATed host its private address and routes
 /// (instead of the public address on each TUN).
 pub fn ip_commands(index: usize, paths: u8, mtu: u32) -> String {

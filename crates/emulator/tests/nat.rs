@@ -223,3 +223,63 @@ fn mappings_expire_and_rebind_on_demand() {
     println!("masq mapping of port 7001: {} -> rebound {} -> {}", first.port(), rebound.port(), again.port());
     assert!(emu.expire_nat(0).is_err(), "host 0 has no NAT");
 }
+
+/// A site behind one masquerading router: its hosts share the site's one
+/// public address (a port two of them use is remapped for one), talk to each
+/// other directly on their private LAN, and nothing unsolicited gets in.
+#[test]
+fn a_site_behind_one_router_shares_its_public_address() {
+    let _g = serial();
+    let mut t = wanmpi_emulator::Topology::sites(
+        2,
+        2,
+        wanmpi_emulator::LinkProfile::default(),
+        wanmpi_emulator::LinkProfile::parse("delay=2ms").expect("profile"),
+    );
+    t.set_site_nat(&[NatKind::None, NatKind::Masq]).expect("site nat");
+    let Some(emu) = up_or_skip("a_site_behind_one_router_shares_its_public_address", &t) else { return };
+    let site_public = Ipv4Addr::new(198, 18, 0, 3);
+    let (n2, n3) = (emu.nat(2).expect("nat"), emu.nat(3).expect("nat"));
+    assert_eq!((n2.public, n3.public, n2.kind), (site_public, site_public, NatKind::Masq));
+    assert_eq!((n2.private, n3.private), (Some(Ipv4Addr::new(172, 16, 1, 2)), Some(Ipv4Addr::new(172, 16, 1, 3))));
+    let s0 = udp_in(&emu, 0, 7000);
+    let to0 = public(&emu, 0, 7000);
+    // both hosts from the same port: one keeps it, the other is remapped
+    let (a2, a3) = (udp_in(&emu, 2, 7100), udp_in(&emu, 3, 7100));
+    a2.send_to(b"from 2", to0).expect("send");
+    let (_, f2) = recv_within(&s0, Duration::from_secs(2)).expect("datagram from host 2");
+    a3.send_to(b"from 3", to0).expect("send");
+    let (_, f3) = recv_within(&s0, Duration::from_secs(2)).expect("datagram from host 3");
+    println!("site behind masq: host 2 port 7100 seen as {f2}, host 3 port 7100 as {f3}");
+    assert_eq!((f2.ip(), f3.ip()), (std::net::IpAddr::from(site_public), std::net::IpAddr::from(site_public)));
+    assert_eq!(f2.port(), 7100);
+    assert_ne!(f3.port(), 7100, "two hosts behind one router got one public port");
+    // replies reach the right host
+    s0.send_to(b"to 3", f3).expect("send");
+    assert_eq!(recv_within(&a3, Duration::from_secs(2)).map(|(d, _)| d), Some(b"to 3".to_vec()));
+    s0.send_to(b"to 2", f2).expect("send");
+    assert_eq!(recv_within(&a2, Duration::from_secs(2)).map(|(d, _)| d), Some(b"to 2".to_vec()));
+    // nothing unsolicited gets in: UDP to an unmapped port, TCP
+    let u2 = udp_in(&emu, 2, 7200);
+    s0.send_to(b"unsolicited", SocketAddr::new(site_public.into(), 7200)).expect("send");
+    assert!(recv_within(&u2, Duration::from_millis(500)).is_none(), "an unsolicited datagram got into the site");
+    let _l2 = tcp_listener_in(&emu, 2, 7201);
+    assert!(tcp_connect_from(&emu, 0, SocketAddr::new(site_public.into(), 7201), Duration::from_secs(1)).is_err());
+    // inside the site: direct, private addresses
+    let b3 = udp_in(&emu, 3, 7300);
+    u2.send_to(b"lan", SocketAddr::new(Ipv4Addr::new(172, 16, 1, 3).into(), 7300)).expect("send");
+    let (_, from) = recv_within(&b3, Duration::from_secs(2)).expect("datagram over the site's LAN");
+    assert_eq!(from, SocketAddr::new(Ipv4Addr::new(172, 16, 1, 2).into(), 7200));
+    // and out through TCP
+    let l0 = tcp_listener_in(&emu, 0, 7400);
+    tcp_connect_from(&emu, 3, public(&emu, 0, 7400), Duration::from_secs(3)).expect("TCP out of the site");
+    assert_eq!(l0.accept().expect("accept").1.ip(), std::net::IpAddr::from(site_public));
+    // the site's router rebinds every host's flows
+    emu.rebind_nat(3).expect("rebind the site");
+    a2.send_to(b"again", to0).expect("send");
+    let (_, again) = recv_within(&s0, Duration::from_secs(2)).expect("datagram after rebinding");
+    assert!(again.ip() == std::net::IpAddr::from(site_public) && again.port() != 7100, "{again}");
+    let (id, dir, pid) = (emu.id().to_string(), emu.state_dir().to_path_buf(), emu.forwarder_pid());
+    emu.down().expect("down");
+    assert_gone(&id, &dir, pid); // the router's namespace too
+}

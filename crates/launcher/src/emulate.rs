@@ -84,12 +84,14 @@ pub fn topology(profile: &str, hosts: usize) -> Result<Topology, LaunchError> {
     Ok(topo)
 }
 
-/// `--emulate-isolated` and `--emulate-nat` applied to the topology: with
-/// isolation one more host for mpirun (the last, returned), in a site of
-/// its own; the NAT kinds (one for all, or per host in order, mpirun's host
-/// last) on top.
-pub fn with_nat(mut topo: Topology, isolated: bool, nat: Option<&str>) -> Result<(Topology, Option<usize>), LaunchError> {
-    let bad = |e: wanmpi_emulator::EmuError| LaunchError::Usage(format!("--emulate-nat {}: {e}", nat.unwrap_or("")));
+/// `--emulate-isolated`, `--emulate-nat` and `--emulate-site-nat` applied
+/// to the topology: with isolation one more host for mpirun (the last,
+/// returned), in a site of its own; the NAT kinds (one for all, or per host
+/// in order, mpirun's host last; per site for `site_nat`) on top.
+pub fn with_nat(mut topo: Topology, isolated: bool, (nat, site_nat): (Option<&str>, Option<&str>)) -> Result<(Topology, Option<usize>), LaunchError> {
+    let bad = |e: wanmpi_emulator::EmuError| {
+        LaunchError::Usage(format!("--emulate-nat {} --emulate-site-nat {}: {e}", nat.unwrap_or("-"), site_nat.unwrap_or("-")))
+    };
     let driver = isolated.then_some(topo.hosts);
     if isolated {
         topo.hosts += 1;
@@ -99,6 +101,9 @@ pub fn with_nat(mut topo: Topology, isolated: bool, nat: Option<&str>) -> Result
     }
     if let Some(list) = nat {
         topo.set_nat(&NatKind::parse_list(list).map_err(bad)?).map_err(bad)?;
+    }
+    if let Some(list) = site_nat {
+        topo.set_site_nat(&NatKind::parse_list(list).map_err(bad)?).map_err(bad)?;
     }
     topo.validate().map_err(bad)?;
     Ok((topo, driver))

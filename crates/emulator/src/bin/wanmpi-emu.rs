@@ -186,12 +186,13 @@ fn topology(
     Ok(t)
 }
 
-/// A host's public addresses, then `nat=KIND private=ADDR` when NATed.
+/// A host's public addresses, then `nat=KIND private=ADDR` when NATed (a
+/// host of a site behind NAT: the site's public address).
 fn host_line(emu: &Emulation, h: &wanmpi_emulator::Host) -> String {
     let mut words: Vec<String> = h.addrs.iter().map(|a| a.to_string()).collect();
     if let Ok(n) = emu.nat(h.index) {
         if let Some(p) = n.private {
-            words.push(format!("nat={} private={p}", n.kind));
+            words = vec![n.public.to_string(), format!("nat={} private={p}", n.kind)];
         }
     }
     words.join(" ")
