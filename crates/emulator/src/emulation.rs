@@ -54,7 +54,9 @@ pub struct Host {
     pub index: usize,
     /// Name of its network namespace (`ip netns exec NAME ...` works too).
     pub netns: String,
-    /// Its address on each path (index = path).
+    /// Its address on each path (index = path) in the address plan. Behind
+    /// NAT this is on no interface of the host: `Emulation::nat` gives the
+    /// address others reach it at and its own (private) one.
     pub addrs: Vec<Ipv4Addr>,
 }
 
