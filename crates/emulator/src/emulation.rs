@@ -390,7 +390,7 @@ impl Emulation {
     /// its holder process.
     pub fn host_ns(&self, index: usize) -> Result<HostNs> {
         let p = self.state.holder(index).ok_or_else(|| EmuError::state(&self.state.dir, format!("no holder recorded for host {index}")))?;
-        HostNs::open(p)
+        HostNs::open(&self.host(index)?.netns, p)
     }
 
     /// A `Command` that runs `program` inside host `index` as a separate

@@ -9,7 +9,12 @@
 //! `/proc/<holder>/ns/*` is, so the launch agent (`agent.rs`) works from
 //! inside an emulated host too (mpirun running on host 0 starting ranks on
 //! host 1). The holder's pid and start time are in the state file; a
-//! recycled pid is never taken for it.
+//! recycled pid is never taken for it. The holder goes back to the
+//! machine's network namespace once its mounts are made (its `/sys` keeps
+//! showing the host's network): it is not one of the host's processes, and
+//! what ends every process in a host's namespace (`ip netns pids`) leaves it
+//! alone. The host's network namespace is entered by its `/run/netns` name,
+//! visible in every host's mount namespace (all made after it).
 
 use crate::error::{EmuError, Result};
 use crate::nat::NatKind;
@@ -85,6 +90,7 @@ fn mount(src: &str, target: &str, fstype: Option<&str>, flags: libc::c_ulong, da
 pub fn hold(dir: &Path, host: usize) -> Result<()> {
     let st = State::load(dir)?;
     let ns = st.netns.get(host).ok_or_else(|| EmuError::NoSuchHost(host.to_string()))?;
+    let home = File::open("/proc/thread-self/ns/net").map_err(|e| EmuError::io("opening own netns", e))?;
     crate::netns::enter(ns)?;
     // SAFETY: unshare on the calling (only) thread.
     check(unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUTS) }, "unshare(mount, uts)")?;
@@ -108,6 +114,7 @@ pub fn hold(dir: &Path, host: usize) -> Result<()> {
     let name = host_name(host);
     // SAFETY: a valid buffer of the given length.
     check(unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) }, "sethostname")?;
+    crate::netns::setns_file(&home).map_err(|e| EmuError::io("returning to the machine's netns", e))?;
     // SAFETY: a valid path; the old cwd belongs to the machine's namespace.
     unsafe { libc::chdir(cstr("/").as_ptr()) };
     println!("READY");
@@ -166,13 +173,12 @@ pub struct HostNs {
 }
 
 impl HostNs {
-    /// Open the namespaces of holder `p`, checking it is still that process.
-    pub fn open(p: ProcId) -> Result<HostNs> {
-        let open = |kind: &str| {
-            let path = format!("/proc/{}/ns/{kind}", p.pid);
-            File::open(&path).map_err(|e| EmuError::io(format!("opening {path}"), e))
-        };
-        let ns = HostNs { net: open("net")?, uts: open("uts")?, mnt: open("mnt")? };
+    /// Open the namespaces of a host: network namespace `netns` (its name)
+    /// and those of holder `p`, checking it is still that process.
+    pub fn open(netns: &str, p: ProcId) -> Result<HostNs> {
+        let open = |path: String| File::open(&path).map_err(|e| EmuError::io(format!("opening {path}"), e));
+        let net = open(crate::netns::netns_path(netns).to_string_lossy().into_owned())?;
+        let ns = HostNs { net, uts: open(format!("/proc/{}/ns/uts", p.pid))?, mnt: open(format!("/proc/{}/ns/mnt", p.pid))? };
         // checked after opening: the files hold the namespaces even if it exits now
         if !state::is_running(p) {
             return Err(EmuError::Forwarder(format!("the holder process {} of this host is gone; bring the emulation up again", p.pid)));
