@@ -236,7 +236,10 @@ impl Emulation {
             let (child, p) = hostns::spawn(&exe, &self.state.dir, &self.topology, h)?;
             self.holders.push(child);
             self.state.holders.push((h, p));
-            self.state.save()?;
+        }
+        self.state.save()?;
+        for (h, child) in self.holders.iter_mut().enumerate() {
+            hostns::await_ready(child, &self.state.dir, h)?;
         }
         Ok(())
     }
@@ -518,6 +521,11 @@ fn teardown_state(st: &State, child: Option<&mut Child>, holders: &mut [Child]) 
     let _lock = Lock::take(&st.dir, Duration::from_secs(10))?;
     if let Some(p) = st.forwarder {
         stop_process(p, child, "forwarder");
+    }
+    // every holder told at once, then each waited for
+    for (_, p) in st.holders.iter().filter(|(_, p)| state::is_running(*p)) {
+        // SAFETY: kill on a pid verified by its start time just now.
+        unsafe { libc::kill(p.pid, libc::SIGTERM) };
     }
     for (i, (_, p)) in st.holders.iter().enumerate() {
         stop_process(*p, holders.get_mut(i), "holder");

@@ -126,8 +126,8 @@ pub fn hold(dir: &Path, host: usize) -> Result<()> {
     }
 }
 
-/// Start host `host`'s holder (the `exe` binary, `wanmpi-emu`), wait for its
-/// READY, and return it.
+/// Start host `host`'s holder (the `exe` binary, `wanmpi-emu`) and return
+/// it; `await_ready` then waits for its READY (all holders start at once).
 pub fn spawn(exe: &Path, dir: &Path, topo: &Topology, host: usize) -> Result<(Child, ProcId)> {
     let hosts = hosts_path(dir, host);
     std::fs::write(&hosts, hosts_file(topo, host)).map_err(|e| EmuError::io(format!("writing {}", hosts.display()), e))?;
@@ -153,15 +153,17 @@ pub fn spawn(exe: &Path, dir: &Path, topo: &Topology, host: usize) -> Result<(Ch
         let _ = child.wait();
         return Err(EmuError::Forwarder(format!("holder of host {host} exited at once; see {}", log_path.display())));
     };
-    let proc_id = ProcId { pid, start };
-    let ready = child.stdout.take().is_some_and(|s| crate::emulation::wait_ready(s, READY_LIMIT));
-    if !ready {
-        let _ = child.kill();
-        let _ = child.wait();
-        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-        return Err(EmuError::Forwarder(format!("holder of host {host} not ready: {}", log.trim())));
+    Ok((child, ProcId { pid, start }))
+}
+
+/// Wait for the READY of host `host`'s holder `child` (started by `spawn`
+/// with the state in `dir`); on failure the caller's teardown stops it.
+pub fn await_ready(child: &mut Child, dir: &Path, host: usize) -> Result<()> {
+    if child.stdout.take().is_some_and(|s| crate::emulation::wait_ready(s, READY_LIMIT)) {
+        return Ok(());
     }
-    Ok((child, proc_id))
+    let log = std::fs::read_to_string(dir.join("holder.log")).unwrap_or_default();
+    Err(EmuError::Forwarder(format!("holder of host {host} not ready: {}", log.trim())))
 }
 
 /// The namespaces of a host's holder, opened (so that a later `setns`
