@@ -10,6 +10,13 @@
 //! ([`LinkProfile`]). Everything the emulation creates is recorded in a state
 //! directory first, so `down` removes exactly that, also after a crash.
 //!
+//! A host may sit behind NAT (1:1, masquerading, symmetric; `nat.rs`, done
+//! by the kernel's nftables in its namespace), or a whole site behind one
+//! router (`sitenat.rs`); every host has its own `/tmp`, `/dev/shm` and host
+//! name (`hostns.rs`) and is reached as a separate machine by the ssh-like
+//! `wanmpi-emu agent` (`agent.rs`); `scenario.rs` holds issue 26's NAT
+//! scenarios for tests.
+//!
 //! ```no_run
 //! use wanmpi_emulator::{Emulation, LinkProfile, Topology, UpOptions};
 //! # fn main() -> Result<(), wanmpi_emulator::EmuError> {
