@@ -45,6 +45,7 @@ mod emulation;
 mod error;
 pub mod forwarder;
 pub mod hostns;
+mod machines;
 pub mod nat;
 pub mod netns;
 pub mod profile;
