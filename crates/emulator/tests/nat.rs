@@ -283,3 +283,67 @@ fn a_site_behind_one_router_shares_its_public_address() {
     emu.down().expect("down");
     assert_gone(&id, &dir, pid); // the router's namespace too
 }
+
+/// A TCP socket bound to `port` in `host`, connecting to `to` (non-blocking
+/// connect started; the caller waits for it).
+fn tcp_dial_from_port(emu: &Emulation, host: usize, port: u16, to: SocketAddr) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    emu.in_host(host, move || {
+        // SAFETY: plain socket calls on an fd owned at once; sockaddr_in laid out by hand.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
+            assert!(fd >= 0, "socket");
+            let owned = std::os::fd::OwnedFd::from_raw_fd(fd);
+            let one: libc::c_int = 1;
+            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, (&one as *const libc::c_int).cast(), 4);
+            let sin = |a: SocketAddr| {
+                let SocketAddr::V4(v4) = a else { panic!("IPv4 only") };
+                libc::sockaddr_in {
+                    sin_family: libc::AF_INET as u16,
+                    sin_port: v4.port().to_be(),
+                    sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(v4.ip().octets()) },
+                    sin_zero: [0; 8],
+                }
+            };
+            let me = sin(SocketAddr::from(([0, 0, 0, 0], port)));
+            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            assert_eq!(libc::bind(fd, (&me as *const libc::sockaddr_in).cast(), len), 0, "bind {port}");
+            let there = sin(to);
+            libc::connect(fd, (&there as *const libc::sockaddr_in).cast(), len);
+            owned
+        }
+    })
+    .expect("enter host")
+}
+
+/// Is `fd`'s non-blocking connect done, within `limit`?
+fn connected_within(fd: &std::os::fd::OwnedFd, limit: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut p, 1, limit.as_millis() as i32) };
+    let mut err: libc::c_int = 0;
+    let mut len = 4 as libc::socklen_t;
+    // SAFETY: SO_ERROR into an int.
+    unsafe { libc::getsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_ERROR, (&mut err as *mut libc::c_int).cast(), &mut len) };
+    n == 1 && p.revents & libc::POLLOUT != 0 && err == 0
+}
+
+/// TCP through two masquerading NATs: a connection dialled by one side alone
+/// never gets in, but both dialling each other at once (simultaneous open,
+/// ports kept by both NATs) makes one connection, as conntrack allows.
+#[test]
+fn tcp_simultaneous_open_crosses_two_masq_nats() {
+    let _g = serial();
+    let Some(emu) = up_or_skip("tcp_simultaneous_open_crosses_two_masq_nats", &nat_topo(&[NatKind::Masq, NatKind::Masq])) else { return };
+    let _listening = tcp_listener_in(&emu, 1, 7601);
+    let alone = tcp_dial_from_port(&emu, 0, 7600, public(&emu, 1, 7601));
+    assert!(!connected_within(&alone, Duration::from_secs(1)), "a lone dial got through a masq NAT");
+    drop(alone);
+    let a = tcp_dial_from_port(&emu, 0, 7500, public(&emu, 1, 7501));
+    let b = tcp_dial_from_port(&emu, 1, 7501, public(&emu, 0, 7500));
+    // SYNs are retried (1 s, then 3 s), so the crossing is bounded by a few seconds
+    let (ca, cb) = (connected_within(&a, Duration::from_secs(5)), connected_within(&b, Duration::from_secs(5)));
+    println!("TCP simultaneous open through two masq NATs: host 0 {ca}, host 1 {cb}");
+    assert!(ca && cb, "simultaneous open did not cross two masq NATs");
+}
