@@ -93,8 +93,9 @@ pub fn run(s: Scenario, profile: &str, extra: &[&str]) -> Option<Result<String, 
     let mut report = format!("scenario {name} ({}), profile {profile}\n", s.about);
     let hello_job = run_job(setup.mpirun(mpirun, extra, &hello, &[]).expect("mpirun command"));
     report += &format!("hello: {} in {:.1} s\n", if hello_job.ok { "ok" } else { "FAILED" }, hello_job.took.as_secs_f64());
-    let want = "allreduce: sum of ranks = 1 (expected 1)";
-    if !hello_job.ok || !hello_job.stdout.contains(want) {
+    let n = s.ranks.len();
+    let want = format!("allreduce: sum of ranks = {0} (expected {0})", n * (n - 1) / 2);
+    if !hello_job.ok || !hello_job.stdout.contains(&want) {
         return Some(Err(format!("{report}stdout:\n{}\nstderr:\n{}", hello_job.stdout, hello_job.stderr)));
     }
     let pp = run_job(setup.mpirun(mpirun, extra, &pingpong, &["--sizes", "1048576", "--iters", "3", "--csv"]).expect("mpirun command"));
