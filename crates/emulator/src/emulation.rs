@@ -153,6 +153,7 @@ impl Emulation {
             forwarder: None,
             holders: Vec::new(),
             routers: Vec::new(),
+            exe: None,
         };
         let mut emu = Emulation { state, topology: topology.clone(), child: None, holders: Vec::new(), owned: true, done: false };
         match emu.bring_up(opts) {
@@ -231,7 +232,7 @@ impl Emulation {
             }
             netns::ip_batch(&self.state.netns[h], &batch)?;
         }
-        let exe = opts.forwarder_exe.clone().unwrap_or_else(find_forwarder);
+        let exe = self.state.exe.clone().unwrap_or_else(find_forwarder);
         for h in 0..self.topology.hosts {
             let (child, p) = hostns::spawn(&exe, &self.state.dir, &self.topology, h)?;
             self.holders.push(child);
@@ -246,6 +247,10 @@ impl Emulation {
 
     fn start_forwarder(&mut self, opts: &UpOptions) -> Result<()> {
         let exe = opts.forwarder_exe.clone().unwrap_or_else(find_forwarder);
+        // absolute: the launch agent runs it from other working directories
+        let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+        self.state.exe = Some(exe.clone());
+        self.state.save()?;
         let log_path = self.state.dir.join("forwarder.log");
         let log = std::fs::File::create(&log_path).map_err(|e| EmuError::io(format!("creating {}", log_path.display()), e))?;
         let mut cmd = Command::new(&exe);

@@ -95,8 +95,9 @@ impl Emulation {
 
     /// The launch agent into this emulation's hosts, as words for mpirun's
     /// `--launch-agent`: `wanmpi-emu agent STATE_DIR` (the binary found as
-    /// `UpOptions::forwarder_exe`'s default is).
+    /// binary that runs the forwarder, recorded in the state).
     pub fn agent_command(&self) -> String {
-        format!("{} agent {}", find_forwarder().display(), self.state().dir.display())
+        let exe = self.state().exe.clone().unwrap_or_else(find_forwarder);
+        format!("{} agent {}", exe.display(), self.state().dir.display())
     }
 }

@@ -47,6 +47,9 @@ pub struct State {
     pub holders: Vec<(usize, ProcId)>,
     /// NAT routers of sites: (the host whose TUN it holds, its namespace).
     pub routers: Vec<(usize, String)>,
+    /// The `wanmpi-emu` binary that runs the forwarder and the holders (the
+    /// launch agent is the same binary).
+    pub exe: Option<PathBuf>,
 }
 
 impl State {
@@ -90,6 +93,9 @@ impl State {
         if let Some(p) = self.forwarder {
             s.push_str(&format!("forwarder_pid={}\nforwarder_start={}\n", p.pid, p.start));
         }
+        if let Some(e) = &self.exe {
+            s.push_str(&format!("exe={}\n", e.display()));
+        }
         for (h, ns) in &self.routers {
             s.push_str(&format!("router={h}:{ns}\n"));
         }
@@ -120,6 +126,7 @@ impl State {
             forwarder: None,
             holders: Vec::new(),
             routers: Vec::new(),
+            exe: None,
         };
         let (mut pid, mut start) = (None, None);
         for line in lines {
@@ -132,6 +139,7 @@ impl State {
                 "netns" => st.netns.push(v.to_string()),
                 "forwarder_pid" => pid = Some(num()? as i32),
                 "forwarder_start" => start = Some(num()?),
+                "exe" => st.exe = Some(PathBuf::from(v)),
                 "router" => {
                     let bad = || EmuError::state(&path, format!("bad value in `{line}`"));
                     let (h, ns) = v.split_once(':').ok_or_else(bad)?;
@@ -222,6 +230,7 @@ mod tests {
             forwarder: Some(ProcId { pid: 42, start: 7 }),
             holders: vec![(1, ProcId { pid: 43, start: 8 })],
             routers: vec![(0, State::router_name("ab12", 0))],
+            exe: Some(PathBuf::from("/usr/bin/wanmpi-emu")),
         };
         st.save().unwrap();
         assert_eq!(State::load(&dir).unwrap(), st);

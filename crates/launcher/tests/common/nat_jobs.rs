@@ -87,7 +87,6 @@ pub fn run(s: Scenario, profile: &str, extra: &[&str]) -> Option<Result<String, 
     let name = s.name;
     let (hello, pingpong, emu_bin) = ready(name)?;
     let opts = UpOptions { forwarder_exe: Some(emu_bin.clone()), ..UpOptions::default() };
-    std::env::set_var("WANMPI_EMU_BIN", &emu_bin); // the agent mpirun is given
     let setup = s.up(profile, &opts).unwrap_or_else(|e| panic!("{name}: bringing the scenario up: {e}"));
     let mpirun = Path::new(MPIRUN);
     let mut report = format!("scenario {name} ({}), profile {profile}\n", s.about);
