@@ -5,7 +5,8 @@
 //! Files: `state` (this record), `topology.conf` (what the forwarder
 //! emulates), `ctl.sock` (control), `forwarder.log`, `counters.txt` (written
 //! by the forwarder at exit and on SIGUSR1), `lock` (held during up/down),
-//! `hosts` (the `/etc/hosts` every emulated host sees), `holder.log`.
+//! `hosts-h<i>` (the `/etc/hosts` host i sees), `holder.log`, `scenario.hosts`
+//! (a scenario's hostfile).
 //! Each host's holder process (its own `/tmp`, `/dev/shm`, host name:
 //! `hostns.rs`) is recorded as soon as it runs, by pid and start time.
 //!
