@@ -506,5 +506,10 @@ mod tests {
         assert_eq!(a.command, v("./pp --iters 3"));
         assert!(Args::try_parse_from(v("mpirun --emulate delay=1ms --host a p")).is_err(), "--emulate places ranks itself");
         assert!(Args::try_parse_from(v("mpirun --emulate-cc reno p")).is_err(), "--emulate-cc needs --emulate");
+        let a = Args::try_parse_from(normalize(v("mpirun -n 2 --emulate delay=1ms --emulate-nat none,masq --emulate-isolated p"))).unwrap();
+        assert_eq!((a.emulate_nat.as_deref(), a.emulate_isolated), (Some("none,masq"), true));
+        assert!(Args::try_parse_from(v("mpirun -n 2 --emulate-nat masq p")).is_err(), "--emulate-nat needs --emulate");
+        assert!(Args::try_parse_from(v("mpirun -n 2 --emulate-isolated p")).is_err(), "--emulate-isolated needs --emulate");
+        assert!(Args::try_parse_from(v("mpirun -n 2 --emulate delay=1ms --emulate-site-nat masq p")).is_err(), "needs --emulate-sites");
     }
 }

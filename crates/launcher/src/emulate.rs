@@ -227,6 +227,22 @@ mod tests {
     }
 
     #[test]
+    fn nat_and_isolation_shape_the_topology() {
+        let t = topology("delay=5ms", 2).unwrap();
+        let (t1, driver) = with_nat(t.clone(), true, (Some("none,masq,1to1"), None)).unwrap();
+        assert_eq!((t1.hosts, driver), (3, Some(2)));
+        assert_eq!([t1.nat_of(0), t1.nat_of(1), t1.nat_of(2)], [NatKind::None, NatKind::Masq, NatKind::OneToOne]);
+        let (t2, driver) = with_nat(t.clone(), false, (Some("symmetric"), None)).unwrap();
+        assert_eq!((t2.hosts, driver, t2.nat_of(1)), (2, None, NatKind::Symmetric));
+        assert!(with_nat(t.clone(), false, (Some("none,masq,masq"), None)).is_err(), "more kinds than hosts");
+        assert!(with_nat(t, false, (Some("cgnat"), None)).is_err());
+        let s = site_topology(SiteLayout::parse("2x2").unwrap(), "delay=40ms", "delay=100us").unwrap();
+        let (s1, driver) = with_nat(s, true, (None, Some("none,masq"))).unwrap();
+        assert_eq!((s1.hosts, driver, s1.sites.clone()), (5, Some(4), vec![0, 0, 1, 1, 2]), "mpirun's host a site of its own");
+        assert_eq!((s1.site_nat_of(1), s1.site_nat_of(2)), (NatKind::Masq, NatKind::None));
+    }
+
+    #[test]
     fn profile_or_file() {
         let t = topology("delay=20ms,loss=1%", 3).unwrap();
         assert_eq!(t.hosts, 3);
