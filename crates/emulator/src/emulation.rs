@@ -5,6 +5,8 @@ use crate::addr::{host_addr, tun_name, PREFIX_LEN};
 use crate::control;
 use crate::counters::Counters;
 use crate::error::{EmuError, Result};
+use crate::hostns;
+use crate::nat::{self, NatKind};
 use crate::netns;
 use crate::state::{self, Lock, ProcId, State};
 use crate::topology::Topology;
@@ -52,7 +54,9 @@ pub struct Host {
     pub index: usize,
     /// Name of its network namespace (`ip netns exec NAME ...` works too).
     pub netns: String,
-    /// Its address on each path (index = path).
+    /// Its address on each path (index = path) in the address plan. Behind
+    /// NAT this is on no interface of the host: `Emulation::nat` gives the
+    /// address others reach it at and its own (private) one.
     pub addrs: Vec<Ipv4Addr>,
 }
 
@@ -63,6 +67,8 @@ pub struct Emulation {
     state: State,
     topology: Topology,
     child: Option<Child>,
+    /// The hosts' holder processes this process started (reaped at teardown).
+    holders: Vec<Child>,
     owned: bool,
     done: bool,
 }
@@ -95,7 +101,7 @@ fn new_id() -> String {
     format!("{:06x}", mix & 0xff_ffff)
 }
 
-fn find_forwarder() -> PathBuf {
+pub(crate) fn find_forwarder() -> PathBuf {
     if let Some(p) = std::env::var_os("WANMPI_EMU_BIN") {
         return PathBuf::from(p);
     }
@@ -123,6 +129,9 @@ impl Emulation {
             return Err(EmuError::Parse(format!("mtu {m}: expected {MIN_MTU} to {MAX_MTU}")));
         }
         preflight()?;
+        if (0..topology.hosts).any(|h| topology.nat_of(h) != NatKind::None) && !nat::nft_present() {
+            return Err(EmuError::Parse("NAT needs `nft` (Debian package nftables; scripts/install-deps installs it)".into()));
+        }
         let (id, dir) = match &opts.state_dir {
             Some(d) => (new_id(), d.clone()),
             None => {
@@ -135,8 +144,18 @@ impl Emulation {
         }
         // create_dir fails if it exists: the directory is our claim on the id
         std::fs::create_dir(&dir).map_err(|e| EmuError::io(format!("creating state dir {}", dir.display()), e))?;
-        let state = State { dir: dir.clone(), id, hosts: topology.hosts, paths: topology.paths, netns: Vec::new(), forwarder: None };
-        let mut emu = Emulation { state, topology: topology.clone(), child: None, owned: true, done: false };
+        let state = State {
+            dir: dir.clone(),
+            id,
+            hosts: topology.hosts,
+            paths: topology.paths,
+            netns: Vec::new(),
+            forwarder: None,
+            holders: Vec::new(),
+            routers: Vec::new(),
+            exe: None,
+        };
+        let mut emu = Emulation { state, topology: topology.clone(), child: None, holders: Vec::new(), owned: true, done: false };
         match emu.bring_up(opts) {
             Ok(()) => Ok(emu),
             Err(e) => {
@@ -168,21 +187,70 @@ impl Emulation {
                 Ok(())
             })??;
         }
+        // a NAT router per site behind NAT, holding the TUN of its first host
+        for s in 0..self.topology.site_count() {
+            let Some(&first) = self.topology.site_hosts(s).first() else { continue };
+            if self.topology.site_nat_of(s) == NatKind::None {
+                continue;
+            }
+            let name = State::router_name(&self.state.id, s);
+            self.state.routers.push((first, name.clone()));
+            self.state.save()?; // record first, then create
+            netns::ip(&["netns", "add", &name])?;
+            netns::in_netns(&name, || -> Result<()> {
+                netns::write_sysctl("net.ipv6.conf.all.disable_ipv6", "1")?;
+                netns::write_sysctl("net.ipv6.conf.default.disable_ipv6", "1")?;
+                netns::write_sysctl("net.ipv4.ip_forward", "1")
+            })??;
+        }
         self.start_forwarder(opts)?;
+        let mtu = opts.mtu.unwrap_or(DEFAULT_MTU);
+        for s in 0..self.topology.site_count() {
+            let kind = self.topology.site_nat_of(s);
+            let members = self.topology.site_hosts(s);
+            if kind == NatKind::None || members.is_empty() {
+                continue;
+            }
+            let hosts: Vec<(usize, String)> = members.iter().map(|&h| (h, self.state.netns[h].clone())).collect();
+            let router = State::router_name(&self.state.id, s);
+            crate::sitenat::configure(&router, s, kind, &hosts, mtu)?;
+        }
         for h in 0..self.topology.hosts {
+            if self.topology.site_nat_of(self.topology.site_of(h)) != NatKind::None {
+                continue; // configured with its site's router above
+            }
+            let kind = self.topology.nat_of(h);
+            if kind != NatKind::None {
+                netns::ip_batch(&self.state.netns[h], &nat::ip_commands(h, self.topology.paths, mtu))?;
+                nat::load(&self.state.netns[h], &nat::ruleset(h, self.topology.paths, kind))?;
+                continue;
+            }
             let mut batch = String::from("link set lo up\n");
             for p in 0..self.topology.paths {
                 let (dev, a) = (tun_name(p), host_addr(h, p));
-                let mtu = opts.mtu.unwrap_or(DEFAULT_MTU);
                 batch.push_str(&format!("link set {dev} mtu {mtu} txqueuelen 1000 up\naddr add {a}/{PREFIX_LEN} dev {dev}\n"));
             }
             netns::ip_batch(&self.state.netns[h], &batch)?;
+        }
+        let exe = self.state.exe.clone().unwrap_or_else(find_forwarder);
+        for h in 0..self.topology.hosts {
+            let (child, p) = hostns::spawn(&exe, &self.state.dir, &self.topology, h)?;
+            self.holders.push(child);
+            self.state.holders.push((h, p));
+        }
+        self.state.save()?;
+        for (h, child) in self.holders.iter_mut().enumerate() {
+            hostns::await_ready(child, &self.state.dir, h)?;
         }
         Ok(())
     }
 
     fn start_forwarder(&mut self, opts: &UpOptions) -> Result<()> {
         let exe = opts.forwarder_exe.clone().unwrap_or_else(find_forwarder);
+        // absolute: the launch agent runs it from other working directories
+        let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+        self.state.exe = Some(exe.clone());
+        self.state.save()?;
         let log_path = self.state.dir.join("forwarder.log");
         let log = std::fs::File::create(&log_path).map_err(|e| EmuError::io(format!("creating {}", log_path.display()), e))?;
         let mut cmd = Command::new(&exe);
@@ -225,7 +293,7 @@ impl Emulation {
         let conf = state_dir.join("topology.conf");
         let text = std::fs::read_to_string(&conf).map_err(|e| EmuError::io(format!("reading {}", conf.display()), e))?;
         let topology = Topology::parse(&text)?;
-        Ok(Emulation { state, topology, child: None, owned: false, done: false })
+        Ok(Emulation { state, topology, child: None, holders: Vec::new(), owned: false, done: false })
     }
 
     /// Keep the emulation running after this value is dropped; returns its
@@ -233,7 +301,13 @@ impl Emulation {
     pub fn detach(mut self) -> PathBuf {
         self.owned = false;
         self.child = None;
+        self.holders.clear();
         self.state.dir.clone()
+    }
+
+    /// What the emulation recorded (its namespaces, holders, routers).
+    pub(crate) fn state(&self) -> &State {
+        &self.state
     }
 
     pub fn state_dir(&self) -> &Path {
@@ -266,12 +340,14 @@ impl Emulation {
         (0..self.host_count()).filter_map(|i| self.host(i).ok()).collect()
     }
 
-    /// Resolve `0`, `h0`, a namespace name or an address to a host index.
+    /// Resolve `0`, `h0`, a namespace name or an address (public, or
+    /// private behind NAT) to a host index.
     pub fn resolve_host(&self, s: &str) -> Result<usize> {
         let by_index = s.strip_prefix('h').unwrap_or(s).parse::<usize>().ok();
-        let found = by_index
-            .filter(|i| *i < self.host_count())
-            .or_else(|| self.hosts().into_iter().find(|h| h.netns == s || h.addrs.iter().any(|a| a.to_string() == s)).map(|h| h.index));
+        let private = |i: usize| self.nat(i).ok().and_then(|n| n.private).is_some_and(|a| a.to_string() == s);
+        let found = by_index.filter(|i| *i < self.host_count()).or_else(|| {
+            self.hosts().into_iter().find(|h| h.netns == s || h.addrs.iter().any(|a| a.to_string() == s) || private(h.index)).map(|h| h.index)
+        });
         found.ok_or_else(|| EmuError::NoSuchHost(s.to_string()))
     }
 
@@ -316,8 +392,9 @@ impl Emulation {
 
     fn teardown(&mut self) -> Result<Option<Counters>> {
         self.done = true;
-        let r = teardown_state(&self.state, self.child.as_mut());
+        let r = teardown_state(&self.state, self.child.as_mut(), &mut self.holders);
         self.child = None;
+        self.holders.clear();
         r
     }
 }
@@ -333,7 +410,7 @@ impl Drop for Emulation {
 }
 
 /// Wait for the forwarder's READY line on its stdout, at most `limit`.
-fn wait_ready(mut out: std::process::ChildStdout, limit: Duration) -> bool {
+pub(crate) fn wait_ready(mut out: std::process::ChildStdout, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
     let mut got = Vec::new();
     while Instant::now() < deadline {
@@ -359,17 +436,25 @@ fn wait_ready(mut out: std::process::ChildStdout, limit: Duration) -> bool {
 /// after the process that ran `up` or the forwarder crashed).
 pub fn down_dir(dir: &Path) -> Result<Option<Counters>> {
     let st = State::load(dir)?;
-    teardown_state(&st, None)
+    teardown_state(&st, None, &mut [])
 }
 
-fn teardown_state(st: &State, child: Option<&mut Child>) -> Result<Option<Counters>> {
+fn teardown_state(st: &State, child: Option<&mut Child>, holders: &mut [Child]) -> Result<Option<Counters>> {
     let _lock = Lock::take(&st.dir, Duration::from_secs(10))?;
     if let Some(p) = st.forwarder {
-        stop_forwarder(p, child);
+        stop_process(p, child, "forwarder");
+    }
+    // every holder told at once, then each waited for
+    for (_, p) in st.holders.iter().filter(|(_, p)| state::is_running(*p)) {
+        // SAFETY: kill on a pid verified by its start time just now.
+        unsafe { libc::kill(p.pid, libc::SIGTERM) };
+    }
+    for (i, (_, p)) in st.holders.iter().enumerate() {
+        stop_process(*p, holders.get_mut(i), "holder");
     }
     let counters = std::fs::read_to_string(st.dir.join("counters.txt")).ok().and_then(|t| Counters::parse(&t).ok());
     let mut first_err = None;
-    for name in &st.netns {
+    for name in st.netns.iter().chain(st.routers.iter().map(|(_, n)| n)) {
         if !st.owns_netns(name) {
             eprintln!("wanmpi-emu: state lists `{name}`, which is not ours; leaving it alone");
             continue;
@@ -389,7 +474,7 @@ fn teardown_state(st: &State, child: Option<&mut Child>) -> Result<Option<Counte
 
 /// SIGTERM (the forwarder writes its counters and exits), then SIGKILL if it
 /// has not gone within a bound. Only the recorded process is signalled.
-fn stop_forwarder(p: ProcId, mut child: Option<&mut Child>) {
+fn stop_process(p: ProcId, mut child: Option<&mut Child>, what: &str) {
     if !state::is_running(p) {
         if let Some(c) = child {
             let _ = c.try_wait();
@@ -410,7 +495,7 @@ fn stop_forwarder(p: ProcId, mut child: Option<&mut Child>) {
         }
         if Instant::now() >= deadline {
             if sig == libc::SIGKILL {
-                eprintln!("wanmpi-emu: forwarder {} survived SIGKILL", p.pid);
+                eprintln!("wanmpi-emu: {what} {} survived SIGKILL", p.pid);
                 break;
             }
             sig = libc::SIGKILL;

@@ -10,6 +10,13 @@
 //! ([`LinkProfile`]). Everything the emulation creates is recorded in a state
 //! directory first, so `down` removes exactly that, also after a crash.
 //!
+//! A host may sit behind NAT (1:1, masquerading, symmetric; `nat.rs`, done
+//! by the kernel's nftables in its namespace), or a whole site behind one
+//! router (`sitenat.rs`); every host has its own `/tmp`, `/dev/shm` and host
+//! name (`hostns.rs`) and is reached as a separate machine by the ssh-like
+//! `wanmpi-emu agent` (`agent.rs`); `scenario.rs` holds issue 26's NAT
+//! scenarios for tests.
+//!
 //! ```no_run
 //! use wanmpi_emulator::{Emulation, LinkProfile, Topology, UpOptions};
 //! # fn main() -> Result<(), wanmpi_emulator::EmuError> {
@@ -29,14 +36,21 @@
 //! Needs root or CAP_NET_ADMIN; [`preflight`] says why not when it fails.
 
 pub mod addr;
+pub mod agent;
 mod capture;
+mod conntrack;
 pub mod control;
 pub mod counters;
 mod emulation;
 mod error;
 pub mod forwarder;
+pub mod hostns;
+mod machines;
+pub mod nat;
 pub mod netns;
 pub mod profile;
+pub mod scenario;
+pub mod sitenat;
 pub mod state;
 pub mod topology;
 mod tun;
@@ -46,5 +60,6 @@ pub use capture::Capture;
 pub use counters::{Counters, GlobalCounters, LinkCounters, LinkReport};
 pub use emulation::{down_all, down_dir, preflight, Emulation, Host, UpOptions, DEFAULT_MTU, MAX_MTU, MIN_MTU};
 pub use error::{EmuError, Result};
+pub use nat::{NatInfo, NatKind};
 pub use profile::{GilbertElliott, LinkProfile, QueueLimit};
 pub use topology::{LinkEvent, LinkSel, Override, Topology};

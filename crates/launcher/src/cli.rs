@@ -115,6 +115,22 @@ pub struct Args {
     /// Profile of the links inside an emulated site.
     #[arg(long, value_name = "PROFILE", requires = "emulate_sites", default_value = "delay=100us")]
     pub emulate_lan: String,
+    /// NAT in front of the emulated hosts: one kind for every host or one
+    /// per host in order (none, 1to1, masq, symmetric), e.g. none,masq.
+    /// With --emulate-isolated, mpirun's own host is the last.
+    #[arg(long, value_name = "KIND[,KIND...]", requires = "emulate")]
+    pub emulate_nat: Option<String>,
+    /// NAT in front of whole emulated sites, one router per site shared by
+    /// its hosts: one kind for every site or one per site in order (none,
+    /// masq, symmetric).
+    #[arg(long, value_name = "KIND[,KIND...]", requires = "emulate_sites")]
+    pub emulate_site_nat: Option<String>,
+    /// Emulated hosts as separate machines: each its own /tmp and /dev/shm,
+    /// ranks started by the ssh-like `wanmpi-emu agent`, mpirun on one more
+    /// emulated host of its own (the last), the key/value service over the
+    /// emulated network.
+    #[arg(long, requires = "emulate")]
+    pub emulate_isolated: bool,
     /// A failing rank does not end the job: the others go on (their
     /// operations with it fail with MPIX_ERR_PROC_FAILED); the exit code
     /// comes from the survivors (WANMPI_TOLERATE_RANK_FAILURE=1).
@@ -165,6 +181,8 @@ const TAKES_VALUE: &[&str] = &[
     "--emulate-mtu",
     "--emulate-sites",
     "--emulate-lan",
+    "--emulate-nat",
+    "--emulate-site-nat",
 ];
 
 /// Rewrites the traditional `-np N` to `-n N`, only before the program.
@@ -315,6 +333,9 @@ fn launch(args: &Args, mut spec: JobSpec) -> Result<crate::JobOutcome, LaunchErr
         Some(l) => crate::emulate::site_topology(l, profile, &args.emulate_lan)?,
         None => crate::emulate::topology(profile, np)?,
     };
+    let rank_hosts = np.div_ceil(per_host.max(1));
+    let nat = (args.emulate_nat.as_deref(), args.emulate_site_nat.as_deref());
+    let (topo, driver) = crate::emulate::with_nat(topo, args.emulate_isolated, nat)?;
     let emu = crate::emulate::bring_up(&topo, args.emulate_cc.as_deref(), args.emulate_mtu)?;
     let cc = crate::emulate::congestion_control(&emu, 0).unwrap_or_else(|e| format!("unknown ({e})"));
     let origin = if args.emulate_cc.is_some() { "set by --emulate-cc" } else { "the kernel's default" };
@@ -327,6 +348,10 @@ fn launch(args: &Args, mut spec: JobSpec) -> Result<crate::JobOutcome, LaunchErr
     };
     eprintln!("mpirun: emulation {} up: {shape}, MTU {mtu}; TCP congestion control {cc} ({origin})", emu.id());
     crate::emulate::place_on(&mut spec, &emu, np, per_host);
+    if let Some(d) = driver {
+        crate::emulate::isolate(&mut spec, &emu, rank_hosts, d)?;
+        eprintln!("mpirun: emulated hosts are separate machines (--emulate-isolated): mpirun on host {d}, ranks through `{}`", spec.launch_agent);
+    }
     let outcome = crate::run(&spec);
     match emu.down() {
         Ok(Some(c)) if std::env::var("WANMPI_STATS").is_ok_and(|v| v == "1") => eprint!("{}", emulation_summary(&c)),
@@ -481,5 +506,10 @@ mod tests {
         assert_eq!(a.command, v("./pp --iters 3"));
         assert!(Args::try_parse_from(v("mpirun --emulate delay=1ms --host a p")).is_err(), "--emulate places ranks itself");
         assert!(Args::try_parse_from(v("mpirun --emulate-cc reno p")).is_err(), "--emulate-cc needs --emulate");
+        let a = Args::try_parse_from(normalize(v("mpirun -n 2 --emulate delay=1ms --emulate-nat none,masq --emulate-isolated p"))).unwrap();
+        assert_eq!((a.emulate_nat.as_deref(), a.emulate_isolated), (Some("none,masq"), true));
+        assert!(Args::try_parse_from(v("mpirun -n 2 --emulate-nat masq p")).is_err(), "--emulate-nat needs --emulate");
+        assert!(Args::try_parse_from(v("mpirun -n 2 --emulate-isolated p")).is_err(), "--emulate-isolated needs --emulate");
+        assert!(Args::try_parse_from(v("mpirun -n 2 --emulate delay=1ms --emulate-site-nat masq p")).is_err(), "needs --emulate-sites");
     }
 }
