@@ -22,6 +22,7 @@
 
 mod addr;
 pub mod auth;
+pub mod candidates;
 mod client;
 mod env;
 mod launcher;
@@ -41,6 +42,7 @@ mod spawn;
 mod timeout;
 
 pub use addr::{BootstrapAddr, Stream};
+pub use candidates::{Candidate, Candidates, Kind as CandidateKind};
 pub use client::Client;
 pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
 pub use launcher::Launcher;
@@ -92,5 +94,11 @@ pub trait KeyValue {
     /// every peer's endpoint once per transport).
     fn get_many(&mut self, keys: &[String]) -> Result<Vec<String>, BootstrapError> {
         keys.iter().map(|k| self.get(k)).collect()
+    }
+    /// The address the key/value service sees this rank's connection come
+    /// from (a reflexive candidate, `candidates`); None when it cannot say
+    /// (a Unix socket, an in-process exchange, PMI-2).
+    fn seen_from(&mut self) -> Option<std::net::IpAddr> {
+        None
     }
 }
