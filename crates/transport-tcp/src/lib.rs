@@ -42,6 +42,7 @@
 pub mod auth;
 mod handshake;
 mod options;
+mod pair;
 mod path;
 pub mod policy;
 pub mod record;
@@ -53,11 +54,15 @@ mod setup;
 mod shutdown;
 pub mod stream;
 mod sys;
+mod targets;
 mod transport;
 mod tx;
 
-pub use options::{TcpOptions, DEFAULT_MAX_FRAME, DEFAULT_OUTAGE_LIMIT, ENV_OUTAGE_LIMIT, ENV_RCVBUF, ENV_SETUP_TIMEOUT, ENV_SILENCE, ENV_SNDBUF};
+pub use options::{
+    TcpOptions, DEFAULT_MAX_FRAME, DEFAULT_OUTAGE_LIMIT, ENV_OUTAGE_LIMIT, ENV_PATH_TIMEOUT, ENV_RCVBUF, ENV_REVERSE_DELAY, ENV_SETUP_TIMEOUT,
+    ENV_SILENCE, ENV_SNDBUF,
+};
 pub use policy::{Maps, Seal, ENV_ENCRYPT, ENV_INSECURE_LAN};
-pub use setup::endpoint_key;
+pub use targets::endpoint_key;
 pub use transport::TcpTransport;
 pub use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError};
