@@ -2,13 +2,22 @@
 //!
 //! With remote hosts it listens on every address and tells each host the
 //! one that host reaches this machine at, by route (`routes`): a host
-//! name may resolve to loopback where the ranks run.
+//! name may resolve to loopback where the ranks run. Across NAT that route's
+//! source is private and the far side cannot dial it, so each host also gets
+//! alternatives (`WANMPI_BOOTSTRAP_ALT`): the hostfile's `addr=` for this
+//! machine when it is listed, and the routed address when `--bootstrap
+//! tcp:ADDR` was given; the remote step adds the address ssh's far side
+//! sees its client at, and the rank dials them all
+//! (`wanmpi_bootstrap::service_addrs`). A given `tcp:ADDR:PORT` whose
+//! address is on no interface here (this machine's public address behind
+//! a 1:1 NAT) is listened for on the wildcard and advertised as given.
 
 use crate::error::LaunchError;
 use crate::hosts::{self, Placement};
 use crate::routes::{self, HostAddrs};
 use crate::spec::{BootstrapChoice, JobSpec};
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use wanmpi_bootstrap::route::{self, AddrChoice};
@@ -22,6 +31,8 @@ pub struct Service {
     dir: Option<PathBuf>,
     /// The address each host connects to, where it is not `address()`.
     per_host: HashMap<String, String>,
+    /// Further addresses each host may reach the service at.
+    alternates: HashMap<String, Vec<String>>,
     hosts: HostAddrs,
 }
 
@@ -30,6 +41,12 @@ impl Service {
     pub fn address_for(&self, host: &str) -> &str {
         let key = if hosts::is_local(host) { "localhost" } else { host };
         self.per_host.get(key).map(String::as_str).unwrap_or_else(|| self.server.address())
+    }
+
+    /// `WANMPI_BOOTSTRAP_ALT` for the ranks on `host`, when it has any.
+    pub fn alternates_for(&self, host: &str) -> Option<String> {
+        let key = if hosts::is_local(host) { "localhost" } else { host };
+        self.alternates.get(key).filter(|v| !v.is_empty()).map(|v| v.join(","))
     }
 
     /// `WANMPI_HOST_ADDRS` for the ranks, when any host's address is known.
@@ -81,14 +98,25 @@ pub fn start(
     let mut dir = None;
     // Listening on every address, IPv6 too when a host has only that.
     let wildcard = if hosts.any_ipv6() { "::" } else { "0.0.0.0" };
+    let mut advertised = None;
     let bind = match &spec.bootstrap {
         BootstrapChoice::Unix => unix_in_private_dir(job_id, &mut dir)?,
         BootstrapChoice::Auto if shared_fs => unix_in_private_dir(job_id, &mut dir)?,
         BootstrapChoice::Tcp | BootstrapChoice::Auto if all_local => BootstrapAddr::Tcp("127.0.0.1".into(), 0),
         BootstrapChoice::Tcp | BootstrapChoice::Auto => BootstrapAddr::Tcp(wildcard.into(), 0),
-        BootstrapChoice::Address(a) => BootstrapAddr::parse(a)?,
+        BootstrapChoice::Address(a) => match BootstrapAddr::parse(a)? {
+            // On no interface here (a public address a 1:1 NAT maps to
+            // this machine): nothing can bind it; listen on the wildcard
+            // of its family and tell the hosts the address as given.
+            BootstrapAddr::Tcp(h, port) if h.parse::<IpAddr>().is_ok_and(|ip| !hosts::is_local(&ip.to_string())) => {
+                advertised = Some(BootstrapAddr::Tcp(h.clone(), port));
+                let any = if h.contains(':') { "::" } else { "0.0.0.0" };
+                BootstrapAddr::Tcp(any.into(), port)
+            }
+            other => other,
+        },
     };
-    let routed = matches!(&bind, BootstrapAddr::Tcp(h, 0) if h == wildcard);
+    let routed = matches!(&bind, BootstrapAddr::Tcp(h, _) if h == "0.0.0.0" || h == "::");
     let mut config = ServerConfig::new(size, secret);
     if let Some(t) = spec.bootstrap_timeout {
         config.fence_timeout = t;
@@ -105,18 +133,49 @@ pub fn start(
         }
     };
     let mut per_host = HashMap::new();
+    let mut alternates: HashMap<String, Vec<String>> = HashMap::new();
     if routed {
         if let Ok(BootstrapAddr::Tcp(_, port)) = BootstrapAddr::parse(server.address()) {
-            let at = |ip: std::net::IpAddr| BootstrapAddr::Tcp(ip.to_string(), port).render();
+            let at = |ip: IpAddr| BootstrapAddr::Tcp(ip.to_string(), port).render();
+            // The hostfile's address for this machine, when it lists it.
+            let own = placements
+                .iter()
+                .filter(|p| hosts::is_local(&p.host))
+                .find_map(|p| p.addr.as_deref()?.trim_matches(['[', ']']).parse::<IpAddr>().ok());
             for (host, src) in routes::kv_addresses(&hosts, &job_choice(spec)) {
-                per_host.insert(host, at(src));
+                let alts = alternates.entry(host.clone()).or_default();
+                match &advertised {
+                    Some(a) => {
+                        per_host.insert(host, a.render());
+                        alts.push(at(src));
+                    }
+                    None => {
+                        per_host.insert(host, at(src));
+                    }
+                }
+                alts.extend(own.filter(|o| *o != src).map(at));
+            }
+            // Hosts with no route known get the given address, if any.
+            if let Some(a) = &advertised {
+                for (host, _) in hosts.0.iter().filter(|(h, _)| h != "localhost") {
+                    per_host.entry(host.clone()).or_insert_with(|| a.render());
+                    alternates.entry(host.clone()).or_default().extend(own.map(at));
+                }
             }
             // Ranks on this machine come over loopback.
-            let lo: std::net::IpAddr = if wildcard == "::" { std::net::Ipv6Addr::LOCALHOST.into() } else { std::net::Ipv4Addr::LOCALHOST.into() };
+            let lo: IpAddr = if bind_is_v6(&bind) { std::net::Ipv6Addr::LOCALHOST.into() } else { std::net::Ipv4Addr::LOCALHOST.into() };
             per_host.insert("localhost".into(), at(lo));
         }
     }
-    Ok(Service { server, dir, per_host, hosts })
+    for v in alternates.values_mut() {
+        let mut seen = std::collections::HashSet::new();
+        v.retain(|a| seen.insert(a.clone()));
+    }
+    Ok(Service { server, dir, per_host, alternates, hosts })
+}
+
+fn bind_is_v6(b: &BootstrapAddr) -> bool {
+    matches!(b, BootstrapAddr::Tcp(h, _) if h.contains(':'))
 }
 
 /// A socket in a new directory only we can enter.
