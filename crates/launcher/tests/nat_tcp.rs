@@ -106,6 +106,23 @@ fn firewall_masquerading_site_on_tcp() {
     tcp_scenario("firewall");
 }
 
+/// `--bootstrap tcp:PUBLIC:PORT` with mpirun's public address, on no
+/// interface of its host behind 1:1 NAT: the service listens on the
+/// wildcard and the far rank reaches it at the address given.
+#[test]
+fn the_service_at_mpiruns_public_address_behind_one_to_one_nat() {
+    let _g = serial();
+    let Some((hello, _, emu_bin)) = ready("bootstrap_public") else { return };
+    std::env::set_var("WANMPI_EMU_BIN", &emu_bin);
+    let s = scenario::by_name("cloud").expect("scenario");
+    let setup = s.up("delay=2ms", &UpOptions { forwarder_exe: Some(emu_bin.clone()), ..UpOptions::default() }).expect("scenario up");
+    let public = setup.emu.nat(s.driver).expect("driver's NAT").public;
+    let kv = format!("tcp:{public}:47123");
+    let extra = ["--transport", "tcp", "--bootstrap", kv.as_str()];
+    let (ok, out, err, took) = run_job(setup.mpirun(Path::new(MPIRUN), &extra, &hello, &[]).expect("mpirun"));
+    assert!(ok && out.contains("allreduce: sum of ranks = 1 (expected 1)"), "hello in {took:?}\nstdout:\n{out}\nstderr:\n{err}");
+}
+
 /// The 8 B round trip on tcp through 1:1 NAT ("cloud") and on the same
 /// links without NAT ("open"), interleaved rounds, medians printed.
 #[test]
