@@ -123,6 +123,24 @@ fn the_service_at_mpiruns_public_address_behind_one_to_one_nat() {
     assert!(ok && out.contains("allreduce: sum of ranks = 1 (expected 1)"), "hello in {took:?}\nstdout:\n{out}\nstderr:\n{err}");
 }
 
+/// Both rank hosts behind symmetric NATs, mpirun public: tcp has no path
+/// between them (that takes a relay, issue 26 part 4). The job fails in
+/// seconds, not after tcp's 60 s setup limit, naming both ranks and the
+/// candidates tried.
+#[test]
+fn no_tcp_path_between_two_symmetric_nats_is_named_within_seconds() {
+    let _g = serial();
+    let Some((hello, _, emu_bin)) = ready("no_path") else { return };
+    std::env::set_var("WANMPI_EMU_BIN", &emu_bin);
+    let s = scenario::by_name("symmetric").expect("scenario");
+    let setup = s.up("delay=2ms", &UpOptions { forwarder_exe: Some(emu_bin.clone()), ..UpOptions::default() }).expect("scenario up");
+    let (ok, out, err, took) = run_job(setup.mpirun(Path::new(MPIRUN), &["--transport", "tcp"], &hello, &[]).expect("mpirun"));
+    println!("failed as it must in {:.1} s:\n{err}", took.as_secs_f64());
+    assert!(!ok, "no path, yet it ran:\n{out}");
+    assert!(took < Duration::from_secs(15), "took {took:?}\n{err}");
+    assert!(err.contains("found no path to rank") && err.contains("(public)") && err.contains("did not reach rank"), "{err}");
+}
+
 /// The 8 B round trip on tcp through 1:1 NAT ("cloud") and on the same
 /// links without NAT ("open"), interleaved rounds, medians printed.
 #[test]

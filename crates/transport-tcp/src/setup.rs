@@ -34,7 +34,7 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
-use wanmpi_bootstrap::{Candidates, KeyValue};
+use wanmpi_bootstrap::{CandidateKind, Candidates, KeyValue};
 use wanmpi_transport::TransportError;
 
 const LISTENER: u64 = u64::MAX;
@@ -137,6 +137,10 @@ pub(crate) struct Established {
     pub(crate) listener: Socket,
     pub(crate) targets: Vec<Vec<Target>>,
     pub(crate) paths: Vec<Option<Path>>,
+    /// This rank is behind NAT (its given address is on no interface, or
+    /// the key/value service saw it at one it has not): the NAT may let
+    /// nothing in, so it dials its lower peers at once too.
+    pub(crate) behind_nat: bool,
 }
 
 /// How a peer was reached at setup.
@@ -210,9 +214,14 @@ pub(crate) fn establish(kv: &mut dyn KeyValue, secret: &[u8; 32], opts: &TcpOpti
         fatal: None,
         log: Default::default(),
     };
+    // A public candidate is one given for the host but on no interface
+    // here, a reflexive one is published only when it differs from every
+    // other (`candidates::gather`): either way this rank is behind NAT.
+    let behind_nat = s.mine.0 .0.iter().any(|c| matches!(c.kind, CandidateKind::Reflexive | CandidateKind::Public));
+    let reverse = if behind_nat { Duration::ZERO } else { opts.reverse_delay };
     let now = Instant::now();
     for peer in (0..size).filter(|&p| p != me) {
-        s.next_dial[peer as usize] = Some(now + pair::dial_delay(me, peer, opts.reverse_delay));
+        s.next_dial[peer as usize] = Some(now + pair::dial_delay(me, peer, reverse));
     }
     let result = s.run(&listener, now);
     if let Some(line) = s.log.summary(me) {
@@ -225,7 +234,7 @@ pub(crate) fn establish(kv: &mut dyn KeyValue, secret: &[u8; 32], opts: &TcpOpti
     }
     let targets = std::mem::take(&mut s.targets);
     let paths = std::mem::take(&mut s.paths);
-    result.map(|()| Established { conns: s.done, listener, targets, paths })
+    result.map(|()| Established { conns: s.done, listener, targets, paths, behind_nat })
 }
 
 impl Setup<'_> {
@@ -284,10 +293,13 @@ impl Setup<'_> {
         let me = self.ranks.me;
         let secs = self.opts.path_timeout.as_secs_f64();
         let (mine, port) = &self.mine;
-        let mine: Vec<String> = mine.0.iter().map(|c| format!("{} ({})", SocketAddr::new(c.ip, *port), c.kind.name())).collect();
         let each: Vec<String> = peers
             .iter()
             .map(|&p| {
+                // What the peer could dial of ours: loopback only on one host.
+                let same = self.opts.maps.host.as_ref().and_then(|h| Some(h.get(me as usize)? == h.get(p as usize)?));
+                let mine: Vec<String> =
+                    mine.dial_order(None, same).iter().map(|c| format!("{} ({})", SocketAddr::new(c.ip, *port), c.kind.name())).collect();
                 let tried: Vec<String> = self.targets[p as usize]
                     .iter()
                     .map(|t| {
@@ -303,7 +315,8 @@ impl Setup<'_> {
             })
             .collect();
         format!(
-            "{}. Check that the hosts can reach each other (a firewall, or NAT: give each host's public address with addr= in the hostfile)",
+            "{}. tcp needs one side of each pair to accept the other's connection: check the firewalls, and give each host's public address \
+             (addr= in the hostfile) if it is behind a 1:1 NAT; two hosts both behind NAT that let nothing in need a relay",
             each.join("; ")
         )
     }

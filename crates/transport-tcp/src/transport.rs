@@ -102,7 +102,7 @@ impl TcpTransport {
     /// Listens, publishes `tcp-ep-<rank>`, fences, and connects to every
     /// other rank, each connection authenticated with `secret`. Returns when
     /// all peers are connected, or fails after `opts.setup_timeout`.
-    pub fn connect(kv: &mut dyn KeyValue, secret: [u8; 32], opts: TcpOptions) -> Result<TcpTransport, TransportError> {
+    pub fn connect(kv: &mut dyn KeyValue, secret: [u8; 32], mut opts: TcpOptions) -> Result<TcpTransport, TransportError> {
         if opts.max_frame == 0 || opts.max_frame >= CONTROL as usize {
             // The top bit of a length prefix marks control frames (`stream`).
             return Err(TransportError::Setup(format!("max_frame {} must be in 1..2^31", opts.max_frame)));
@@ -111,6 +111,10 @@ impl TcpTransport {
         let epoll = Epoll::new()?;
         let wake = EventFd::new()?;
         let est = setup::establish(kv, &secret, &opts, &epoll)?;
+        if est.behind_nat {
+            // Redials too: this rank may be reachable only by dialling out.
+            opts.reverse_delay = Duration::ZERO;
+        }
         epoll.add(wake.raw_fd(), WAKE, READ)?;
         let mut peers = Vec::with_capacity(est.conns.len());
         for (r, sock) in est.conns.into_iter().enumerate() {
