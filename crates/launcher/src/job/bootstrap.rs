@@ -132,46 +132,55 @@ pub fn start(
             return Err(e.into());
         }
     };
-    let mut per_host = HashMap::new();
-    let mut alternates: HashMap<String, Vec<String>> = HashMap::new();
+    let (mut per_host, mut alternates) = (HashMap::new(), HashMap::new());
     if routed {
         if let Ok(BootstrapAddr::Tcp(_, port)) = BootstrapAddr::parse(server.address()) {
-            let at = |ip: IpAddr| BootstrapAddr::Tcp(ip.to_string(), port).render();
             // The hostfile's address for this machine, when it lists it.
             let own = placements
                 .iter()
                 .filter(|p| hosts::is_local(&p.host))
                 .find_map(|p| p.addr.as_deref()?.trim_matches(['[', ']']).parse::<IpAddr>().ok());
-            for (host, src) in routes::kv_addresses(&hosts, &job_choice(spec)) {
-                let alts = alternates.entry(host.clone()).or_default();
-                match &advertised {
-                    Some(a) => {
-                        per_host.insert(host, a.render());
-                        alts.push(at(src));
-                    }
-                    None => {
-                        per_host.insert(host, at(src));
-                    }
-                }
-                alts.extend(own.filter(|o| *o != src).map(at));
-            }
-            // Hosts with no route known get the given address, if any.
-            if let Some(a) = &advertised {
-                for (host, _) in hosts.0.iter().filter(|(h, _)| h != "localhost") {
-                    per_host.entry(host.clone()).or_insert_with(|| a.render());
-                    alternates.entry(host.clone()).or_default().extend(own.map(at));
-                }
-            }
-            // Ranks on this machine come over loopback.
-            let lo: IpAddr = if bind_is_v6(&bind) { std::net::Ipv6Addr::LOCALHOST.into() } else { std::net::Ipv4Addr::LOCALHOST.into() };
-            per_host.insert("localhost".into(), at(lo));
+            let remote: Vec<String> = hosts.0.iter().map(|(h, _)| h.clone()).filter(|h| h != "localhost").collect();
+            let routes = routes::kv_addresses(&hosts, &job_choice(spec));
+            (per_host, alternates) = plan(&remote, &routes, advertised.as_ref(), own, port, bind_is_v6(&bind));
         }
     }
-    for v in alternates.values_mut() {
-        let mut seen = std::collections::HashSet::new();
-        v.retain(|a| seen.insert(a.clone()));
-    }
     Ok(Service { server, dir, per_host, alternates, hosts })
+}
+
+/// Per host, the service's address (`WANMPI_BOOTSTRAP`) and its
+/// alternatives (`WANMPI_BOOTSTRAP_ALT`), from: the remote hosts, the
+/// route's source toward each (where known), the address given with
+/// `--bootstrap` when it is on no interface here, this machine's
+/// hostfile address and the service's port. Ranks here get loopback.
+type Plan = (HashMap<String, String>, HashMap<String, Vec<String>>);
+fn plan(remote: &[String], routes: &HashMap<String, IpAddr>, advertised: Option<&BootstrapAddr>, own: Option<IpAddr>, port: u16, v6: bool) -> Plan {
+    let at = |ip: IpAddr| BootstrapAddr::Tcp(ip.to_string(), port).render();
+    let (mut per_host, mut alternates) = (HashMap::new(), HashMap::new());
+    for host in remote {
+        let routed = routes.get(host).copied();
+        let mut alts: Vec<String> = vec![];
+        let first = match (advertised, routed) {
+            (Some(a), r) => {
+                alts.extend(r.map(at));
+                Some(a.render())
+            }
+            (None, r) => r.map(at),
+        };
+        alts.extend(own.map(at));
+        if let Some(f) = &first {
+            alts.retain(|a| a != f);
+            per_host.insert(host.clone(), f.clone());
+        }
+        let mut seen = std::collections::HashSet::new();
+        alts.retain(|a| seen.insert(a.clone()));
+        if !alts.is_empty() {
+            alternates.insert(host.clone(), alts);
+        }
+    }
+    let lo: IpAddr = if v6 { std::net::Ipv6Addr::LOCALHOST.into() } else { std::net::Ipv4Addr::LOCALHOST.into() };
+    per_host.insert("localhost".into(), at(lo));
+    (per_host, alternates)
 }
 
 fn bind_is_v6(b: &BootstrapAddr) -> bool {
@@ -186,4 +195,43 @@ fn unix_in_private_dir(job_id: &str, dir: &mut Option<PathBuf>) -> Result<Bootst
     let sock = d.join(SOCK);
     *dir = Some(d);
     Ok(BootstrapAddr::Unix(sock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn each_host_gets_its_route_then_the_hostfiles_address_for_this_machine() {
+        let remote = vec!["h1".to_string(), "h2".to_string()];
+        let routes = HashMap::from([("h1".to_string(), ip("10.0.0.1")), ("h2".to_string(), ip("198.18.0.1"))]);
+        let (per, alt) = plan(&remote, &routes, None, Some(ip("198.18.0.1")), 4000, false);
+        assert_eq!(per["h1"], "tcp:10.0.0.1:4000");
+        assert_eq!(alt["h1"], ["tcp:198.18.0.1:4000"]);
+        assert_eq!(per["h2"], "tcp:198.18.0.1:4000");
+        assert!(!alt.contains_key("h2"), "no alternative equal to the address itself");
+        assert_eq!(per["localhost"], "tcp:127.0.0.1:4000");
+    }
+
+    #[test]
+    fn a_given_public_address_comes_first_and_the_route_stays_an_alternative() {
+        let remote = vec!["h1".to_string(), "h9".to_string()];
+        let routes = HashMap::from([("h1".to_string(), ip("10.0.0.1"))]);
+        let given = BootstrapAddr::Tcp("198.18.0.1".into(), 4000);
+        let (per, alt) = plan(&remote, &routes, Some(&given), None, 4000, true);
+        assert_eq!(per["h1"], "tcp:198.18.0.1:4000");
+        assert_eq!(alt["h1"], ["tcp:10.0.0.1:4000"]);
+        assert_eq!(per["h9"], "tcp:198.18.0.1:4000", "a host with no route known");
+        assert!(!alt.contains_key("h9"));
+        assert_eq!(per["localhost"], "tcp:[::1]:4000");
+        // No route, nothing given: the service's own address (unchanged),
+        // the hostfile's as an alternative.
+        let (per, alt) = plan(&remote, &HashMap::new(), None, Some(ip("198.18.0.1")), 4000, false);
+        assert!(!per.contains_key("h9"));
+        assert_eq!(alt["h9"], ["tcp:198.18.0.1:4000"]);
+    }
 }
