@@ -115,3 +115,33 @@ fn no_path_at_all_fails_within_the_path_timeout_naming_ranks_and_candidates() {
         assert!(e.contains(&format!("rank {other} did not reach rank {me} at {NOWHERE}:")), "{e}");
     }
 }
+
+/// After a break (`ss -K`, as a NAT that forgot the connection), the rank
+/// nobody can dial redials out, and the streams resume with nothing lost.
+/// Needs root; says it was skipped otherwise.
+#[test]
+fn after_a_break_the_rank_nobody_can_dial_redials_out() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: ss -K needs root");
+        return;
+    }
+    let ts: Vec<TcpTransport> = connect_all(local_kv_world(2), |_| SECRET, |r| if r == 1 { unreachable(test_opts()) } else { test_opts() })
+        .into_iter()
+        .map(|t| t.expect("setup"))
+        .collect();
+    let (l, r) = ts[0].connection_ports(1).expect("connected");
+    let ts = exchange(ts, 100);
+    let out = std::process::Command::new("ss")
+        .args(["-K", "-t", "-n", "src", &format!("127.0.0.1:{l}"), "dst", &format!("127.0.0.1:{r}")])
+        .output()
+        .expect("ss");
+    if !String::from_utf8_lossy(&out.stdout).contains("127.0.0.1") {
+        eprintln!("SKIPPED: ss -K aborted no socket (kernel without CONFIG_INET_DIAG_DESTROY?)");
+        return;
+    }
+    // The exchange goes on across the break: rank 1 must dial rank 0 again.
+    let ts = exchange(ts, 300);
+    assert!(ts.iter().any(|t| t.reconnections() >= 1), "no reconnection seen");
+    assert_ne!(ts[0].connection_ports(1), Some((l, r)), "a new connection");
+}
