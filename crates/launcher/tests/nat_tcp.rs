@@ -2,7 +2,7 @@
 //! NAT, the hostfile naming public addresses) and the firewall case (one
 //! site masquerading, letting nothing in, mpirun at the public site) run a
 //! 2-rank allreduce and a 1 MiB exchange over `--transport tcp`, through
-//! emulated hosts that share nothing but the network (helper-natemu's
+//! emulated hosts that share nothing but the network (the emulator's
 //! `wanmpi_emulator::scenario`, the ssh-like agent). The ranks' statistics
 //! show which candidate each connection used. An ignored test measures the
 //! 8 B ping-pong latency through 1:1 NAT against the same links without NAT
