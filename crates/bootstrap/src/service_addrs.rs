@@ -82,14 +82,21 @@ pub fn connect_first(addrs: &[BootstrapAddr], timeout: Duration) -> Result<Strea
                 addrs.iter().zip(&failed).map(|(a, f)| format!("{}: {}", a.render(), f.as_deref().unwrap_or("no answer"))).collect();
             return Err(BootstrapError::Io(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
-                format!("no address of the key/value service answered: {}", what.join("; ")),
+                format!(
+                    "no address of the key/value service answered: {}. mpirun's machine cannot be reached from here (behind NAT or a firewall?): \
+                     give mpirun --bootstrap tcp:ADDR:PORT with an address and port this host can reach",
+                    what.join("; ")
+                ),
             )));
         }
         let wake = if started < addrs.len() { next_at.min(deadline) } else { deadline };
         match rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
             Ok((_, Ok(s))) => return Ok(s),
             Ok((i, Err(e))) => {
-                failed[i] = Some(e.to_string());
+                failed[i] = Some(match e {
+                    BootstrapError::Io(io) => io.to_string(),
+                    other => other.to_string(),
+                });
                 // The next one need not wait its turn.
                 next_at = Instant::now();
             }

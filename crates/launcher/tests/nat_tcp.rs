@@ -141,6 +141,22 @@ fn no_tcp_path_between_two_symmetric_nats_is_named_within_seconds() {
     assert!(err.contains("found no path to rank") && err.contains("(public)") && err.contains("did not reach rank"), "{err}");
 }
 
+/// mpirun on a laptop behind NAT, ranks on public hosts: no rank can dial
+/// the key/value service (tunnelling it through the agent is not done).
+/// The far ranks fail naming every address of the service they tried.
+#[test]
+fn mpirun_behind_nat_fails_naming_the_service_addresses_tried() {
+    let _g = serial();
+    let Some((hello, _, emu_bin)) = ready("laptop") else { return };
+    std::env::set_var("WANMPI_EMU_BIN", &emu_bin);
+    let s = scenario::by_name("laptop").expect("scenario");
+    let setup = s.up("delay=2ms", &UpOptions { forwarder_exe: Some(emu_bin.clone()), ..UpOptions::default() }).expect("scenario up");
+    let (ok, out, err, took) = run_job(setup.mpirun(Path::new(MPIRUN), &["--transport", "tcp"], &hello, &[]).expect("mpirun"));
+    println!("failed as it must in {:.1} s:\n{err}", took.as_secs_f64());
+    assert!(!ok, "ran:\n{out}");
+    assert!(err.contains("no address of the key/value service answered"), "{err}");
+}
+
 /// The 8 B round trip on tcp through 1:1 NAT ("cloud") and on the same
 /// links without NAT ("open"), interleaved rounds, medians printed.
 #[test]
