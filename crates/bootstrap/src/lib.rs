@@ -22,6 +22,7 @@
 
 mod addr;
 pub mod auth;
+pub mod candidates;
 mod client;
 mod env;
 mod launcher;
@@ -39,10 +40,12 @@ pub mod seal;
 pub mod seal_policy;
 pub mod sealed_lines;
 pub mod server;
+pub mod service_addrs;
 mod spawn;
 mod timeout;
 
 pub use addr::{BootstrapAddr, Stream};
+pub use candidates::{Candidate, Candidates, Kind as CandidateKind};
 pub use client::Client;
 pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
 pub use launcher::Launcher;
@@ -51,6 +54,7 @@ pub use own_addr::{ENV_HOST_ADDRS, ENV_HOST_MAP, ENV_IF, ENV_NET};
 pub use ports::{PortRange, ENV_PORT_RANGE};
 pub use push::Push;
 pub use server::{Deaths, Notes, Server, ServerConfig, ServerEvent};
+pub use service_addrs::{ENV_BOOTSTRAP_ALT, ENV_SSH_CLIENT};
 pub use spawn::{failure_key, failure_note, read_failure_note, SpawnApp, SpawnRequest, ENV_APPNUM, ENV_PARENT_PORT, ENV_WDIR, MAX_SPAWN};
 pub use timeout::{timeout_from_env, DEFAULT_TIMEOUT, ENV_BOOTSTRAP_TIMEOUT};
 
@@ -94,5 +98,11 @@ pub trait KeyValue {
     /// every peer's endpoint once per transport).
     fn get_many(&mut self, keys: &[String]) -> Result<Vec<String>, BootstrapError> {
         keys.iter().map(|k| self.get(k)).collect()
+    }
+    /// The address the key/value service sees this rank's connection come
+    /// from (a reflexive candidate, `candidates`); None when it cannot say
+    /// (a Unix socket, an in-process exchange, PMI-2).
+    fn seen_from(&mut self) -> Option<std::net::IpAddr> {
+        None
     }
 }
