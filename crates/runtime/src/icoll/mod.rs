@@ -21,7 +21,7 @@ mod start;
 use std::sync::Arc;
 
 use wanmpi_engine::coll::sched::Run;
-use wanmpi_engine::MpiError;
+use wanmpi_engine::{ErrorClass, MpiError};
 
 use crate::coll_adapter::coll_error;
 use crate::group::Group;
@@ -92,7 +92,23 @@ fn step(st: &mut State, r: Req) -> bool {
             c.run.progress(&mut port)
         };
         let status = match outcome {
-            Ok(false) => return false,
+            // A member died: a schedule left waiting only for receives
+            // nobody will send (ULFM: fail, do not hang).
+            Ok(false) => {
+                let group = Arc::clone(&c.group);
+                if !crate::ulfm::coll::member_failed(st, &group) {
+                    return false;
+                }
+                let State { reqs, engine, .. } = &mut *st;
+                let Some(c) = reqs.get_mut(r).and_then(running) else { return true };
+                if !crate::ulfm::coll::withdraw_schedule(engine, &c.run.pending()) {
+                    return false;
+                }
+                Status {
+                    error: Some(MpiError::new(ErrorClass::ProcFailed, "a member of the communicator failed during the collective")),
+                    ..Status::empty()
+                }
+            }
             Ok(true) => match c.then.take() {
                 None => {
                     c.deliver();

@@ -4,7 +4,9 @@
 //! once a failure among the communicator's members is known and what is
 //! left to wait for are receives not matched yet, they are withdrawn and the
 //! step fails with MPIX_ERR_PROC_FAILED (ULFM lets a collective fail at some
-//! members and succeed at others; it must not hang).
+//! members and succeed at others; it must not hang). Nonblocking and
+//! persistent collectives get the same treatment in `icoll::step`
+//! (`withdraw_schedule` here).
 
 use wanmpi_engine::{error::err, ErrorClass, MpiResult};
 
@@ -43,7 +45,7 @@ impl Runtime {
     }
 }
 
-fn member_failed(st: &State, group: &Group) -> bool {
+pub(crate) fn member_failed(st: &State, group: &Group) -> bool {
     st.ulfm.failed.iter().any(|f| group.rank_of(*f).is_some())
 }
 
@@ -68,6 +70,25 @@ fn withdraw(st: &mut State, rs: &[Option<Req>], left: &[usize]) -> bool {
         let _ = st.engine.cancel(id);
         let _ = st.engine.test(id);
         st.reqs.remove(r);
+    }
+    true
+}
+
+/// A nonblocking collective's schedule over `group` that waits only for
+/// receives not matched yet while a member is known failed: cancels them
+/// and says so (the caller fails the request); false, touching nothing,
+/// otherwise.
+pub(crate) fn withdraw_schedule(engine: &mut wanmpi_engine::Engine, pending: &[&crate::icoll::Handle]) -> bool {
+    let mut ids = Vec::with_capacity(pending.len());
+    for h in pending {
+        match h {
+            crate::icoll::Handle::Recv(id, _) if engine.is_unmatched_recv(*id) => ids.push(*id),
+            _ => return false,
+        }
+    }
+    for id in ids {
+        let _ = engine.cancel(id);
+        let _ = engine.test(id);
     }
     true
 }

@@ -21,7 +21,7 @@
 
 mod agreement;
 mod calls;
-mod coll;
+pub(crate) mod coll;
 mod notices;
 
 pub use agreement::AgreeOutcome;

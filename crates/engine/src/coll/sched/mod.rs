@@ -244,6 +244,12 @@ impl<H> Run<H> {
         Ok(())
     }
 
+    /// The current round's posted messages that have not completed (what
+    /// the schedule waits for now).
+    pub fn pending(&self) -> Vec<&H> {
+        self.posted.iter().flatten().filter(|p| !p.done).map(|p| &p.handle).collect()
+    }
+
     /// Buffer 0 (the result, once done).
     pub fn result(&self) -> Option<&[u8]> {
         self.sched.bufs.first().map(|b| &b[..])
