@@ -22,6 +22,12 @@
 //! The service listens on the UDP port with the same number as the
 //! key/value service's TCP port (`Server::start`), so a rank finds it from
 //! the address it already dials (`KeyValue::reflector`).
+//!
+//! Also here, for the UDP transports: `bind_udp` (the published address
+//! when it is on an interface, else the wildcard: behind a 1:1 NAT the
+//! published public address is on no interface) and `udp_candidates`
+//! (where peers may reach a socket: the published address, then the
+//! reflexive one).
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -222,6 +228,62 @@ fn readable(udp: &UdpSocket, wait: Duration) -> std::io::Result<bool> {
     Ok(n > 0)
 }
 
+/// Binds a UDP socket for a transport that publishes `publish`: on that
+/// address when it is one of this host's, else on the wildcard of its
+/// family (a 1:1 NAT's public address is on no interface: binding it
+/// fails with "Cannot assign requested address"). Ports in `range`.
+/// Returns the socket and whether it bound the wildcard.
+pub fn bind_udp(publish: IpAddr, range: Option<crate::PortRange>) -> std::io::Result<(UdpSocket, bool)> {
+    match crate::ports::bind_in(range, |port| UdpSocket::bind(SocketAddr::new(publish, port))) {
+        Ok(s) => Ok((s, publish.is_unspecified())),
+        Err(e) if e.kind() == ErrorKind::AddrNotAvailable => {
+            let any: IpAddr = if publish.is_ipv4() { Ipv4Addr::UNSPECIFIED.into() } else { Ipv6Addr::UNSPECIFIED.into() };
+            Ok((crate::ports::bind_in(range, |port| UdpSocket::bind(SocketAddr::new(any, port)))?, true))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Where peers may reach `udp`, best first: `publish` with the socket's
+/// port, then the address the job's reflector saw it at (asked from this
+/// socket, within `ASK_TIMEOUT`) when that differs: a NAT between. No
+/// question is asked when the reflector or `publish` is a loopback address
+/// (one host: nothing between), or there is no reflector.
+pub fn udp_candidates(
+    udp: &UdpSocket,
+    publish: IpAddr,
+    reflector: Option<SocketAddr>,
+    secret: &[u8; 32],
+    rank: u32,
+) -> Result<Vec<SocketAddr>, ReflectError> {
+    let first = SocketAddr::new(publish, udp.local_addr()?.port());
+    let mut out = vec![first];
+    let Some(server) = reflector.filter(|r| !r.ip().is_loopback() && !publish.is_loopback()) else { return Ok(out) };
+    // The socket's family must match the reflector's: a v4 socket cannot
+    // ask a v6 reflector.
+    if server.is_ipv4() != udp.local_addr()?.is_ipv4() {
+        return Ok(out);
+    }
+    if let Some(seen) = ask(udp, server, secret, rank, ASK_TIMEOUT)? {
+        if seen != first {
+            out.push(seen);
+        }
+    }
+    Ok(out)
+}
+
+/// Candidates as published: `ip:port,ip:port`.
+pub fn format_candidates(c: &[SocketAddr]) -> String {
+    c.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// The list `format_candidates` made; None if any is not an address, or
+/// there are none or more than 8.
+pub fn parse_candidates(s: &str) -> Option<Vec<SocketAddr>> {
+    let v = s.split(',').map(|a| a.parse().ok()).collect::<Option<Vec<SocketAddr>>>()?;
+    (!v.is_empty() && v.len() <= 8).then_some(v)
+}
+
 /// Counters of a running reflector.
 #[derive(Debug, Default)]
 pub struct ReflectorStats {
@@ -367,6 +429,20 @@ mod tests {
         c.send_to(&req, r.local_addr()).unwrap();
         c.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
         assert!(c.recv_from(&mut b).is_err());
+    }
+
+    #[test]
+    fn an_address_on_no_interface_binds_the_wildcard() {
+        // TEST-NET-3: on no interface of a test machine.
+        let (s, wild) = bind_udp("203.0.113.9".parse().unwrap(), None).unwrap();
+        assert!(wild && s.local_addr().unwrap().ip().is_unspecified());
+        let (s, wild) = bind_udp("127.0.0.1".parse().unwrap(), None).unwrap();
+        assert!(!wild && s.local_addr().unwrap().ip().is_loopback());
+        let c = udp_candidates(&s, "127.0.0.1".parse().unwrap(), None, &SECRET, 0).unwrap();
+        assert_eq!(c, vec![s.local_addr().unwrap()]);
+        assert_eq!(parse_candidates(&format_candidates(&c)), Some(c));
+        assert_eq!(parse_candidates("1.2.3.4:5,x"), None);
+        assert_eq!(parse_candidates(""), None);
     }
 
     #[test]
