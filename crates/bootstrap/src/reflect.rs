@@ -447,7 +447,7 @@ mod tests {
 
     #[test]
     fn answers_are_checked_and_never_larger_than_requests() {
-        assert!(REQUEST_LEN >= ANSWER_LEN);
+        const { assert!(REQUEST_LEN >= ANSWER_LEN) };
         let from: SocketAddr = "198.18.0.7:40001".parse().unwrap();
         let a = answer(&SECRET, &[2; NONCE_LEN], from);
         assert_eq!(read_answer(&SECRET, &[2; NONCE_LEN], &a), Some(from));
