@@ -192,7 +192,7 @@ pub struct SctpOptions {
     pub connect_timeout: Duration,
     /// Where a NAT is in play, a sealed peer none of whose candidates
     /// answered hole punching within this has no path: setup fails naming
-    /// the ranks and candidates (WANMPI_SCTP_PUNCH_TIMEOUT_MS, 8 s).
+    /// the ranks and candidates (WANMPI_SCTP_PUNCH_TIMEOUT_MS, 6 s).
     pub punch_timeout: Duration,
     /// Fraction of outgoing datagrams dropped once setup is done, for tests
     /// (WANMPI_SCTP_DROP_RATE, 0).
@@ -291,7 +291,7 @@ impl Default for SctpOptions {
             cc: CongestionControl::default_for_build(),
             tlp: true,
             connect_timeout: Duration::from_secs(30),
-            punch_timeout: Duration::from_secs(8),
+            punch_timeout: Duration::from_secs(6),
             drop_rate: 0.0,
             drop_seed: 0,
             drop_first_data: 0,

@@ -69,7 +69,7 @@ pub struct WampOptions {
     /// Where a NAT is in play (a candidate list with a reflexive address,
     /// or a published address on no interface), a peer none of whose
     /// candidates answered within this is unreachable: setup fails naming
-    /// the ranks and candidates (WANMPI_WAMP_PUNCH_TIMEOUT_MS, 8 s).
+    /// the ranks and candidates (WANMPI_WAMP_PUNCH_TIMEOUT_MS, 6 s).
     pub punch_timeout: Duration,
     /// A peer silent this long while we wait for it is lost: the job's
     /// outage limit (WANMPI_OUTAGE_LIMIT, 600 s; `wanmpi_transport::outage`),
@@ -113,7 +113,7 @@ impl Default for WampOptions {
             gso: true,
             udp_buf: 4 << 20,
             setup_timeout: Duration::from_secs(60),
-            punch_timeout: Duration::from_secs(8),
+            punch_timeout: Duration::from_secs(6),
             peer_timeout: wanmpi_transport::outage::DEFAULT,
             keepalive: Duration::from_secs(5),
             drop_rate: 0.0,

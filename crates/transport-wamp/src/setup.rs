@@ -124,6 +124,9 @@ impl WampTransport {
         kv.fence().map_err(boot)?;
         let now = Instant::now();
         let mut peers = Vec::with_capacity(size as usize);
+        // The route's MTU from the socket's own address (the published one
+        // may be on no interface: a 1:1 NAT's).
+        let local_ip = udp.local_addr()?.ip();
         let keys: Vec<String> = (0..size).filter(|&r| r != rank).map(endpoint_key).collect();
         let mut eps = kv.get_many(&keys).map_err(boot)?.into_iter();
         for r in 0..size {
@@ -135,7 +138,7 @@ impl WampTransport {
             let (cands, peer_nonce) = parse_endpoint(r, &ep)?;
             let addr = cands[0];
             let keys = if opts.encrypt { Keys::derive(&secret, rank, &nonce, r, &peer_nonce) } else { Keys::plain() };
-            let packet = if opts.packet_size != 0 { opts.packet_size } else { auto_path_mtu(opts.publish_addr, addr) as usize };
+            let packet = if opts.packet_size != 0 { opts.packet_size } else { auto_path_mtu(local_ip, addr) as usize };
             let mut conn = Conn::new(conn_config(&opts, packet.min(MAX_UDP_PAYLOAD as usize)), now);
             conn.ping();
             let nat = cands.len() > 1;
