@@ -5,6 +5,8 @@ use crate::addr::{host_addr, tun_name, PREFIX_LEN};
 use crate::control;
 use crate::counters::Counters;
 use crate::error::{EmuError, Result};
+use crate::hostns::{self, HostNs};
+use crate::nat::{self, NatInfo, NatKind};
 use crate::netns;
 use crate::state::{self, Lock, ProcId, State};
 use crate::topology::Topology;
@@ -63,6 +65,8 @@ pub struct Emulation {
     state: State,
     topology: Topology,
     child: Option<Child>,
+    /// The hosts' holder processes this process started (reaped at teardown).
+    holders: Vec<Child>,
     owned: bool,
     done: bool,
 }
@@ -123,6 +127,9 @@ impl Emulation {
             return Err(EmuError::Parse(format!("mtu {m}: expected {MIN_MTU} to {MAX_MTU}")));
         }
         preflight()?;
+        if (0..topology.hosts).any(|h| topology.nat_of(h) != NatKind::None) && !nat::nft_present() {
+            return Err(EmuError::Parse("NAT needs `nft` (Debian package nftables; scripts/install-deps installs it)".into()));
+        }
         let (id, dir) = match &opts.state_dir {
             Some(d) => (new_id(), d.clone()),
             None => {
@@ -135,8 +142,9 @@ impl Emulation {
         }
         // create_dir fails if it exists: the directory is our claim on the id
         std::fs::create_dir(&dir).map_err(|e| EmuError::io(format!("creating state dir {}", dir.display()), e))?;
-        let state = State { dir: dir.clone(), id, hosts: topology.hosts, paths: topology.paths, netns: Vec::new(), forwarder: None };
-        let mut emu = Emulation { state, topology: topology.clone(), child: None, owned: true, done: false };
+        let state =
+            State { dir: dir.clone(), id, hosts: topology.hosts, paths: topology.paths, netns: Vec::new(), forwarder: None, holders: Vec::new() };
+        let mut emu = Emulation { state, topology: topology.clone(), child: None, holders: Vec::new(), owned: true, done: false };
         match emu.bring_up(opts) {
             Ok(()) => Ok(emu),
             Err(e) => {
@@ -169,14 +177,27 @@ impl Emulation {
             })??;
         }
         self.start_forwarder(opts)?;
+        let mtu = opts.mtu.unwrap_or(DEFAULT_MTU);
         for h in 0..self.topology.hosts {
+            let kind = self.topology.nat_of(h);
+            if kind != NatKind::None {
+                netns::ip_batch(&self.state.netns[h], &nat::ip_commands(h, self.topology.paths, mtu))?;
+                nat::load(&self.state.netns[h], &nat::ruleset(h, self.topology.paths, kind))?;
+                continue;
+            }
             let mut batch = String::from("link set lo up\n");
             for p in 0..self.topology.paths {
                 let (dev, a) = (tun_name(p), host_addr(h, p));
-                let mtu = opts.mtu.unwrap_or(DEFAULT_MTU);
                 batch.push_str(&format!("link set {dev} mtu {mtu} txqueuelen 1000 up\naddr add {a}/{PREFIX_LEN} dev {dev}\n"));
             }
             netns::ip_batch(&self.state.netns[h], &batch)?;
+        }
+        let exe = opts.forwarder_exe.clone().unwrap_or_else(find_forwarder);
+        for h in 0..self.topology.hosts {
+            let (child, p) = hostns::spawn(&exe, &self.state.dir, &self.topology, h)?;
+            self.holders.push(child);
+            self.state.holders.push((h, p));
+            self.state.save()?;
         }
         Ok(())
     }
@@ -225,7 +246,7 @@ impl Emulation {
         let conf = state_dir.join("topology.conf");
         let text = std::fs::read_to_string(&conf).map_err(|e| EmuError::io(format!("reading {}", conf.display()), e))?;
         let topology = Topology::parse(&text)?;
-        Ok(Emulation { state, topology, child: None, owned: false, done: false })
+        Ok(Emulation { state, topology, child: None, holders: Vec::new(), owned: false, done: false })
     }
 
     /// Keep the emulation running after this value is dropped; returns its
@@ -233,6 +254,7 @@ impl Emulation {
     pub fn detach(mut self) -> PathBuf {
         self.owned = false;
         self.child = None;
+        self.holders.clear();
         self.state.dir.clone()
     }
 
@@ -266,13 +288,65 @@ impl Emulation {
         (0..self.host_count()).filter_map(|i| self.host(i).ok()).collect()
     }
 
-    /// Resolve `0`, `h0`, a namespace name or an address to a host index.
+    /// Resolve `0`, `h0`, a namespace name or an address (public, or
+    /// private behind NAT) to a host index.
     pub fn resolve_host(&self, s: &str) -> Result<usize> {
         let by_index = s.strip_prefix('h').unwrap_or(s).parse::<usize>().ok();
-        let found = by_index
-            .filter(|i| *i < self.host_count())
-            .or_else(|| self.hosts().into_iter().find(|h| h.netns == s || h.addrs.iter().any(|a| a.to_string() == s)).map(|h| h.index));
+        let private = |i: usize| self.nat(i).ok().and_then(|n| n.private).is_some_and(|a| a.to_string() == s);
+        let found = by_index.filter(|i| *i < self.host_count()).or_else(|| {
+            self.hosts().into_iter().find(|h| h.netns == s || h.addrs.iter().any(|a| a.to_string() == s) || private(h.index)).map(|h| h.index)
+        });
         found.ok_or_else(|| EmuError::NoSuchHost(s.to_string()))
+    }
+
+    /// The NAT in front of host `index`: its kind, public and private address.
+    pub fn nat(&self, index: usize) -> Result<NatInfo> {
+        if index >= self.host_count() {
+            return Err(EmuError::NoSuchHost(index.to_string()));
+        }
+        let kind = self.topology.nat_of(index);
+        let private = (kind != NatKind::None).then(|| nat::private_addr(index));
+        Ok(NatInfo { kind, public: host_addr(index, 0), private })
+    }
+
+    /// The namespaces (network, host name, files) of host `index`, held by
+    /// its holder process.
+    pub fn host_ns(&self, index: usize) -> Result<HostNs> {
+        let p = self.state.holder(index).ok_or_else(|| EmuError::state(&self.state.dir, format!("no holder recorded for host {index}")))?;
+        HostNs::open(p)
+    }
+
+    /// A `Command` that runs `program` inside host `index` as a separate
+    /// machine: its network, host name, `/tmp`, `/dev/shm` (the launch
+    /// agent's way in; `command` enters only the network). It starts in
+    /// the caller's working directory when that exists in the host (a
+    /// shared file system), else in `/`; `Command::current_dir` would be
+    /// undone by entering the mount namespace.
+    pub fn isolated_command(&self, index: usize, program: impl AsRef<std::ffi::OsStr>) -> Result<Command> {
+        use std::os::unix::ffi::OsStrExt;
+        let ns = self.host_ns(index)?;
+        let cwd = std::env::current_dir().ok().and_then(|d| std::ffi::CString::new(d.as_os_str().as_bytes()).ok());
+        let root = std::ffi::CString::from(c"/");
+        let mut cmd = Command::new(program);
+        // SAFETY: the closure only calls setns and chdir on strings made
+        // before the fork, which are async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                ns.enter()?;
+                if cwd.as_ref().is_none_or(|d| libc::chdir(d.as_ptr()) != 0) {
+                    libc::chdir(root.as_ptr());
+                }
+                Ok(())
+            });
+        }
+        Ok(cmd)
+    }
+
+    /// The launch agent into this emulation's hosts, as words for mpirun's
+    /// `--launch-agent`: `wanmpi-emu agent STATE_DIR` (the binary found as
+    /// `UpOptions::forwarder_exe`'s default is).
+    pub fn agent_command(&self) -> String {
+        format!("{} agent {}", find_forwarder().display(), self.state.dir.display())
     }
 
     /// A `Command` that runs `program` inside host `index`.
@@ -316,8 +390,9 @@ impl Emulation {
 
     fn teardown(&mut self) -> Result<Option<Counters>> {
         self.done = true;
-        let r = teardown_state(&self.state, self.child.as_mut());
+        let r = teardown_state(&self.state, self.child.as_mut(), &mut self.holders);
         self.child = None;
+        self.holders.clear();
         r
     }
 }
@@ -333,7 +408,7 @@ impl Drop for Emulation {
 }
 
 /// Wait for the forwarder's READY line on its stdout, at most `limit`.
-fn wait_ready(mut out: std::process::ChildStdout, limit: Duration) -> bool {
+pub(crate) fn wait_ready(mut out: std::process::ChildStdout, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
     let mut got = Vec::new();
     while Instant::now() < deadline {
@@ -359,13 +434,16 @@ fn wait_ready(mut out: std::process::ChildStdout, limit: Duration) -> bool {
 /// after the process that ran `up` or the forwarder crashed).
 pub fn down_dir(dir: &Path) -> Result<Option<Counters>> {
     let st = State::load(dir)?;
-    teardown_state(&st, None)
+    teardown_state(&st, None, &mut [])
 }
 
-fn teardown_state(st: &State, child: Option<&mut Child>) -> Result<Option<Counters>> {
+fn teardown_state(st: &State, child: Option<&mut Child>, holders: &mut [Child]) -> Result<Option<Counters>> {
     let _lock = Lock::take(&st.dir, Duration::from_secs(10))?;
     if let Some(p) = st.forwarder {
-        stop_forwarder(p, child);
+        stop_process(p, child, "forwarder");
+    }
+    for (i, (_, p)) in st.holders.iter().enumerate() {
+        stop_process(*p, holders.get_mut(i), "holder");
     }
     let counters = std::fs::read_to_string(st.dir.join("counters.txt")).ok().and_then(|t| Counters::parse(&t).ok());
     let mut first_err = None;
@@ -389,7 +467,7 @@ fn teardown_state(st: &State, child: Option<&mut Child>) -> Result<Option<Counte
 
 /// SIGTERM (the forwarder writes its counters and exits), then SIGKILL if it
 /// has not gone within a bound. Only the recorded process is signalled.
-fn stop_forwarder(p: ProcId, mut child: Option<&mut Child>) {
+fn stop_process(p: ProcId, mut child: Option<&mut Child>, what: &str) {
     if !state::is_running(p) {
         if let Some(c) = child {
             let _ = c.try_wait();
@@ -410,7 +488,7 @@ fn stop_forwarder(p: ProcId, mut child: Option<&mut Child>) {
         }
         if Instant::now() >= deadline {
             if sig == libc::SIGKILL {
-                eprintln!("wanmpi-emu: forwarder {} survived SIGKILL", p.pid);
+                eprintln!("wanmpi-emu: {what} {} survived SIGKILL", p.pid);
                 break;
             }
             sig = libc::SIGKILL;

@@ -29,14 +29,18 @@
 //! Needs root or CAP_NET_ADMIN; [`preflight`] says why not when it fails.
 
 pub mod addr;
+pub mod agent;
 mod capture;
 pub mod control;
 pub mod counters;
 mod emulation;
 mod error;
 pub mod forwarder;
+pub mod hostns;
+pub mod nat;
 pub mod netns;
 pub mod profile;
+pub mod scenario;
 pub mod state;
 pub mod topology;
 mod tun;
@@ -46,5 +50,6 @@ pub use capture::Capture;
 pub use counters::{Counters, GlobalCounters, LinkCounters, LinkReport};
 pub use emulation::{down_all, down_dir, preflight, Emulation, Host, UpOptions, DEFAULT_MTU, MAX_MTU, MIN_MTU};
 pub use error::{EmuError, Result};
+pub use nat::{NatInfo, NatKind};
 pub use profile::{GilbertElliott, LinkProfile, QueueLimit};
 pub use topology::{LinkEvent, LinkSel, Override, Topology};

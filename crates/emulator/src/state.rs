@@ -4,7 +4,10 @@
 //!
 //! Files: `state` (this record), `topology.conf` (what the forwarder
 //! emulates), `ctl.sock` (control), `forwarder.log`, `counters.txt` (written
-//! by the forwarder at exit and on SIGUSR1), `lock` (held during up/down).
+//! by the forwarder at exit and on SIGUSR1), `lock` (held during up/down),
+//! `hosts` (the `/etc/hosts` every emulated host sees), `holder.log`.
+//! Each host's holder process (its own `/tmp`, `/dev/shm`, host name:
+//! `hostns.rs`) is recorded as soon as it runs, by pid and start time.
 //!
 //! A namespace is recorded *before* it is created, so a crash between the two
 //! leaves a record of something that may not exist, never the reverse.
@@ -40,11 +43,18 @@ pub struct State {
     pub paths: u8,
     pub netns: Vec<String>,
     pub forwarder: Option<ProcId>,
+    /// The holder process of each host's mount and UTS namespaces: (host, process).
+    pub holders: Vec<(usize, ProcId)>,
 }
 
 impl State {
     pub fn netns_name(id: &str, host: usize) -> String {
         format!("{NETNS_PREFIX}{id}-h{host}")
+    }
+
+    /// The recorded holder of host `host`'s namespaces.
+    pub fn holder(&self, host: usize) -> Option<ProcId> {
+        self.holders.iter().rev().find(|(h, _)| *h == host).map(|(_, p)| *p)
     }
 
     /// Does `name` look like one of this emulation's namespaces? A second
@@ -66,6 +76,9 @@ impl State {
         if let Some(p) = self.forwarder {
             s.push_str(&format!("forwarder_pid={}\nforwarder_start={}\n", p.pid, p.start));
         }
+        for (h, p) in &self.holders {
+            s.push_str(&format!("holder={h}:{}:{}\n", p.pid, p.start));
+        }
         let tmp = self.dir.join("state.tmp");
         let ctx = |e| EmuError::io(format!("writing {}", tmp.display()), e);
         let mut f = File::create(&tmp).map_err(ctx)?;
@@ -81,7 +94,7 @@ impl State {
         if lines.next() != Some(MAGIC) {
             return Err(EmuError::state(&path, "not a wanmpi-emu state file"));
         }
-        let mut st = State { dir: dir.to_path_buf(), id: String::new(), hosts: 0, paths: 1, netns: Vec::new(), forwarder: None };
+        let mut st = State { dir: dir.to_path_buf(), id: String::new(), hosts: 0, paths: 1, netns: Vec::new(), forwarder: None, holders: Vec::new() };
         let (mut pid, mut start) = (None, None);
         for line in lines {
             let Some((k, v)) = line.split_once('=') else { continue };
@@ -93,6 +106,11 @@ impl State {
                 "netns" => st.netns.push(v.to_string()),
                 "forwarder_pid" => pid = Some(num()? as i32),
                 "forwarder_start" => start = Some(num()?),
+                "holder" => {
+                    let f: Vec<u64> = v.split(':').filter_map(|x| x.parse().ok()).collect();
+                    let [h, p, t] = f[..] else { return Err(EmuError::state(&path, format!("bad value in `{line}`"))) };
+                    st.holders.push((h as usize, ProcId { pid: p as i32, start: t }));
+                }
                 _ => {}
             }
         }
@@ -171,6 +189,7 @@ mod tests {
             paths: 1,
             netns: vec![State::netns_name("ab12", 0), State::netns_name("ab12", 1)],
             forwarder: Some(ProcId { pid: 42, start: 7 }),
+            holders: vec![(1, ProcId { pid: 43, start: 8 })],
         };
         st.save().unwrap();
         assert_eq!(State::load(&dir).unwrap(), st);

@@ -27,8 +27,17 @@
 //! lan delay=100us               # links inside a site
 //! default delay=40ms            # links between sites
 //! ```
+//!
+//! NAT in front of hosts (see `nat.rs`; the last line naming a host wins):
+//!
+//! ```text
+//! nat * 1to1                    # every host: a cloud VM's 1:1 NAT
+//! nat 1 masq                    # host 1 behind a masquerading firewall
+//! nat 2 symmetric               # kinds: none, 1to1, masq, symmetric
+//! ```
 
 use crate::error::{EmuError, Result};
+use crate::nat::NatKind;
 use crate::profile::LinkProfile;
 use crate::units::{fmt_duration_ns, parse_duration_ns};
 use std::fmt::Write as _;
@@ -101,6 +110,9 @@ pub struct Topology {
     pub sites: Vec<usize>,
     /// Profile of links inside a site.
     pub lan: LinkProfile,
+    /// NAT in front of hosts: (host, or None for every host; kind), the
+    /// last matching entry wins.
+    pub nat: Vec<(Option<usize>, NatKind)>,
 }
 
 impl Topology {
@@ -115,7 +127,26 @@ impl Topology {
             schedule: Vec::new(),
             sites: Vec::new(),
             lan: LinkProfile::default(),
+            nat: Vec::new(),
         }
+    }
+
+    /// The NAT in front of `host` (`None` unless a `nat` entry names it).
+    pub fn nat_of(&self, host: usize) -> NatKind {
+        self.nat.iter().rev().find(|(h, _)| h.is_none_or(|h| h == host)).map_or(NatKind::None, |(_, k)| *k)
+    }
+
+    /// Set every host's NAT from a list: one kind for all hosts, or one per
+    /// host in host order (fewer than the hosts: the rest have none).
+    pub fn set_nat(&mut self, kinds: &[NatKind]) -> Result<()> {
+        if kinds.len() > self.hosts {
+            return Err(EmuError::Parse(format!("{} NAT kinds for {} hosts", kinds.len(), self.hosts)));
+        }
+        self.nat = match kinds {
+            [one] => vec![(None, *one)],
+            many => many.iter().enumerate().map(|(i, k)| (Some(i), *k)).collect(),
+        };
+        Ok(())
     }
 
     /// `sites` sites of `per_site` hosts each (hosts in site order), LAN
@@ -164,6 +195,9 @@ impl Topology {
         }
         for e in &self.schedule {
             check(&e.sel)?;
+        }
+        if let Some(h) = self.nat.iter().filter_map(|(h, _)| *h).find(|h| *h >= self.hosts) {
+            return Err(EmuError::Parse(format!("nat: host {h} out of range (hosts = {})", self.hosts)));
         }
         Ok(())
     }
@@ -217,6 +251,9 @@ impl Topology {
             let list: Vec<String> = self.sites.iter().map(|x| x.to_string()).collect();
             let _ = writeln!(s, "sites {}\nlan {}", list.join(" "), self.lan);
         }
+        for (h, k) in &self.nat {
+            let _ = writeln!(s, "nat {} {k}", h.map_or("*".to_string(), |h| h.to_string()));
+        }
         for o in &self.overrides {
             o.sel.fmt_into(&mut s);
             let _ = writeln!(s, " {}", o.profile);
@@ -241,6 +278,18 @@ fn parse_line(t: &mut Topology, line: &str) -> Result<()> {
         "seed" => t.seed = num(words.get(1), "seed")?,
         "default" => t.default = LinkProfile::parse(&words[1..].join(","))?,
         "lan" => t.lan = LinkProfile::parse(&words[1..].join(","))?,
+        "nat" => {
+            let bad = || EmuError::Parse("`nat` needs a host index (or *) and a kind, e.g. `nat 1 masq`".into());
+            let host = match words.get(1).copied().ok_or_else(bad)? {
+                "*" => None,
+                h => Some(h.parse::<usize>().map_err(|_| bad())?),
+            };
+            let kind = NatKind::parse(words.get(2).copied().ok_or_else(bad)?)?;
+            if words.len() > 3 {
+                return Err(bad());
+            }
+            t.nat.push((host, kind));
+        }
         "sites" => {
             t.sites = parse_sites(&words[1..])?;
             t.hosts = t.sites.len();
@@ -376,6 +425,21 @@ mod tests {
         assert_eq!((listed.hosts, listed.site_of(2)), (3, 1));
         assert_eq!(Topology::sites(2, 2, LinkProfile::default(), LinkProfile::default()).sites, [0, 0, 1, 1]);
         for bad in ["sites", "sites 0x3", "sites 3xq", "sites a b", "sites 0 1\nhosts 3"] {
+            assert!(Topology::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn nat_entries() {
+        let t = Topology::parse("hosts 3\nnat * 1to1\nnat 1 masq\n").unwrap();
+        assert_eq!([t.nat_of(0), t.nat_of(1), t.nat_of(2)], [NatKind::OneToOne, NatKind::Masq, NatKind::OneToOne]);
+        assert_eq!(Topology::parse(&t.to_text()).unwrap(), t);
+        assert_eq!(Topology::uniform(2, LinkProfile::default()).nat_of(1), NatKind::None);
+        let mut u = Topology::uniform(3, LinkProfile::default());
+        u.set_nat(&[NatKind::None, NatKind::Symmetric]).unwrap();
+        assert_eq!([u.nat_of(0), u.nat_of(1), u.nat_of(2)], [NatKind::None, NatKind::Symmetric, NatKind::None]);
+        assert!(u.set_nat(&[NatKind::Masq; 4]).is_err());
+        for bad in ["hosts 2\nnat 2 masq", "nat 0 full", "nat masq", "nat 0 masq extra"] {
             assert!(Topology::parse(bad).is_err(), "{bad:?}");
         }
     }

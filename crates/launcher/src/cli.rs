@@ -115,6 +115,17 @@ pub struct Args {
     /// Profile of the links inside an emulated site.
     #[arg(long, value_name = "PROFILE", requires = "emulate_sites", default_value = "delay=100us")]
     pub emulate_lan: String,
+    /// NAT in front of the emulated hosts: one kind for every host or one
+    /// per host in order (none, 1to1, masq, symmetric), e.g. none,masq.
+    /// With --emulate-isolated, mpirun's own host is the last.
+    #[arg(long, value_name = "KIND[,KIND...]", requires = "emulate")]
+    pub emulate_nat: Option<String>,
+    /// Emulated hosts as separate machines: each its own /tmp and /dev/shm,
+    /// ranks started by the ssh-like `wanmpi-emu agent`, mpirun on one more
+    /// emulated host of its own (the last), the key/value service over the
+    /// emulated network.
+    #[arg(long, requires = "emulate")]
+    pub emulate_isolated: bool,
     /// A failing rank does not end the job: the others go on (their
     /// operations with it fail with MPIX_ERR_PROC_FAILED); the exit code
     /// comes from the survivors (WANMPI_TOLERATE_RANK_FAILURE=1).
@@ -165,6 +176,7 @@ const TAKES_VALUE: &[&str] = &[
     "--emulate-mtu",
     "--emulate-sites",
     "--emulate-lan",
+    "--emulate-nat",
 ];
 
 /// Rewrites the traditional `-np N` to `-n N`, only before the program.
@@ -315,6 +327,8 @@ fn launch(args: &Args, mut spec: JobSpec) -> Result<crate::JobOutcome, LaunchErr
         Some(l) => crate::emulate::site_topology(l, profile, &args.emulate_lan)?,
         None => crate::emulate::topology(profile, np)?,
     };
+    let rank_hosts = np.div_ceil(per_host.max(1));
+    let (topo, driver) = crate::emulate::with_nat(topo, args.emulate_isolated, args.emulate_nat.as_deref())?;
     let emu = crate::emulate::bring_up(&topo, args.emulate_cc.as_deref(), args.emulate_mtu)?;
     let cc = crate::emulate::congestion_control(&emu, 0).unwrap_or_else(|e| format!("unknown ({e})"));
     let origin = if args.emulate_cc.is_some() { "set by --emulate-cc" } else { "the kernel's default" };
@@ -327,6 +341,10 @@ fn launch(args: &Args, mut spec: JobSpec) -> Result<crate::JobOutcome, LaunchErr
     };
     eprintln!("mpirun: emulation {} up: {shape}, MTU {mtu}; TCP congestion control {cc} ({origin})", emu.id());
     crate::emulate::place_on(&mut spec, &emu, np, per_host);
+    if let Some(d) = driver {
+        crate::emulate::isolate(&mut spec, &emu, rank_hosts, d)?;
+        eprintln!("mpirun: emulated hosts are separate machines (--emulate-isolated): mpirun on host {d}, ranks through `{}`", spec.launch_agent);
+    }
     let outcome = crate::run(&spec);
     match emu.down() {
         Ok(Some(c)) if std::env::var("WANMPI_STATS").is_ok_and(|v| v == "1") => eprint!("{}", emulation_summary(&c)),

@@ -2,12 +2,20 @@
 //! host per rank, place rank i on host i (inside its network namespace,
 //! publishing its 198.18.x.y address), and tear the emulation down when the
 //! job ends, however it ends (the `Emulation` value tears down on drop).
+//!
+//! `--emulate-nat` puts hosts behind NAT (the emulator's `nat.rs`);
+//! `--emulate-isolated` makes the hosts separate machines: ranks started by
+//! `wanmpi-emu agent` (as ssh would) in hosts with their own `/tmp` and
+//! `/dev/shm`, and mpirun itself moved into one more emulated host, so the
+//! key/value service is reached over the emulated network, never through a
+//! shared unix socket. Without it ranks run under `ip netns exec` and share
+//! this machine's files (the default: what every emulated test measured).
 
 use crate::error::LaunchError;
 use crate::hosts::HostEntry;
 use crate::spec::{BootstrapChoice, JobSpec};
 use std::path::Path;
-use wanmpi_emulator::{Emulation, LinkProfile, Topology, UpOptions};
+use wanmpi_emulator::{Emulation, LinkProfile, NatKind, Topology, UpOptions};
 
 /// The launch agent that runs a rank inside an emulated host.
 pub const NETNS_AGENT: &str = "ip netns exec {host}";
@@ -74,6 +82,51 @@ pub fn topology(profile: &str, hosts: usize) -> Result<Topology, LaunchError> {
     topo.hosts = topo.hosts.max(hosts);
     topo.validate().map_err(bad)?;
     Ok(topo)
+}
+
+/// `--emulate-isolated` and `--emulate-nat` applied to the topology: with
+/// isolation one more host for mpirun (the last, returned), in a site of
+/// its own; the NAT kinds (one for all, or per host in order, mpirun's host
+/// last) on top.
+pub fn with_nat(mut topo: Topology, isolated: bool, nat: Option<&str>) -> Result<(Topology, Option<usize>), LaunchError> {
+    let bad = |e: wanmpi_emulator::EmuError| LaunchError::Usage(format!("--emulate-nat {}: {e}", nat.unwrap_or("")));
+    let driver = isolated.then_some(topo.hosts);
+    if isolated {
+        topo.hosts += 1;
+        if let Some(last) = topo.sites.iter().max().copied() {
+            topo.sites.push(last + 1);
+        }
+    }
+    if let Some(list) = nat {
+        topo.set_nat(&NatKind::parse_list(list).map_err(bad)?).map_err(bad)?;
+    }
+    topo.validate().map_err(bad)?;
+    Ok((topo, driver))
+}
+
+/// Make the job one across separate machines (`--emulate-isolated`): the
+/// rank hosts named as the agent and their `/etc/hosts` know them, with
+/// their public addresses; ranks started by `wanmpi-emu agent`; this
+/// process moved into host `driver` (network, host name, files), so the
+/// key/value service it starts listens there. mpirun is single-threaded
+/// here, as entering a mount namespace needs.
+pub fn isolate(spec: &mut JobSpec, emu: &Emulation, rank_hosts: usize, driver: usize) -> Result<(), LaunchError> {
+    let fail = |e: wanmpi_emulator::EmuError| LaunchError::Emulation(e.to_string());
+    for (i, h) in spec.hosts.iter_mut().enumerate().take(rank_hosts) {
+        h.name = wanmpi_emulator::hostns::host_name(i);
+        h.addr = Some(emu.nat(i).map_err(fail)?.public.to_string());
+    }
+    spec.launch_agent = emu.agent_command();
+    // ranks cannot see a unix socket here: the service goes over TCP
+    if spec.bootstrap == BootstrapChoice::Unix {
+        spec.bootstrap = BootstrapChoice::Auto;
+    }
+    let cwd = std::env::current_dir().ok();
+    emu.host_ns(driver).map_err(fail)?.enter().map_err(|e| LaunchError::Emulation(format!("entering emulated host {driver}: {e}")))?;
+    // entering the mount namespace left us at its root; a shared file system's cwd is there too
+    let back = cwd.filter(|d| d.is_dir()).unwrap_or_else(|| "/".into());
+    std::env::set_current_dir(&back).map_err(|e| LaunchError::Emulation(format!("cd {} in emulated host {driver}: {e}", back.display())))?;
+    Ok(())
 }
 
 /// Bring the emulation up, with `cc` as every host's TCP congestion control

@@ -6,7 +6,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use wanmpi_emulator::state::{self, DEFAULT_ROOT};
-use wanmpi_emulator::{down_all, down_dir, EmuError, Emulation, LinkProfile, Topology, UpOptions};
+use wanmpi_emulator::{down_all, down_dir, EmuError, Emulation, LinkProfile, NatKind, Topology, UpOptions};
 
 #[derive(Parser)]
 #[command(name = "wanmpi-emu", version, about = "WAN emulator: hosts in network namespaces joined by emulated links")]
@@ -53,6 +53,10 @@ enum Cmd {
         /// 65000 makes a TCP segment one forwarder read).
         #[arg(long)]
         mtu: Option<u32>,
+        /// NAT in front of the hosts: one kind for all or one per host in
+        /// order (none, 1to1, masq, symmetric), e.g. none,masq.
+        #[arg(long, value_name = "KIND[,KIND...]")]
+        nat: Option<String>,
     },
     /// Stop the forwarder, delete the namespaces, remove the state; prints final counters.
     Down {
@@ -73,7 +77,7 @@ enum Cmd {
         #[arg(long)]
         raw: bool,
     },
-    /// List hosts: index, namespace, addresses.
+    /// List hosts: index, namespace, public addresses, NAT kind, private address.
     Hosts {
         #[command(flatten)]
         which: Which,
@@ -84,6 +88,16 @@ enum Cmd {
         which: Which,
         host: String,
         #[arg(last = true, required = true)]
+        cmd: Vec<String>,
+    },
+    /// Launch agent used as ssh is: run CMD (one string for `sh -c`) in HOST
+    /// as a separate machine (its network, /tmp, /dev/shm, host name).
+    /// STATE is the emulation's state directory or id, e.g.
+    /// `mpirun --launch-agent "wanmpi-emu agent /run/wanmpi-emu/3fa2c1"`.
+    Agent {
+        state: String,
+        host: String,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         cmd: Vec<String>,
     },
     /// Take both directions between two hosts down or up.
@@ -104,6 +118,14 @@ enum Cmd {
         #[arg(long)]
         state: PathBuf,
     },
+    /// Hold a host's mount and UTS namespaces (started by `up`; not for direct use).
+    #[command(hide = true)]
+    Hold {
+        #[arg(long)]
+        state: PathBuf,
+        #[arg(long)]
+        host: usize,
+    },
 }
 
 fn state_dir(w: &Which) -> Result<PathBuf, EmuError> {
@@ -121,7 +143,14 @@ fn state_dir(w: &Which) -> Result<PathBuf, EmuError> {
     }
 }
 
-fn topology(hosts: Option<usize>, profile: Option<String>, config: Option<PathBuf>, seed: Option<u64>, second: bool) -> Result<Topology, EmuError> {
+fn topology(
+    hosts: Option<usize>,
+    profile: Option<String>,
+    config: Option<PathBuf>,
+    seed: Option<u64>,
+    second: bool,
+    nat: Option<String>,
+) -> Result<Topology, EmuError> {
     let mut t = match config {
         Some(p) => {
             let text = std::fs::read_to_string(&p).map_err(|e| EmuError::Parse(format!("{}: {e}", p.display())))?;
@@ -141,20 +170,33 @@ fn topology(hosts: Option<usize>, profile: Option<String>, config: Option<PathBu
     if second {
         t.paths = 2;
     }
+    if let Some(n) = nat {
+        t.set_nat(&NatKind::parse_list(&n)?)?;
+    }
     t.validate()?;
     Ok(t)
 }
 
+/// A host's public addresses, then `nat=KIND private=ADDR` when NATed.
+fn host_line(emu: &Emulation, h: &wanmpi_emulator::Host) -> String {
+    let mut words: Vec<String> = h.addrs.iter().map(|a| a.to_string()).collect();
+    if let Ok(n) = emu.nat(h.index) {
+        if let Some(p) = n.private {
+            words.push(format!("nat={} private={p}", n.kind));
+        }
+    }
+    words.join(" ")
+}
+
 fn run(cli: Cli) -> Result<(), EmuError> {
     match cli.cmd {
-        Cmd::Up { hosts, profile, config, seed, second_path, state, cc, mtu } => {
-            let topo = topology(hosts, profile, config, seed, second_path)?;
+        Cmd::Up { hosts, profile, config, seed, second_path, state, cc, mtu, nat } => {
+            let topo = topology(hosts, profile, config, seed, second_path, nat)?;
             let opts = UpOptions { forwarder_exe: None, state_dir: state, congestion_control: cc, mtu };
             let emu = Emulation::up(&topo, &opts)?;
             eprintln!("emulation {} up: {} hosts, default link {}", emu.id(), emu.host_count(), topo.default);
             for h in emu.hosts() {
-                let addrs: Vec<String> = h.addrs.iter().map(|a| a.to_string()).collect();
-                eprintln!("  host {}  netns {}  {}", h.index, h.netns, addrs.join(" "));
+                eprintln!("  host {}  netns {}  {}", h.index, h.netns, host_line(&emu, &h));
             }
             println!("{}", emu.detach().display());
         }
@@ -178,8 +220,7 @@ fn run(cli: Cli) -> Result<(), EmuError> {
         Cmd::Hosts { which } => {
             let emu = Emulation::attach(&state_dir(&which)?)?;
             for h in emu.hosts() {
-                let addrs: Vec<String> = h.addrs.iter().map(|a| a.to_string()).collect();
-                println!("{} {} {}", h.index, h.netns, addrs.join(" "));
+                println!("{} {} {}", h.index, h.netns, host_line(&emu, &h));
             }
         }
         Cmd::Exec { which, host, cmd } => {
@@ -197,6 +238,8 @@ fn run(cli: Cli) -> Result<(), EmuError> {
             emu.set_link(a, b, action == "up", path)?;
         }
         Cmd::Forward { state } => wanmpi_emulator::forwarder::run(&state)?,
+        Cmd::Hold { state, host } => wanmpi_emulator::hostns::hold(&state, host)?,
+        Cmd::Agent { state, host, cmd } => return Err(wanmpi_emulator::agent::run(&state, &host, &cmd)),
     }
     Ok(())
 }
