@@ -44,6 +44,8 @@ pub struct Client {
     pushes: std::collections::VecDeque<crate::Push>,
     /// The service closed the connection: nothing more will come.
     closed: bool,
+    /// What `whoami` answered, once asked (None inside: it could not say).
+    seen: Option<Option<std::net::IpAddr>>,
 }
 
 impl Client {
@@ -70,7 +72,18 @@ impl Client {
             stream.set_read_timeout(Some(timeout + Duration::from_secs(5)))?;
             stream.set_write_timeout(Some(timeout))?;
             let reader = BufReader::new(stream.try_clone()?);
-            let mut c = Client { rank, size, stream, reader, pending: Vec::new(), timeout, keys: None, pushes: Default::default(), closed: false };
+            let mut c = Client {
+                rank,
+                size,
+                stream,
+                reader,
+                pending: Vec::new(),
+                timeout,
+                keys: None,
+                pushes: Default::default(),
+                closed: false,
+                seen: None,
+            };
             match c.handshake(secret) {
                 Ok(()) => return Ok(c),
                 Err(Handshake::Final(e)) => return Err(e),
@@ -305,6 +318,16 @@ impl KeyValue for Client {
             }
         }
         out.into_iter().collect()
+    }
+    /// Asked once and kept: `whoami`, answered with the connection's
+    /// source as the service sees it.
+    fn seen_from(&mut self) -> Option<std::net::IpAddr> {
+        if self.seen.is_none() {
+            let ask = self.send(&[Request::Whoami]).and_then(|()| self.read_reply("whoami"));
+            let ip = ask.ok().and_then(|r| r.strip_prefix("seen ").and_then(|a| a.trim().parse().ok()));
+            self.seen = Some(ip);
+        }
+        self.seen.flatten()
     }
 }
 

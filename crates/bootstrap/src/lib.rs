@@ -22,6 +22,7 @@
 
 mod addr;
 pub mod auth;
+pub mod candidates;
 mod client;
 mod env;
 mod launcher;
@@ -42,6 +43,7 @@ mod spawn;
 mod timeout;
 
 pub use addr::{BootstrapAddr, Stream};
+pub use candidates::{Candidate, Candidates, Kind as CandidateKind};
 pub use client::Client;
 pub use env::{JobEnv, ENV_ADDR, ENV_BOOTSTRAP, ENV_JOB_ID, ENV_RANK, ENV_SECRET, ENV_SECRET_FD, ENV_SIZE, ENV_TRANSPORT};
 pub use launcher::Launcher;
@@ -97,6 +99,12 @@ pub trait KeyValue {
     /// Where the job's UDP reflector answers (reflect.rs): the key/value
     /// service's own address when it is reached over TCP; None otherwise.
     fn reflector(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
+    /// The address the key/value service sees this rank's connection come
+    /// from (a reflexive candidate, `candidates`); None when it cannot say
+    /// (a Unix socket, an in-process exchange, PMI-2).
+    fn seen_from(&mut self) -> Option<std::net::IpAddr> {
         None
     }
 }

@@ -32,6 +32,23 @@ pub fn choose(get: impl Fn(&str) -> Option<String>, rank: u32, bootstrap: &str) 
     if let Some(a) = given(&get)? {
         return Ok(Some(a));
     }
+    if let Some(a) = routed(&get, rank, bootstrap) {
+        return Ok(Some(a.to_string()));
+    }
+    let hosts: Vec<String> = get(ENV_HOST_MAP).unwrap_or_default().split(',').map(|s| s.trim().to_string()).collect();
+    let mut distinct = hosts.clone();
+    distinct.sort();
+    distinct.dedup();
+    if distinct.len() > 1 {
+        return last_resort(rank, &route::hostname(), distinct.len(), &route::interfaces()?).map(Some);
+    }
+    Ok(None)
+}
+
+/// The source of the route toward most of the other hosts of the job
+/// (`WANMPI_HOST_ADDRS`) and toward mpirun's key/value service; None when
+/// every such route is loopback or none is known.
+pub fn routed(get: &impl Fn(&str) -> Option<String>, rank: u32, bootstrap: &str) -> Option<IpAddr> {
     let hosts: Vec<String> = get(ENV_HOST_MAP).unwrap_or_default().split(',').map(|s| s.trim().to_string()).collect();
     let own = hosts.get(rank as usize).cloned();
     let mut targets: Vec<IpAddr> = Vec::new();
@@ -49,16 +66,7 @@ pub fn choose(get: impl Fn(&str) -> Option<String>, rank: u32, bootstrap: &str) 
             targets.push(sa.ip());
         }
     }
-    if let Some(a) = route::by_route(&targets, |t| route::source_toward(t).ok()) {
-        return Ok(Some(a.to_string()));
-    }
-    let mut distinct = hosts.clone();
-    distinct.sort();
-    distinct.dedup();
-    if distinct.len() > 1 {
-        return last_resort(rank, &route::hostname(), distinct.len(), &route::interfaces()?).map(Some);
-    }
-    Ok(None)
+    route::by_route(&targets, |t| route::source_toward(t).ok())
 }
 
 /// A job across `hosts` hosts with no route known: this host's first global

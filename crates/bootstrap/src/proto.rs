@@ -16,6 +16,7 @@
 //! client: spawn <hex>                               server: ok | err <text>   (SpawnRequest)
 //! client: agree <id> <members> <acked> <hex>       (no reply; later the push `agreed`, see `push.rs`)
 //! client: revoke <pair> <members>                  (no reply; the others get the push `revoked`)
+//! client: whoami                                   server: seen <address> | seen -   (the source the service sees)
 //! ```
 //!
 //! The service may also push lines at any time (`push.rs`): a rank's death,
@@ -75,6 +76,9 @@ pub enum Request {
         pair: u32,
         members: Vec<u32>,
     },
+    /// Which address the service sees this connection come from: a
+    /// rank's reflexive candidate (`candidates`), sealed like every line.
+    Whoami,
 }
 
 impl Request {
@@ -113,6 +117,7 @@ impl Request {
                 format!("agree {id} {} {} {}", crate::push::render_ranks(members), crate::push::render_ranks(acked), crate::push::hex(value))
             }
             Request::Revoke { pair, members } => format!("revoke {pair} {}", crate::push::render_ranks(members)),
+            Request::Whoami => "whoami".into(),
         }
     }
 
@@ -139,6 +144,10 @@ impl Request {
             "fence" => {
                 exact(0)?;
                 Request::Fence
+            }
+            "whoami" => {
+                exact(0)?;
+                Request::Whoami
             }
             "get" => {
                 exact(1)?;

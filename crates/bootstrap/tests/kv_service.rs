@@ -190,3 +190,22 @@ fn a_fake_service_cannot_pass_as_the_launcher() {
     .unwrap();
     assert!(Client::connect_to(fake.address(), 0, 1, &SECRET, T).is_err());
 }
+
+/// The service tells a rank the source address it sees (its reflexive
+/// candidate) over TCP, and nothing over a Unix socket.
+#[test]
+fn the_service_says_where_a_rank_connects_from() {
+    let (server, _rx) = start(BootstrapAddr::Tcp("127.0.0.1".into(), 0), 1, T);
+    let mut c = Client::connect_to(server.address(), 0, 1, &SECRET, T).unwrap();
+    assert_eq!(c.seen_from(), Some("127.0.0.1".parse().unwrap()));
+    // Asked once: the second call needs no round trip and agrees.
+    assert_eq!(c.seen_from(), Some("127.0.0.1".parse().unwrap()));
+    let c_list = wanmpi_bootstrap::candidates::gather_here(|_| None, &mut c).unwrap();
+    assert!(c_list.0.iter().any(|x| x.kind == wanmpi_bootstrap::CandidateKind::Loopback), "{c_list:?}");
+    c.fence().unwrap();
+    let path = sock_path("whoami");
+    let (server, _rx) = start(BootstrapAddr::Unix(path), 1, T);
+    let mut c = Client::connect_to(server.address(), 0, 1, &SECRET, T).unwrap();
+    assert_eq!(c.seen_from(), None);
+    c.fence().unwrap();
+}

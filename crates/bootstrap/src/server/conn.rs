@@ -134,6 +134,10 @@ fn requests(rank: u32, stream: &Stream, shared: &Shared, keys: Option<(LineKeys,
         };
         let reply = match req {
             Request::Hello { .. } => "err already said hello".to_string(),
+            Request::Whoami => match stream {
+                Stream::Tcp(s) => s.peer_addr().map_or_else(|_| "seen -".into(), |a| format!("seen {}", a.ip().to_canonical())),
+                Stream::Unix(_) => "seen -".into(),
+            },
             Request::Put { key, value } => {
                 shared.put(key, value);
                 "ok".into()
