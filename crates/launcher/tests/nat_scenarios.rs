@@ -78,7 +78,12 @@ fn run_job(mut cmd: std::process::Command) -> Job {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    Job { ok: status.is_some_and(|s| s.success()), stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default(), took: started.elapsed() }
+    Job {
+        ok: status.is_some_and(|s| s.success()),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        took: started.elapsed(),
+    }
 }
 
 /// Bring scenario `name` up with `profile` on every link and run its two

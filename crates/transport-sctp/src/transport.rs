@@ -201,6 +201,8 @@ impl SctpTransport {
                 refused_forged: p.refused_forged,
                 refused_replayed: p.refused_replayed,
                 held_before_proof_peak: p.pre_auth_peak as u64,
+                addr: p.link.paths.first().map(|lp| lp.dest()),
+                rebinds: p.rebinds,
                 ..Default::default()
             };
             if let Some(ps) = &p.paths {

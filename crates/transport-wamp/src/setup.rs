@@ -159,7 +159,13 @@ impl WampTransport {
             stalled: VecDeque::new(),
             stalled_until: None,
             batch: Default::default(),
-            gso: opts.gso,
+            // Behind a NAT, one datagram per call: batches sent by
+            // segmentation offload through a NAT in the sending host itself
+            // (nftables snat, then a device without offload) were lost
+            // whole in the emulator while single datagrams passed (a 64 KiB
+            // message never arrived; docs/wamp.md), and a rank cannot tell
+            // where its NAT is.
+            gso: opts.gso && !(wildcard || mine.len() > 1),
             drops,
             refusals: Refusals::default(),
             next_trace: opts.trace.then(Instant::now),
