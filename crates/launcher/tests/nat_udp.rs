@@ -225,9 +225,13 @@ fn an_idle_job_keeps_its_path_through_nats_with_a_30_s_udp_timeout() {
 /// carrier-grade NAT's rebinding.
 fn remap_ports(setup: &Setup, h: usize) {
     let public = setup.emu.nat(h).expect("nat").public;
+    let dev = wanmpi_emulator::addr::tun_name(0);
+    // UDP into the new range; anything else (the key/value service's TCP)
+    // as before.
     let script = format!(
-        "flush chain ip wemu_nat post\nadd rule ip wemu_nat post oifname \"{}\" snat to {public}:61000-61999\n",
-        wanmpi_emulator::addr::tun_name(0)
+        "flush chain ip wemu_nat post\n\
+         add rule ip wemu_nat post oifname \"{dev}\" meta l4proto udp snat to {public}:61000-61999\n\
+         add rule ip wemu_nat post oifname \"{dev}\" snat to {public}\n"
     );
     let mut c = setup.emu.command(h, "nft").expect("nft in the host");
     let mut child = c.args(["-f", "-"]).stdin(Stdio::piped()).spawn().expect("nft");
