@@ -13,7 +13,10 @@
 //! behind NAT). Unlike ssh, the agent reaches every host, also one behind a
 //! firewall (as ssh through a jump host would); it enters the host's
 //! network, UTS and mount namespaces (`hostns.rs`), so the command sees
-//! that host's `/tmp` and `/dev/shm`, and nothing of the caller's.
+//! that host's `/tmp` and `/dev/shm`, and nothing of the caller's. The
+//! agent becomes the command (exec), so signals sent to it reach the
+//! command, where ssh would close the connection instead (the far side then
+//! sees its stdin end, which mpirun's remote step also watches).
 
 use crate::emulation::Emulation;
 use crate::error::{EmuError, Result};
@@ -68,6 +71,15 @@ fn prepare(target: &str, host: &str, words: &[String]) -> Result<Command> {
     let dir = cwd.filter(|d| d.is_dir()).unwrap_or_else(|| PathBuf::from("/"));
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c").arg(line).current_dir(dir).env_clear();
+    // sshd makes the command a session leader, without a terminal; this
+    // fails (and changes nothing) when the caller already made us a group leader
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
     for (k, v) in std::env::vars_os() {
         let name = k.to_string_lossy();
         if KEPT.contains(&name.as_ref()) || name.starts_with("LC_") {

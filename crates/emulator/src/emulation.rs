@@ -5,8 +5,8 @@ use crate::addr::{host_addr, tun_name, PREFIX_LEN};
 use crate::control;
 use crate::counters::Counters;
 use crate::error::{EmuError, Result};
-use crate::hostns::{self, HostNs};
-use crate::nat::{self, NatInfo, NatKind};
+use crate::hostns;
+use crate::nat::{self, NatKind};
 use crate::netns;
 use crate::state::{self, Lock, ProcId, State};
 use crate::topology::Topology;
@@ -54,7 +54,9 @@ pub struct Host {
     pub index: usize,
     /// Name of its network namespace (`ip netns exec NAME ...` works too).
     pub netns: String,
-    /// Its address on each path (index = path).
+    /// Its address on each path (index = path) in the address plan. Behind
+    /// NAT this is on no interface of the host: `Emulation::nat` gives the
+    /// address others reach it at and its own (private) one.
     pub addrs: Vec<Ipv4Addr>,
 }
 
@@ -99,7 +101,7 @@ fn new_id() -> String {
     format!("{:06x}", mix & 0xff_ffff)
 }
 
-fn find_forwarder() -> PathBuf {
+pub(crate) fn find_forwarder() -> PathBuf {
     if let Some(p) = std::env::var_os("WANMPI_EMU_BIN") {
         return PathBuf::from(p);
     }
@@ -142,8 +144,17 @@ impl Emulation {
         }
         // create_dir fails if it exists: the directory is our claim on the id
         std::fs::create_dir(&dir).map_err(|e| EmuError::io(format!("creating state dir {}", dir.display()), e))?;
-        let state =
-            State { dir: dir.clone(), id, hosts: topology.hosts, paths: topology.paths, netns: Vec::new(), forwarder: None, holders: Vec::new() };
+        let state = State {
+            dir: dir.clone(),
+            id,
+            hosts: topology.hosts,
+            paths: topology.paths,
+            netns: Vec::new(),
+            forwarder: None,
+            holders: Vec::new(),
+            routers: Vec::new(),
+            exe: None,
+        };
         let mut emu = Emulation { state, topology: topology.clone(), child: None, holders: Vec::new(), owned: true, done: false };
         match emu.bring_up(opts) {
             Ok(()) => Ok(emu),
@@ -176,9 +187,38 @@ impl Emulation {
                 Ok(())
             })??;
         }
+        // a NAT router per site behind NAT, holding the TUN of its first host
+        for s in 0..self.topology.site_count() {
+            let Some(&first) = self.topology.site_hosts(s).first() else { continue };
+            if self.topology.site_nat_of(s) == NatKind::None {
+                continue;
+            }
+            let name = State::router_name(&self.state.id, s);
+            self.state.routers.push((first, name.clone()));
+            self.state.save()?; // record first, then create
+            netns::ip(&["netns", "add", &name])?;
+            netns::in_netns(&name, || -> Result<()> {
+                netns::write_sysctl("net.ipv6.conf.all.disable_ipv6", "1")?;
+                netns::write_sysctl("net.ipv6.conf.default.disable_ipv6", "1")?;
+                netns::write_sysctl("net.ipv4.ip_forward", "1")
+            })??;
+        }
         self.start_forwarder(opts)?;
         let mtu = opts.mtu.unwrap_or(DEFAULT_MTU);
+        for s in 0..self.topology.site_count() {
+            let kind = self.topology.site_nat_of(s);
+            let members = self.topology.site_hosts(s);
+            if kind == NatKind::None || members.is_empty() {
+                continue;
+            }
+            let hosts: Vec<(usize, String)> = members.iter().map(|&h| (h, self.state.netns[h].clone())).collect();
+            let router = State::router_name(&self.state.id, s);
+            crate::sitenat::configure(&router, s, kind, &hosts, mtu)?;
+        }
         for h in 0..self.topology.hosts {
+            if self.topology.site_nat_of(self.topology.site_of(h)) != NatKind::None {
+                continue; // configured with its site's router above
+            }
             let kind = self.topology.nat_of(h);
             if kind != NatKind::None {
                 netns::ip_batch(&self.state.netns[h], &nat::ip_commands(h, self.topology.paths, mtu))?;
@@ -192,18 +232,25 @@ impl Emulation {
             }
             netns::ip_batch(&self.state.netns[h], &batch)?;
         }
-        let exe = opts.forwarder_exe.clone().unwrap_or_else(find_forwarder);
+        let exe = self.state.exe.clone().unwrap_or_else(find_forwarder);
         for h in 0..self.topology.hosts {
             let (child, p) = hostns::spawn(&exe, &self.state.dir, &self.topology, h)?;
             self.holders.push(child);
             self.state.holders.push((h, p));
-            self.state.save()?;
+        }
+        self.state.save()?;
+        for (h, child) in self.holders.iter_mut().enumerate() {
+            hostns::await_ready(child, &self.state.dir, h)?;
         }
         Ok(())
     }
 
     fn start_forwarder(&mut self, opts: &UpOptions) -> Result<()> {
         let exe = opts.forwarder_exe.clone().unwrap_or_else(find_forwarder);
+        // absolute: the launch agent runs it from other working directories
+        let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+        self.state.exe = Some(exe.clone());
+        self.state.save()?;
         let log_path = self.state.dir.join("forwarder.log");
         let log = std::fs::File::create(&log_path).map_err(|e| EmuError::io(format!("creating {}", log_path.display()), e))?;
         let mut cmd = Command::new(&exe);
@@ -258,6 +305,11 @@ impl Emulation {
         self.state.dir.clone()
     }
 
+    /// What the emulation recorded (its namespaces, holders, routers).
+    pub(crate) fn state(&self) -> &State {
+        &self.state
+    }
+
     pub fn state_dir(&self) -> &Path {
         &self.state.dir
     }
@@ -297,56 +349,6 @@ impl Emulation {
             self.hosts().into_iter().find(|h| h.netns == s || h.addrs.iter().any(|a| a.to_string() == s) || private(h.index)).map(|h| h.index)
         });
         found.ok_or_else(|| EmuError::NoSuchHost(s.to_string()))
-    }
-
-    /// The NAT in front of host `index`: its kind, public and private address.
-    pub fn nat(&self, index: usize) -> Result<NatInfo> {
-        if index >= self.host_count() {
-            return Err(EmuError::NoSuchHost(index.to_string()));
-        }
-        let kind = self.topology.nat_of(index);
-        let private = (kind != NatKind::None).then(|| nat::private_addr(index));
-        Ok(NatInfo { kind, public: host_addr(index, 0), private })
-    }
-
-    /// The namespaces (network, host name, files) of host `index`, held by
-    /// its holder process.
-    pub fn host_ns(&self, index: usize) -> Result<HostNs> {
-        let p = self.state.holder(index).ok_or_else(|| EmuError::state(&self.state.dir, format!("no holder recorded for host {index}")))?;
-        HostNs::open(p)
-    }
-
-    /// A `Command` that runs `program` inside host `index` as a separate
-    /// machine: its network, host name, `/tmp`, `/dev/shm` (the launch
-    /// agent's way in; `command` enters only the network). It starts in
-    /// the caller's working directory when that exists in the host (a
-    /// shared file system), else in `/`; `Command::current_dir` would be
-    /// undone by entering the mount namespace.
-    pub fn isolated_command(&self, index: usize, program: impl AsRef<std::ffi::OsStr>) -> Result<Command> {
-        use std::os::unix::ffi::OsStrExt;
-        let ns = self.host_ns(index)?;
-        let cwd = std::env::current_dir().ok().and_then(|d| std::ffi::CString::new(d.as_os_str().as_bytes()).ok());
-        let root = std::ffi::CString::from(c"/");
-        let mut cmd = Command::new(program);
-        // SAFETY: the closure only calls setns and chdir on strings made
-        // before the fork, which are async-signal-safe.
-        unsafe {
-            cmd.pre_exec(move || {
-                ns.enter()?;
-                if cwd.as_ref().is_none_or(|d| libc::chdir(d.as_ptr()) != 0) {
-                    libc::chdir(root.as_ptr());
-                }
-                Ok(())
-            });
-        }
-        Ok(cmd)
-    }
-
-    /// The launch agent into this emulation's hosts, as words for mpirun's
-    /// `--launch-agent`: `wanmpi-emu agent STATE_DIR` (the binary found as
-    /// `UpOptions::forwarder_exe`'s default is).
-    pub fn agent_command(&self) -> String {
-        format!("{} agent {}", find_forwarder().display(), self.state.dir.display())
     }
 
     /// A `Command` that runs `program` inside host `index`.
@@ -442,12 +444,17 @@ fn teardown_state(st: &State, child: Option<&mut Child>, holders: &mut [Child]) 
     if let Some(p) = st.forwarder {
         stop_process(p, child, "forwarder");
     }
+    // every holder told at once, then each waited for
+    for (_, p) in st.holders.iter().filter(|(_, p)| state::is_running(*p)) {
+        // SAFETY: kill on a pid verified by its start time just now.
+        unsafe { libc::kill(p.pid, libc::SIGTERM) };
+    }
     for (i, (_, p)) in st.holders.iter().enumerate() {
         stop_process(*p, holders.get_mut(i), "holder");
     }
     let counters = std::fs::read_to_string(st.dir.join("counters.txt")).ok().and_then(|t| Counters::parse(&t).ok());
     let mut first_err = None;
-    for name in &st.netns {
+    for name in st.netns.iter().chain(st.routers.iter().map(|(_, n)| n)) {
         if !st.owns_netns(name) {
             eprintln!("wanmpi-emu: state lists `{name}`, which is not ours; leaving it alone");
             continue;

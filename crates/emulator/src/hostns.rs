@@ -9,11 +9,15 @@
 //! `/proc/<holder>/ns/*` is, so the launch agent (`agent.rs`) works from
 //! inside an emulated host too (mpirun running on host 0 starting ranks on
 //! host 1). The holder's pid and start time are in the state file; a
-//! recycled pid is never taken for it.
+//! recycled pid is never taken for it. The holder goes back to the
+//! machine's network namespace once its mounts are made (its `/sys` keeps
+//! showing the host's network): it is not one of the host's processes, and
+//! what ends every process in a host's namespace (`ip netns pids`) leaves it
+//! alone. The host's network namespace is entered by its `/run/netns` name,
+//! visible in every host's mount namespace (all made after it).
 
-use crate::addr::host_addr;
 use crate::error::{EmuError, Result};
-use crate::nat::{private_addr, NatKind};
+use crate::nat::NatKind;
 use crate::state::{self, ProcId, State};
 use crate::topology::Topology;
 use std::ffi::CString;
@@ -37,8 +41,12 @@ pub fn host_name(index: usize) -> String {
 /// its public address.
 pub fn hosts_file(topo: &Topology, me: usize) -> String {
     let mut s = String::from("127.0.0.1\tlocalhost\n");
+    let site_natted = |h: usize| !topo.sites.is_empty() && topo.site_nat_of(topo.site_of(h)) != NatKind::None;
     for h in 0..topo.hosts {
-        let addr = if h == me && topo.nat_of(h) != NatKind::None { private_addr(h) } else { host_addr(h, 0) };
+        let n = crate::nat::info(topo, h);
+        // itself, and hosts on its own private LAN, at their private addresses
+        let near = h == me || (site_natted(h) && topo.site_of(h) == topo.site_of(me));
+        let addr = if near { n.private.unwrap_or(n.public) } else { n.public };
         s.push_str(&format!("{addr}\t{}\n", host_name(h)));
     }
     s
@@ -82,6 +90,7 @@ fn mount(src: &str, target: &str, fstype: Option<&str>, flags: libc::c_ulong, da
 pub fn hold(dir: &Path, host: usize) -> Result<()> {
     let st = State::load(dir)?;
     let ns = st.netns.get(host).ok_or_else(|| EmuError::NoSuchHost(host.to_string()))?;
+    let home = File::open("/proc/thread-self/ns/net").map_err(|e| EmuError::io("opening own netns", e))?;
     crate::netns::enter(ns)?;
     // SAFETY: unshare on the calling (only) thread.
     check(unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUTS) }, "unshare(mount, uts)")?;
@@ -105,6 +114,7 @@ pub fn hold(dir: &Path, host: usize) -> Result<()> {
     let name = host_name(host);
     // SAFETY: a valid buffer of the given length.
     check(unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) }, "sethostname")?;
+    crate::netns::setns_file(&home).map_err(|e| EmuError::io("returning to the machine's netns", e))?;
     // SAFETY: a valid path; the old cwd belongs to the machine's namespace.
     unsafe { libc::chdir(cstr("/").as_ptr()) };
     println!("READY");
@@ -116,8 +126,8 @@ pub fn hold(dir: &Path, host: usize) -> Result<()> {
     }
 }
 
-/// Start host `host`'s holder (the `exe` binary, `wanmpi-emu`), wait for its
-/// READY, and return it.
+/// Start host `host`'s holder (the `exe` binary, `wanmpi-emu`) and return
+/// it; `await_ready` then waits for its READY (all holders start at once).
 pub fn spawn(exe: &Path, dir: &Path, topo: &Topology, host: usize) -> Result<(Child, ProcId)> {
     let hosts = hosts_path(dir, host);
     std::fs::write(&hosts, hosts_file(topo, host)).map_err(|e| EmuError::io(format!("writing {}", hosts.display()), e))?;
@@ -143,15 +153,17 @@ pub fn spawn(exe: &Path, dir: &Path, topo: &Topology, host: usize) -> Result<(Ch
         let _ = child.wait();
         return Err(EmuError::Forwarder(format!("holder of host {host} exited at once; see {}", log_path.display())));
     };
-    let proc_id = ProcId { pid, start };
-    let ready = child.stdout.take().is_some_and(|s| crate::emulation::wait_ready(s, READY_LIMIT));
-    if !ready {
-        let _ = child.kill();
-        let _ = child.wait();
-        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-        return Err(EmuError::Forwarder(format!("holder of host {host} not ready: {}", log.trim())));
+    Ok((child, ProcId { pid, start }))
+}
+
+/// Wait for the READY of host `host`'s holder `child` (started by `spawn`
+/// with the state in `dir`); on failure the caller's teardown stops it.
+pub fn await_ready(child: &mut Child, dir: &Path, host: usize) -> Result<()> {
+    if child.stdout.take().is_some_and(|s| crate::emulation::wait_ready(s, READY_LIMIT)) {
+        return Ok(());
     }
-    Ok((child, proc_id))
+    let log = std::fs::read_to_string(dir.join("holder.log")).unwrap_or_default();
+    Err(EmuError::Forwarder(format!("holder of host {host} not ready: {}", log.trim())))
 }
 
 /// The namespaces of a host's holder, opened (so that a later `setns`
@@ -163,13 +175,12 @@ pub struct HostNs {
 }
 
 impl HostNs {
-    /// Open the namespaces of holder `p`, checking it is still that process.
-    pub fn open(p: ProcId) -> Result<HostNs> {
-        let open = |kind: &str| {
-            let path = format!("/proc/{}/ns/{kind}", p.pid);
-            File::open(&path).map_err(|e| EmuError::io(format!("opening {path}"), e))
-        };
-        let ns = HostNs { net: open("net")?, uts: open("uts")?, mnt: open("mnt")? };
+    /// Open the namespaces of a host: network namespace `netns` (its name)
+    /// and those of holder `p`, checking it is still that process.
+    pub fn open(netns: &str, p: ProcId) -> Result<HostNs> {
+        let open = |path: String| File::open(&path).map_err(|e| EmuError::io(format!("opening {path}"), e));
+        let net = open(crate::netns::netns_path(netns).to_string_lossy().into_owned())?;
+        let ns = HostNs { net, uts: open(format!("/proc/{}/ns/uts", p.pid))?, mnt: open(format!("/proc/{}/ns/mnt", p.pid))? };
         // checked after opening: the files hold the namespaces even if it exits now
         if !state::is_running(p) {
             return Err(EmuError::Forwarder(format!("the holder process {} of this host is gone; bring the emulation up again", p.pid)));

@@ -10,6 +10,13 @@
 //! ([`LinkProfile`]). Everything the emulation creates is recorded in a state
 //! directory first, so `down` removes exactly that, also after a crash.
 //!
+//! A host may sit behind NAT (1:1, masquerading, symmetric; `nat.rs`, done
+//! by the kernel's nftables in its namespace), or a whole site behind one
+//! router (`sitenat.rs`); every host has its own `/tmp`, `/dev/shm` and host
+//! name (`hostns.rs`) and is reached as a separate machine by the ssh-like
+//! `wanmpi-emu agent` (`agent.rs`); `scenario.rs` holds issue 26's NAT
+//! scenarios for tests.
+//!
 //! ```no_run
 //! use wanmpi_emulator::{Emulation, LinkProfile, Topology, UpOptions};
 //! # fn main() -> Result<(), wanmpi_emulator::EmuError> {
@@ -31,16 +38,19 @@
 pub mod addr;
 pub mod agent;
 mod capture;
+mod conntrack;
 pub mod control;
 pub mod counters;
 mod emulation;
 mod error;
 pub mod forwarder;
 pub mod hostns;
+mod machines;
 pub mod nat;
 pub mod netns;
 pub mod profile;
 pub mod scenario;
+pub mod sitenat;
 pub mod state;
 pub mod topology;
 mod tun;

@@ -99,6 +99,20 @@ pub struct NatInfo {
     pub private: Option<Ipv4Addr>,
 }
 
+/// Where host `host` of `topo` is: behind its own NAT, its site's, or none.
+pub fn info(topo: &crate::topology::Topology, host: usize) -> NatInfo {
+    let site = topo.site_of(host);
+    let site_kind = topo.site_nat_of(site);
+    if !topo.sites.is_empty() && site_kind != NatKind::None {
+        let members = topo.site_hosts(site);
+        let k = members.iter().position(|&h| h == host).unwrap_or(0);
+        let first = members.first().copied().unwrap_or(host);
+        return NatInfo { kind: site_kind, public: host_addr(first, 0), private: Some(crate::sitenat::lan_addr(site, k)) };
+    }
+    let kind = topo.nat_of(host);
+    NatInfo { kind, public: host_addr(host, 0), private: (kind != NatKind::None).then(|| private_addr(host)) }
+}
+
 /// `ip -batch` lines that give a NATed host its private address and routes
 /// (instead of the public address on each TUN).
 pub fn ip_commands(index: usize, paths: u8, mtu: u32) -> String {
@@ -122,8 +136,23 @@ pub fn ip_commands(index: usize, paths: u8, mtu: u32) -> String {
     s
 }
 
+/// Public ports a rebound NAT maps to (`Emulation::rebind_nat`): away from
+/// Linux's ephemeral ports (32768-60999), so every flow gets a new one.
+pub const REBOUND_PORTS: (u16, u16) = (10000, 29999);
+
 /// The nft ruleset (table `ip wemu_nat`) of host `index` behind `kind`.
 pub fn ruleset(index: usize, paths: u8, kind: NatKind) -> String {
+    rules(index, paths, kind, false)
+}
+
+/// The ruleset after a rebinding: outbound flows mapped to random ports of
+/// `REBOUND_PORTS` (a new port for every flow, whatever its source port),
+/// replacing the table as one nft transaction.
+pub fn rebound_ruleset(index: usize, paths: u8, kind: NatKind) -> String {
+    format!("delete table ip wemu_nat\n{}", rules(index, paths, kind, true))
+}
+
+fn rules(index: usize, paths: u8, kind: NatKind, rebound: bool) -> String {
     let private = private_addr(index);
     let (mut pre, mut out, mut post, mut input) = (String::new(), String::new(), String::new(), String::new());
     for p in 0..paths {
@@ -134,11 +163,11 @@ pub fn ruleset(index: usize, paths: u8, kind: NatKind) -> String {
                 let _ = writeln!(pre, "    iifname \"{dev}\" ip daddr {public} dnat to {private}");
                 // the host reaches its own public address (hairpin), as on a cloud VM
                 let _ = writeln!(out, "    ip daddr {public} dnat to {private}");
-                let _ = writeln!(post, "    oifname \"{dev}\" snat to {public}");
+                let _ = write!(post, "{}", snat(&dev, public, rebound, ""));
             }
             NatKind::Masq | NatKind::Symmetric => {
                 let random = if kind == NatKind::Symmetric { " fully-random" } else { "" };
-                let _ = writeln!(post, "    oifname \"{dev}\" snat to {public}{random}");
+                let _ = write!(post, "{}", snat(&dev, public, rebound, random));
                 let _ = writeln!(input, "    iifname \"{dev}\" ct state established,related accept\n    iifname \"{dev}\" drop");
             }
         }
@@ -149,6 +178,17 @@ pub fn ruleset(index: usize, paths: u8, kind: NatKind) -> String {
          chain post {{\n    type nat hook postrouting priority 100;\n{post}  }}\n  \
          chain in {{\n    type filter hook input priority 0;\n{input}  }}\n}}\n"
     )
+}
+
+/// The SNAT rule(s) out of `dev`: ports kept where they can be, or (rebound)
+/// TCP and UDP to random ports of `REBOUND_PORTS`, the rest (ICMP) as before.
+fn snat(dev: &str, public: Ipv4Addr, rebound: bool, flags: &str) -> String {
+    let plain = format!("    oifname \"{dev}\" snat to {public}{flags}\n");
+    if !rebound {
+        return plain;
+    }
+    let (lo, hi) = REBOUND_PORTS;
+    format!("    oifname \"{dev}\" meta l4proto {{ tcp, udp }} snat to {public}:{lo}-{hi} random\n{plain}")
 }
 
 /// Load `rules` with `nft -f -` inside namespace `ns`.
@@ -199,6 +239,11 @@ mod tests {
         assert!(masq.contains("oifname \"tun1\" snat to 198.19.0.3\n"), "{masq}");
         assert!(masq.contains("iifname \"tun0\" drop"), "{masq}");
         assert!(ruleset(2, 1, NatKind::Symmetric).contains("snat to 198.18.0.3 fully-random"));
+        let re = rebound_ruleset(2, 1, NatKind::Masq);
+        assert!(
+            re.starts_with("delete table ip wemu_nat\n") && re.contains("meta l4proto { tcp, udp } snat to 198.18.0.3:10000-29999 random\n"),
+            "{re}"
+        );
         assert_eq!(private_addr(1), Ipv4Addr::new(10, 1, 0, 2));
     }
 }

@@ -33,20 +33,35 @@ pub struct Scenario {
     pub driver: usize,
     /// The host of each rank, in rank order (one rank per host).
     pub ranks: &'static [usize],
+    /// The site of each host (empty: every host a site of its own).
+    pub sites: &'static [usize],
+    /// The NAT in front of each site as a whole (one router per site).
+    pub site_nat: &'static [NatKind],
 }
 
 use NatKind::{Masq, None as Open, OneToOne, Symmetric};
 
-/// The four scenarios, both sites behind symmetric NATs, and the
-/// control (no NAT) that must pass on any code.
-pub const SCENARIOS: [Scenario; 6] = [
-    Scenario { name: "open", about: "no NAT: two public hosts, mpirun on the first", nat: &[Open, Open], driver: 0, ranks: &[0, 1] },
+/// The four scenarios, both sites behind symmetric NATs, a campus
+/// (two hosts behind one router), and the control (no NAT) that must pass
+/// on any code.
+pub const SCENARIOS: [Scenario; 7] = [
+    Scenario {
+        name: "open",
+        about: "no NAT: two public hosts, mpirun on the first",
+        nat: &[Open, Open],
+        driver: 0,
+        ranks: &[0, 1],
+        sites: &[],
+        site_nat: &[],
+    },
     Scenario {
         name: "cloud",
         about: "cloud regions: each VM behind 1:1 NAT, mpirun on the first",
         nat: &[OneToOne, OneToOne],
         driver: 0,
         ranks: &[0, 1],
+        sites: &[],
+        site_nat: &[],
     },
     Scenario {
         name: "firewall",
@@ -54,14 +69,26 @@ pub const SCENARIOS: [Scenario; 6] = [
         nat: &[Open, Masq],
         driver: 0,
         ranks: &[0, 1],
+        sites: &[],
+        site_nat: &[],
     },
-    Scenario { name: "both-masq", about: "both sites behind masquerading NATs, mpirun at the first", nat: &[Masq, Masq], driver: 0, ranks: &[0, 1] },
+    Scenario {
+        name: "both-masq",
+        about: "both sites behind masquerading NATs, mpirun at the first",
+        nat: &[Masq, Masq],
+        driver: 0,
+        ranks: &[0, 1],
+        sites: &[],
+        site_nat: &[],
+    },
     Scenario {
         name: "laptop",
         about: "mpirun on a laptop behind NAT, ranks on two public hosts",
         nat: &[Masq, Open, Open],
         driver: 0,
         ranks: &[1, 2],
+        sites: &[],
+        site_nat: &[],
     },
     Scenario {
         name: "symmetric",
@@ -69,6 +96,17 @@ pub const SCENARIOS: [Scenario; 6] = [
         nat: &[Open, Symmetric, Symmetric],
         driver: 0,
         ranks: &[1, 2],
+        sites: &[],
+        site_nat: &[],
+    },
+    Scenario {
+        name: "campus",
+        about: "a campus cluster: two hosts behind one masquerading router, mpirun and a rank on a public host",
+        nat: &[Open, Open, Open],
+        driver: 0,
+        ranks: &[0, 1, 2],
+        sites: &[0, 1, 1],
+        site_nat: &[Open, Masq],
     },
 ];
 
@@ -90,6 +128,11 @@ impl Scenario {
     pub fn up(&self, profile: &str, opts: &UpOptions) -> Result<Setup> {
         let mut topo = Topology::uniform(self.nat.len(), LinkProfile::parse(profile)?);
         topo.set_nat(self.nat)?;
+        if !self.sites.is_empty() {
+            topo.sites = self.sites.to_vec();
+            topo.set_site_nat(self.site_nat)?;
+        }
+        topo.validate()?;
         let emu = Emulation::up(&topo, opts)?;
         let hostfile = emu.state_dir().join("scenario.hosts");
         std::fs::write(&hostfile, self.hostfile_text(&emu)?).map_err(|e| EmuError::io(format!("writing {}", hostfile.display()), e))?;
@@ -97,11 +140,15 @@ impl Scenario {
     }
 
     /// One line per rank host: its name (as the agent and `/etc/hosts`
-    /// know it) and its public address.
+    /// know it), its public address, and its site when there are sites.
     pub fn hostfile_text(&self, emu: &Emulation) -> Result<String> {
         let mut s = String::new();
         for &h in self.ranks {
-            s.push_str(&format!("{} slots=1 addr={}\n", host_name(h), emu.nat(h)?.public));
+            s.push_str(&format!("{} slots=1 addr={}", host_name(h), emu.nat(h)?.public));
+            if let Some(site) = self.sites.get(h) {
+                s.push_str(&format!(" site=site{site}"));
+            }
+            s.push('\n');
         }
         Ok(s)
     }
@@ -137,6 +184,7 @@ mod tests {
         for s in SCENARIOS {
             assert!(s.driver < s.nat.len(), "{}", s.name);
             assert!(s.ranks.iter().all(|&r| r < s.nat.len()), "{}", s.name);
+            assert!(s.sites.is_empty() || s.sites.len() == s.nat.len(), "{}", s.name);
         }
         assert_eq!(by_name("cloud").map(|s| s.nat), Some(&[NatKind::OneToOne, NatKind::OneToOne][..]));
         assert!(by_name("nowhere").is_none());

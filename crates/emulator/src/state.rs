@@ -5,7 +5,8 @@
 //! Files: `state` (this record), `topology.conf` (what the forwarder
 //! emulates), `ctl.sock` (control), `forwarder.log`, `counters.txt` (written
 //! by the forwarder at exit and on SIGUSR1), `lock` (held during up/down),
-//! `hosts` (the `/etc/hosts` every emulated host sees), `holder.log`.
+//! `hosts-h<i>` (the `/etc/hosts` host i sees), `holder.log`, `scenario.hosts`
+//! (a scenario's hostfile).
 //! Each host's holder process (its own `/tmp`, `/dev/shm`, host name:
 //! `hostns.rs`) is recorded as soon as it runs, by pid and start time.
 //!
@@ -45,11 +46,28 @@ pub struct State {
     pub forwarder: Option<ProcId>,
     /// The holder process of each host's mount and UTS namespaces: (host, process).
     pub holders: Vec<(usize, ProcId)>,
+    /// NAT routers of sites: (the host whose TUN it holds, its namespace).
+    pub routers: Vec<(usize, String)>,
+    /// The `wanmpi-emu` binary that runs the forwarder and the holders (the
+    /// launch agent is the same binary).
+    pub exe: Option<PathBuf>,
 }
 
 impl State {
     pub fn netns_name(id: &str, host: usize) -> String {
         format!("{NETNS_PREFIX}{id}-h{host}")
+    }
+
+    /// The namespace holding host `host`'s TUN devices: its site's NAT
+    /// router when it has one, else its own.
+    pub fn tun_netns(&self, host: usize) -> Option<&str> {
+        self.routers.iter().find(|(h, _)| *h == host).map(|(_, ns)| ns.as_str()).or(self.netns.get(host).map(String::as_str))
+    }
+
+    /// Name of the NAT router namespace of site `site` (inside this
+    /// emulation's `wemu<id>-h` prefix, so `down` removes it).
+    pub fn router_name(id: &str, site: usize) -> String {
+        format!("{NETNS_PREFIX}{id}-hr{site}")
     }
 
     /// The recorded holder of host `host`'s namespaces.
@@ -76,6 +94,12 @@ impl State {
         if let Some(p) = self.forwarder {
             s.push_str(&format!("forwarder_pid={}\nforwarder_start={}\n", p.pid, p.start));
         }
+        if let Some(e) = &self.exe {
+            s.push_str(&format!("exe={}\n", e.display()));
+        }
+        for (h, ns) in &self.routers {
+            s.push_str(&format!("router={h}:{ns}\n"));
+        }
         for (h, p) in &self.holders {
             s.push_str(&format!("holder={h}:{}:{}\n", p.pid, p.start));
         }
@@ -94,7 +118,17 @@ impl State {
         if lines.next() != Some(MAGIC) {
             return Err(EmuError::state(&path, "not a wanmpi-emu state file"));
         }
-        let mut st = State { dir: dir.to_path_buf(), id: String::new(), hosts: 0, paths: 1, netns: Vec::new(), forwarder: None, holders: Vec::new() };
+        let mut st = State {
+            dir: dir.to_path_buf(),
+            id: String::new(),
+            hosts: 0,
+            paths: 1,
+            netns: Vec::new(),
+            forwarder: None,
+            holders: Vec::new(),
+            routers: Vec::new(),
+            exe: None,
+        };
         let (mut pid, mut start) = (None, None);
         for line in lines {
             let Some((k, v)) = line.split_once('=') else { continue };
@@ -106,6 +140,12 @@ impl State {
                 "netns" => st.netns.push(v.to_string()),
                 "forwarder_pid" => pid = Some(num()? as i32),
                 "forwarder_start" => start = Some(num()?),
+                "exe" => st.exe = Some(PathBuf::from(v)),
+                "router" => {
+                    let bad = || EmuError::state(&path, format!("bad value in `{line}`"));
+                    let (h, ns) = v.split_once(':').ok_or_else(bad)?;
+                    st.routers.push((h.parse().map_err(|_| bad())?, ns.to_string()));
+                }
                 "holder" => {
                     let f: Vec<u64> = v.split(':').filter_map(|x| x.parse().ok()).collect();
                     let [h, p, t] = f[..] else { return Err(EmuError::state(&path, format!("bad value in `{line}`"))) };
@@ -190,6 +230,8 @@ mod tests {
             netns: vec![State::netns_name("ab12", 0), State::netns_name("ab12", 1)],
             forwarder: Some(ProcId { pid: 42, start: 7 }),
             holders: vec![(1, ProcId { pid: 43, start: 8 })],
+            routers: vec![(0, State::router_name("ab12", 0))],
+            exe: Some(PathBuf::from("/usr/bin/wanmpi-emu")),
         };
         st.save().unwrap();
         assert_eq!(State::load(&dir).unwrap(), st);

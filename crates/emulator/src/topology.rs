@@ -34,6 +34,7 @@
 //! nat * 1to1                    # every host: a cloud VM's 1:1 NAT
 //! nat 1 masq                    # host 1 behind a masquerading firewall
 //! nat 2 symmetric               # kinds: none, 1to1, masq, symmetric
+//! nat site 1 masq               # every host of site 1 behind one router (masq or symmetric)
 //! ```
 
 use crate::error::{EmuError, Result};
@@ -113,6 +114,9 @@ pub struct Topology {
     /// NAT in front of hosts: (host, or None for every host; kind), the
     /// last matching entry wins.
     pub nat: Vec<(Option<usize>, NatKind)>,
+    /// NAT in front of whole sites, one router per site: (site, or None
+    /// for every site; kind), the last matching entry wins.
+    pub site_nat: Vec<(Option<usize>, NatKind)>,
 }
 
 impl Topology {
@@ -128,7 +132,36 @@ impl Topology {
             sites: Vec::new(),
             lan: LinkProfile::default(),
             nat: Vec::new(),
+            site_nat: Vec::new(),
         }
+    }
+
+    /// The NAT in front of site `site` as a whole.
+    pub fn site_nat_of(&self, site: usize) -> NatKind {
+        if self.sites.is_empty() {
+            return NatKind::None;
+        }
+        self.site_nat.iter().rev().find(|(s, _)| s.is_none_or(|s| s == site)).map_or(NatKind::None, |(_, k)| *k)
+    }
+
+    /// Set every site's NAT: one kind for all sites, or one per site in order.
+    pub fn set_site_nat(&mut self, kinds: &[NatKind]) -> Result<()> {
+        self.site_nat = match kinds {
+            [one] => vec![(None, *one)],
+            many => many.iter().enumerate().map(|(i, k)| (Some(i), *k)).collect(),
+        };
+        Ok(())
+    }
+
+    /// The hosts of site `site`, in order (the first holds the site's
+    /// public address when the site is behind NAT).
+    pub fn site_hosts(&self, site: usize) -> Vec<usize> {
+        (0..self.hosts).filter(|&h| !self.sites.is_empty() && self.site_of(h) == site).collect()
+    }
+
+    /// Number of sites (0 without sites).
+    pub fn site_count(&self) -> usize {
+        self.sites.iter().max().map_or(0, |m| m + 1)
     }
 
     /// The NAT in front of `host` (`None` unless a `nat` entry names it).
@@ -199,6 +232,35 @@ impl Topology {
         if let Some(h) = self.nat.iter().filter_map(|(h, _)| *h).find(|h| *h >= self.hosts) {
             return Err(EmuError::Parse(format!("nat: host {h} out of range (hosts = {})", self.hosts)));
         }
+        self.validate_site_nat()?;
+        Ok(())
+    }
+
+    fn validate_site_nat(&self) -> Result<()> {
+        if self.site_nat.is_empty() {
+            return Ok(());
+        }
+        if self.sites.is_empty() {
+            return Err(EmuError::Parse("`nat site` needs sites".into()));
+        }
+        if let Some(s) = self.site_nat.iter().filter_map(|(s, _)| *s).find(|s| *s >= self.site_count()) {
+            return Err(EmuError::Parse(format!("nat site {s}: there are {} sites", self.site_count())));
+        }
+        for s in 0..self.site_count() {
+            let kind = self.site_nat_of(s);
+            if kind == NatKind::None {
+                continue;
+            }
+            if !matches!(kind, NatKind::Masq | NatKind::Symmetric) {
+                return Err(EmuError::Parse(format!("nat site {s} {kind}: a site's router masquerades (masq or symmetric)")));
+            }
+            if self.paths != 1 {
+                return Err(EmuError::Parse("a site behind NAT has one path".into()));
+            }
+            if let Some(h) = self.site_hosts(s).into_iter().find(|&h| self.nat_of(h) != NatKind::None) {
+                return Err(EmuError::Parse(format!("host {h} has NAT of its own in site {s}, which is behind NAT")));
+            }
+        }
         Ok(())
     }
 
@@ -254,6 +316,9 @@ impl Topology {
         for (h, k) in &self.nat {
             let _ = writeln!(s, "nat {} {k}", h.map_or("*".to_string(), |h| h.to_string()));
         }
+        for (site, k) in &self.site_nat {
+            let _ = writeln!(s, "nat site {} {k}", site.map_or("*".to_string(), |h| h.to_string()));
+        }
         for o in &self.overrides {
             o.sel.fmt_into(&mut s);
             let _ = writeln!(s, " {}", o.profile);
@@ -279,7 +344,19 @@ fn parse_line(t: &mut Topology, line: &str) -> Result<()> {
         "default" => t.default = LinkProfile::parse(&words[1..].join(","))?,
         "lan" => t.lan = LinkProfile::parse(&words[1..].join(","))?,
         "nat" => {
-            let bad = || EmuError::Parse("`nat` needs a host index (or *) and a kind, e.g. `nat 1 masq`".into());
+            let bad = || EmuError::Parse("`nat` needs a host index (or *) and a kind, e.g. `nat 1 masq`, or `nat site S KIND`".into());
+            if words.get(1) == Some(&"site") {
+                let site = match words.get(2).copied().ok_or_else(bad)? {
+                    "*" => None,
+                    s => Some(s.parse::<usize>().map_err(|_| bad())?),
+                };
+                let kind = NatKind::parse(words.get(3).copied().ok_or_else(bad)?)?;
+                if words.len() > 4 {
+                    return Err(bad());
+                }
+                t.site_nat.push((site, kind));
+                return Ok(());
+            }
             let host = match words.get(1).copied().ok_or_else(bad)? {
                 "*" => None,
                 h => Some(h.parse::<usize>().map_err(|_| bad())?),
@@ -439,7 +516,20 @@ mod tests {
         u.set_nat(&[NatKind::None, NatKind::Symmetric]).unwrap();
         assert_eq!([u.nat_of(0), u.nat_of(1), u.nat_of(2)], [NatKind::None, NatKind::Symmetric, NatKind::None]);
         assert!(u.set_nat(&[NatKind::Masq; 4]).is_err());
-        for bad in ["hosts 2\nnat 2 masq", "nat 0 full", "nat masq", "nat 0 masq extra"] {
+        let s = Topology::parse("sites 2x2\nnat site 1 masq\n").unwrap();
+        assert_eq!((s.site_nat_of(0), s.site_nat_of(1), s.site_hosts(1)), (NatKind::None, NatKind::Masq, vec![2, 3]));
+        assert_eq!(Topology::parse(&s.to_text()).unwrap(), s);
+        for bad in [
+            "hosts 2\nnat 2 masq",
+            "nat 0 full",
+            "nat masq",
+            "nat 0 masq extra",
+            "nat site 0 masq",
+            "sites 2x2\nnat site 2 masq",
+            "sites 2x2\nnat site 1 1to1",
+            "sites 2x2\nnat site 1 masq\nnat 3 1to1",
+            "sites 2x2\npaths 2\nnat site 0 masq",
+        ] {
             assert!(Topology::parse(bad).is_err(), "{bad:?}");
         }
     }

@@ -120,6 +120,11 @@ pub struct Args {
     /// With --emulate-isolated, mpirun's own host is the last.
     #[arg(long, value_name = "KIND[,KIND...]", requires = "emulate")]
     pub emulate_nat: Option<String>,
+    /// NAT in front of whole emulated sites, one router per site shared by
+    /// its hosts: one kind for every site or one per site in order (none,
+    /// masq, symmetric).
+    #[arg(long, value_name = "KIND[,KIND...]", requires = "emulate_sites")]
+    pub emulate_site_nat: Option<String>,
     /// Emulated hosts as separate machines: each its own /tmp and /dev/shm,
     /// ranks started by the ssh-like `wanmpi-emu agent`, mpirun on one more
     /// emulated host of its own (the last), the key/value service over the
@@ -177,6 +182,7 @@ const TAKES_VALUE: &[&str] = &[
     "--emulate-sites",
     "--emulate-lan",
     "--emulate-nat",
+    "--emulate-site-nat",
 ];
 
 /// Rewrites the traditional `-np N` to `-n N`, only before the program.
@@ -328,7 +334,8 @@ fn launch(args: &Args, mut spec: JobSpec) -> Result<crate::JobOutcome, LaunchErr
         None => crate::emulate::topology(profile, np)?,
     };
     let rank_hosts = np.div_ceil(per_host.max(1));
-    let (topo, driver) = crate::emulate::with_nat(topo, args.emulate_isolated, args.emulate_nat.as_deref())?;
+    let nat = (args.emulate_nat.as_deref(), args.emulate_site_nat.as_deref());
+    let (topo, driver) = crate::emulate::with_nat(topo, args.emulate_isolated, nat)?;
     let emu = crate::emulate::bring_up(&topo, args.emulate_cc.as_deref(), args.emulate_mtu)?;
     let cc = crate::emulate::congestion_control(&emu, 0).unwrap_or_else(|e| format!("unknown ({e})"));
     let origin = if args.emulate_cc.is_some() { "set by --emulate-cc" } else { "the kernel's default" };
@@ -499,5 +506,10 @@ mod tests {
         assert_eq!(a.command, v("./pp --iters 3"));
         assert!(Args::try_parse_from(v("mpirun --emulate delay=1ms --host a p")).is_err(), "--emulate places ranks itself");
         assert!(Args::try_parse_from(v("mpirun --emulate-cc reno p")).is_err(), "--emulate-cc needs --emulate");
+        let a = Args::try_parse_from(normalize(v("mpirun -n 2 --emulate delay=1ms --emulate-nat none,masq --emulate-isolated p"))).unwrap();
+        assert_eq!((a.emulate_nat.as_deref(), a.emulate_isolated), (Some("none,masq"), true));
+        assert!(Args::try_parse_from(v("mpirun -n 2 --emulate-nat masq p")).is_err(), "--emulate-nat needs --emulate");
+        assert!(Args::try_parse_from(v("mpirun -n 2 --emulate-isolated p")).is_err(), "--emulate-isolated needs --emulate");
+        assert!(Args::try_parse_from(v("mpirun -n 2 --emulate delay=1ms --emulate-site-nat masq p")).is_err(), "needs --emulate-sites");
     }
 }

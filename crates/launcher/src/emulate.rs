@@ -84,12 +84,14 @@ pub fn topology(profile: &str, hosts: usize) -> Result<Topology, LaunchError> {
     Ok(topo)
 }
 
-/// `--emulate-isolated` and `--emulate-nat` applied to the topology: with
-/// isolation one more host for mpirun (the last, returned), in a site of
-/// its own; the NAT kinds (one for all, or per host in order, mpirun's host
-/// last) on top.
-pub fn with_nat(mut topo: Topology, isolated: bool, nat: Option<&str>) -> Result<(Topology, Option<usize>), LaunchError> {
-    let bad = |e: wanmpi_emulator::EmuError| LaunchError::Usage(format!("--emulate-nat {}: {e}", nat.unwrap_or("")));
+/// `--emulate-isolated`, `--emulate-nat` and `--emulate-site-nat` applied
+/// to the topology: with isolation one more host for mpirun (the last,
+/// returned), in a site of its own; the NAT kinds (one for all, or per host
+/// in order, mpirun's host last; per site for `site_nat`) on top.
+pub fn with_nat(mut topo: Topology, isolated: bool, (nat, site_nat): (Option<&str>, Option<&str>)) -> Result<(Topology, Option<usize>), LaunchError> {
+    let bad = |e: wanmpi_emulator::EmuError| {
+        LaunchError::Usage(format!("--emulate-nat {} --emulate-site-nat {}: {e}", nat.unwrap_or("-"), site_nat.unwrap_or("-")))
+    };
     let driver = isolated.then_some(topo.hosts);
     if isolated {
         topo.hosts += 1;
@@ -99,6 +101,9 @@ pub fn with_nat(mut topo: Topology, isolated: bool, nat: Option<&str>) -> Result
     }
     if let Some(list) = nat {
         topo.set_nat(&NatKind::parse_list(list).map_err(bad)?).map_err(bad)?;
+    }
+    if let Some(list) = site_nat {
+        topo.set_site_nat(&NatKind::parse_list(list).map_err(bad)?).map_err(bad)?;
     }
     topo.validate().map_err(bad)?;
     Ok((topo, driver))
@@ -219,6 +224,22 @@ mod tests {
         assert_eq!(t.sites, [0, 0, 1, 1]);
         assert_eq!(t.profile_for(0, 1, 0).unwrap().delay_ns, 100_000);
         assert_eq!(t.profile_for(1, 2, 0).unwrap().delay_ns, 40_000_000);
+    }
+
+    #[test]
+    fn nat_and_isolation_shape_the_topology() {
+        let t = topology("delay=5ms", 2).unwrap();
+        let (t1, driver) = with_nat(t.clone(), true, (Some("none,masq,1to1"), None)).unwrap();
+        assert_eq!((t1.hosts, driver), (3, Some(2)));
+        assert_eq!([t1.nat_of(0), t1.nat_of(1), t1.nat_of(2)], [NatKind::None, NatKind::Masq, NatKind::OneToOne]);
+        let (t2, driver) = with_nat(t.clone(), false, (Some("symmetric"), None)).unwrap();
+        assert_eq!((t2.hosts, driver, t2.nat_of(1)), (2, None, NatKind::Symmetric));
+        assert!(with_nat(t.clone(), false, (Some("none,masq,masq"), None)).is_err(), "more kinds than hosts");
+        assert!(with_nat(t, false, (Some("cgnat"), None)).is_err());
+        let s = site_topology(SiteLayout::parse("2x2").unwrap(), "delay=40ms", "delay=100us").unwrap();
+        let (s1, driver) = with_nat(s, true, (None, Some("none,masq"))).unwrap();
+        assert_eq!((s1.hosts, driver, s1.sites.clone()), (5, Some(4), vec![0, 0, 1, 1, 2]), "mpirun's host a site of its own");
+        assert_eq!((s1.site_nat_of(1), s1.site_nat_of(2)), (NatKind::Masq, NatKind::None));
     }
 
     #[test]

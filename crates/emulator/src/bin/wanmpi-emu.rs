@@ -100,6 +100,15 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         cmd: Vec<String>,
     },
+    /// A NATed host's mappings: forget them all (expire) or give every flow
+    /// a new public port (rebind).
+    Nat {
+        #[command(flatten)]
+        which: Which,
+        host: String,
+        #[arg(value_parser = ["expire", "rebind"])]
+        action: String,
+    },
     /// Take both directions between two hosts down or up.
     Link {
         #[command(flatten)]
@@ -177,12 +186,13 @@ fn topology(
     Ok(t)
 }
 
-/// A host's public addresses, then `nat=KIND private=ADDR` when NATed.
+/// A host's public addresses, then `nat=KIND private=ADDR` when NATed (a
+/// host of a site behind NAT: the site's public address).
 fn host_line(emu: &Emulation, h: &wanmpi_emulator::Host) -> String {
     let mut words: Vec<String> = h.addrs.iter().map(|a| a.to_string()).collect();
     if let Ok(n) = emu.nat(h.index) {
         if let Some(p) = n.private {
-            words.push(format!("nat={} private={p}", n.kind));
+            words = vec![n.public.to_string(), format!("nat={} private={p}", n.kind)];
         }
     }
     words.join(" ")
@@ -231,6 +241,15 @@ fn run(cli: Cli) -> Result<(), EmuError> {
             // exec replaces us: exit status and signals are the command's own
             let e = c.exec();
             return Err(EmuError::Forwarder(format!("exec {}: {e}", cmd[0])));
+        }
+        Cmd::Nat { which, host, action } => {
+            let emu = Emulation::attach(&state_dir(&which)?)?;
+            let i = emu.resolve_host(&host)?;
+            if action == "rebind" {
+                emu.rebind_nat(i)?;
+            } else {
+                emu.expire_nat(i)?;
+            }
         }
         Cmd::Link { which, a, b, action, path } => {
             let emu = Emulation::attach(&state_dir(&which)?)?;

@@ -116,13 +116,15 @@ pub fn run(state_dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Create `tun0` (and `tun1`) in each host's namespace from this thread, then
-/// come back to the original namespace.
+/// Create `tun0` (and `tun1`) in each host's namespace (for the first host
+/// of a site behind NAT: in the site's router) from this thread, then come
+/// back to the original namespace.
 fn open_tuns(st: &State, paths: u8) -> Result<Vec<OwnedFd>> {
     let home = File::open("/proc/thread-self/ns/net").map_err(|e| EmuError::io("opening own netns", e))?;
     let mut tuns = Vec::new();
     let mut result = Ok(());
-    for ns in &st.netns {
+    for h in 0..st.netns.len() {
+        let ns = st.tun_netns(h).unwrap_or_default();
         if let Err(e) = netns::enter(ns) {
             result = Err(e);
             break;

@@ -145,6 +145,22 @@ pub fn assert_gone(id: &str, state_dir: &std::path::Path, pid: Option<i32>) {
         let alive = !stat.is_empty() && !stat.contains(") Z") && stat.contains("wanmpi-emu");
         assert!(!alive, "forwarder {pid} still running: {stat}");
     }
+    let holders = holders_of(state_dir);
+    assert!(holders.is_empty(), "holder processes left behind: {holders:?}");
+}
+
+/// Live `wanmpi-emu hold --state DIR` processes of the emulation in `dir`.
+pub fn holders_of(dir: &std::path::Path) -> Vec<i32> {
+    let want = format!("hold\0--state\0{}\0", dir.display());
+    let live = |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z"));
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(&want)))
+                .filter(|pid| live(*pid))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Tears down the emulation in a state directory when dropped (for tests

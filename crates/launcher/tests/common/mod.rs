@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod nat_jobs;
+
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
