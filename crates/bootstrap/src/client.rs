@@ -52,7 +52,8 @@ impl Client {
     /// Connects to the service named in the job environment; waits are
     /// bounded by `WANMPI_BOOTSTRAP_TIMEOUT` (default 120 s).
     pub fn connect(env: &JobEnv) -> Result<Client, BootstrapError> {
-        Client::connect_to(&env.bootstrap, env.rank, env.size, &env.secret, crate::timeout_from_env())
+        let addrs = crate::service_addrs::candidates(&env.bootstrap, |k| std::env::var(k).ok())?;
+        Client::connect_any(&addrs, env.rank, env.size, &env.secret, crate::timeout_from_env())
     }
 
     /// Connects to `address` as `rank` of a job of `size` ranks.
@@ -63,11 +64,16 @@ impl Client {
     /// until `timeout`. A refusal, a service that cannot prove the secret,
     /// or a failure to connect at all is final.
     pub fn connect_to(address: &str, rank: u32, size: u32, secret: &[u8; 32], timeout: Duration) -> Result<Client, BootstrapError> {
-        let addr = BootstrapAddr::parse(address)?;
+        Client::connect_any(&[BootstrapAddr::parse(address)?], rank, size, secret, timeout)
+    }
+
+    /// Like `connect_to` with several addresses of the service: the first
+    /// to answer is taken (`service_addrs::connect_first`).
+    pub fn connect_any(addrs: &[BootstrapAddr], rank: u32, size: u32, secret: &[u8; 32], timeout: Duration) -> Result<Client, BootstrapError> {
         let deadline = Instant::now() + timeout;
         let mut pause = Duration::from_millis(10);
         loop {
-            let stream = addr.connect(timeout.min(Duration::from_secs(30)))?;
+            let stream = crate::service_addrs::connect_first(addrs, timeout.min(Duration::from_secs(30)))?;
             // A fence may last up to the server's timeout; give it some margin.
             stream.set_read_timeout(Some(timeout + Duration::from_secs(5)))?;
             stream.set_write_timeout(Some(timeout))?;

@@ -39,6 +39,7 @@ pub mod seal;
 pub mod seal_policy;
 pub mod sealed_lines;
 pub mod server;
+pub mod service_addrs;
 mod spawn;
 mod timeout;
 
@@ -52,6 +53,7 @@ pub use own_addr::{ENV_HOST_ADDRS, ENV_HOST_MAP, ENV_IF, ENV_NET};
 pub use ports::{PortRange, ENV_PORT_RANGE};
 pub use push::Push;
 pub use server::{Deaths, Notes, Server, ServerConfig, ServerEvent};
+pub use service_addrs::{ENV_BOOTSTRAP_ALT, ENV_SSH_CLIENT};
 pub use spawn::{failure_key, failure_note, read_failure_note, SpawnApp, SpawnRequest, ENV_APPNUM, ENV_PARENT_PORT, ENV_WDIR, MAX_SPAWN};
 pub use timeout::{timeout_from_env, DEFAULT_TIMEOUT, ENV_BOOTSTRAP_TIMEOUT};
 

@@ -33,8 +33,12 @@ const SECRET_STEP: &str = r#"exec 3<&0 0</dev/null; exec "$@""#;
 /// broke: a command without a terminal gets no SIGHUP; or the rank ended
 /// and sshd closed the session) the watcher sends SIGTERM to the step's
 /// process group (sshd makes the command a session leader, so the group is
-/// the rank and what it started), then SIGKILL 2 s later.
+/// the rank and what it started), then SIGKILL 2 s later. It also exports
+/// the address ssh's far side sees its client at (`$SSH_CONNECTION`'s first
+/// field) as `WANMPI_SSH_CLIENT`: one more address at which the rank may
+/// reach mpirun's key/value service (`wanmpi_bootstrap::service_addrs`).
 const REMOTE_STEP: &str = r#"read -r s || exit 127
+export WANMPI_SSH_CLIENT="${SSH_CONNECTION%% *}"
 exec 4<&0 0</dev/null
 (trap '' TERM; while read -r _ <&4; do :; done; kill -TERM 0; sleep 2; kill -KILL 0) >/dev/null 2>&1 &
 exec "$@" 3<<EOF 4<&-

@@ -105,6 +105,12 @@ impl Handshake {
         matches!(self.role, Role::Out { step: OutStep::Connecting, .. })
     }
 
+    /// An outgoing handshake that has sent (or queued) its proof: the
+    /// peer may already count this connection as made (`setup`'s rule).
+    pub(crate) fn proving(&self) -> bool {
+        matches!(self.role, Role::Out { step: OutStep::AwaitVerdict, .. })
+    }
+
     /// The rank we dialled, for outgoing handshakes.
     pub(crate) fn dialled(&self) -> Option<u32> {
         match self.role {

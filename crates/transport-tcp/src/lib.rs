@@ -1,12 +1,19 @@
 //! The tcp transport: the baseline every MPI has, kept honest and tuned.
 //!
-//! One TCP connection per pair of ranks (the lower rank dials the higher),
+//! One TCP connection per pair of ranks (dialled by whichever side can reach
+//! the other: `pair`),
 //! `TCP_NODELAY`, socket buffers left to the kernel's autotuning unless set
 //! (see [`TcpOptions`]), nonblocking sockets and one level-triggered epoll
 //! set whose fd is [`Transport::readiness_fd`].
 //!
-//! - **Setup** (`setup`): listen on an ephemeral port, publish
-//!   `tcp-ep-<rank>` = `host:port`, fence, connect. Each connection first
+//! - **Setup** (`setup`, `targets`): listen on an ephemeral port of the
+//!   wildcard, publish `tcp-ep-<rank>` = `host:port` and the rank's
+//!   candidate addresses, fence, then both ranks of each pair dial every
+//!   candidate of the other (the higher after `reverse_delay`, unless it
+//!   is behind NAT); the first to pass the handshake counts, the pair's
+//!   rule (`pair`) keeps one when both get through, and a peer nothing
+//!   reaches either way within `path_timeout` (10 s) is an error naming
+//!   both ranks and the candidates tried. Each connection first
 //!   proves the job secret both ways ([`auth`]); failures are logged to
 //!   stderr in one line and setup keeps waiting for the real peer, up to
 //!   `setup_timeout`. The listener stays open for redials; a later stray
@@ -24,8 +31,8 @@
 //!   numbered per peer for the job's life and acknowledged; the sender
 //!   keeps what is unacknowledged (at most 8 MiB per peer, then it is
 //!   refused until acknowledgements come). A connection that breaks under
-//!   the job (reset, aborted, silent for `silence`) is redialled by the
-//!   lower rank and the stream resumes from the resume points both sides
+//!   the job (reset, aborted, silent for `silence`) is redialled by both
+//!   ranks and the stream resumes from the resume points both sides
 //!   name under the handshake's MACs. A peer without a connection for
 //!   `outage_limit` (WANMPI_OUTAGE_LIMIT, default 600 s) is lost.
 //! - **Loss**: a clean close (the peer's own), a length over `max_frame`
@@ -42,6 +49,7 @@
 pub mod auth;
 mod handshake;
 mod options;
+mod pair;
 mod path;
 pub mod policy;
 pub mod record;
@@ -53,11 +61,15 @@ mod setup;
 mod shutdown;
 pub mod stream;
 mod sys;
+mod targets;
 mod transport;
 mod tx;
 
-pub use options::{TcpOptions, DEFAULT_MAX_FRAME, DEFAULT_OUTAGE_LIMIT, ENV_OUTAGE_LIMIT, ENV_RCVBUF, ENV_SETUP_TIMEOUT, ENV_SILENCE, ENV_SNDBUF};
+pub use options::{
+    TcpOptions, DEFAULT_MAX_FRAME, DEFAULT_OUTAGE_LIMIT, ENV_OUTAGE_LIMIT, ENV_PATH_TIMEOUT, ENV_RCVBUF, ENV_REVERSE_DELAY, ENV_SETUP_TIMEOUT,
+    ENV_SILENCE, ENV_SNDBUF,
+};
 pub use policy::{Maps, Seal, ENV_ENCRYPT, ENV_INSECURE_LAN};
-pub use setup::endpoint_key;
+pub use targets::endpoint_key;
 pub use transport::TcpTransport;
 pub use wanmpi_transport::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError};

@@ -18,6 +18,14 @@ pub const ENV_OUTAGE_LIMIT: &str = wanmpi_transport::outage::ENV;
 /// is broken and redialled, instead of waiting out a backed-off
 /// retransmission timer.
 pub const ENV_SILENCE: &str = "WANMPI_TCP_SILENCE";
+/// Seconds the higher rank of a pair waits before it dials too (the lower
+/// dials at once): on a path open both ways the lower rank's connection is
+/// made first and no second one is opened; behind a firewall that lets
+/// nothing in, the higher rank's comes this much later.
+pub const ENV_REVERSE_DELAY: &str = "WANMPI_TCP_REVERSE_DELAY";
+/// Seconds after which setup gives up on a peer that answered no dial and
+/// never dialled in: the error names both ranks and every candidate tried.
+pub const ENV_PATH_TIMEOUT: &str = "WANMPI_TCP_PATH_TIMEOUT";
 /// The outage limit unless told: 10 minutes, about what a TCP connection's
 /// own retries last.
 pub const DEFAULT_OUTAGE_LIMIT: Duration = wanmpi_transport::outage::DEFAULT;
@@ -70,6 +78,16 @@ pub struct TcpOptions {
     /// a second of the path's return, while the kernel's own retransmission
     /// timer backs off to two minutes.
     pub silence: Duration,
+    /// How long the higher rank of a pair waits before dialling the lower
+    /// one too, at setup and after a break (default 1 s; `setup`).
+    pub reverse_delay: Duration,
+    /// Setup fails this long after the fence for a peer that answered none
+    /// of this rank's dials and did not dial in (default 10 s).
+    pub path_timeout: Duration,
+    /// The addresses this rank publishes (`wanmpi_bootstrap::candidates`);
+    /// None: gathered at setup from the launcher's variables, the
+    /// interfaces and what the key/value service saw.
+    pub candidates: Option<wanmpi_bootstrap::Candidates>,
 }
 
 impl Default for TcpOptions {
@@ -82,6 +100,9 @@ impl Default for TcpOptions {
             setup_timeout: Duration::from_secs(60),
             handshake_timeout: Duration::from_secs(10),
             max_frame: DEFAULT_MAX_FRAME,
+            reverse_delay: Duration::from_secs(1),
+            path_timeout: Duration::from_secs(10),
+            candidates: None,
             port_range: None,
             seal: Seal::BetweenHosts,
             maps: Maps::default(),
@@ -144,6 +165,16 @@ impl TcpOptions {
         };
         if let Some(d) = secs(ENV_SETUP_TIMEOUT)? {
             o.setup_timeout = d;
+        }
+        if let Some(d) = secs(ENV_PATH_TIMEOUT)? {
+            o.path_timeout = d;
+        }
+        if let Some(v) = get(ENV_REVERSE_DELAY) {
+            let s: f64 = v.trim().parse().map_err(|_| bad(ENV_REVERSE_DELAY, &v, "not a number of seconds"))?;
+            if !(s.is_finite() && (0.0..1e6).contains(&s)) {
+                return Err(bad(ENV_REVERSE_DELAY, &v, "must be 0 or more seconds"));
+            }
+            o.reverse_delay = Duration::from_secs_f64(s);
         }
         if let Some(v) = get(ENV_OUTAGE_LIMIT) {
             o.outage_limit = wanmpi_transport::outage::parse(&v).map_err(TransportError::Setup)?;

@@ -1,18 +1,22 @@
 //! Replacing a connection that broke under the job, and the deadlines of a
 //! peer without one.
 //!
-//! The side that dialled at setup (the lower rank) redials: at once; while
-//! no SYN is answered, a new one every 500 ms, each given 1 s (or 4 round
-//! trips of the broken connection, if more) to be answered, so at most two
-//! are in flight and a path that comes back is found within half a second
-//! (then 3 round trips of handshake) without a storm of packets meanwhile.
-//! An attempt that fails otherwise (refused, handshake failed) is retried
-//! after 100 ms, doubling to at most 1 s. The higher rank keeps listening
-//! (the listener stays open for the job's life) and takes the new
-//! connection when it has passed the handshake (`auth`): the old one, if
-//! it still has it, is dropped then, so both sides noticing at once, or
-//! only one, end the same way. The handshake carries each side's resume
-//! point under its MACs; the stream (`stream`) resends from there.
+//! Both sides redial, every target of the peer at once (the one that
+//! worked at setup among them): the lower rank at once, the higher after
+//! `reverse_delay`, so a rank behind a firewall that lets nothing in still
+//! reconnects by dialling out; `pair`'s rule settles which connection
+//! counts when both get through. While no SYN is answered, a new round
+//! goes every 500 ms, each given 1 s (or 4 round trips of the broken
+//! connection, if more) to be answered, so at most a few are in flight
+//! and a path that comes back is found within half a second (then 3
+//! round trips of handshake) without a storm of packets meanwhile. An
+//! attempt that fails otherwise (refused, handshake failed) is retried
+//! after 100 ms, doubling to at most 1 s. Both keep listening (the
+//! listener stays open for the job's life) and take a new connection when
+//! it has passed the handshake (`auth`): the old one, if still there, is
+//! dropped then, so both sides noticing at once, or only one, end the
+//! same way. The handshake carries each side's resume point under its
+//! MACs; the stream (`stream`) resends from there.
 //!
 //! A peer stays unreachable at most the outage limit (`TcpOptions::
 //! outage_limit`, from the break) before it is reported lost: "no answer
@@ -31,7 +35,7 @@ use crate::policy::{wants_seal, Maps, Seal};
 use crate::setup;
 use crate::sys::{Epoll, TimerFd, READ, WRITE};
 use crate::transport::{Conn, Slot, TcpTransport};
-use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use socket2::Socket;
 use std::io;
 use std::net::IpAddr;
 use std::os::fd::AsRawFd;
@@ -176,21 +180,23 @@ impl Redial {
     }
 }
 
-/// Who may dial this rank after setup: any lower rank not lost, each time
-/// again (a new connection replaces the old).
+/// Who may dial this rank after setup: any rank not lost, each time again
+/// (a new connection replaces the old), under `pair`'s rule.
 struct Live<'a> {
     me: u32,
     seal: Seal,
     maps: &'a Maps,
     peers: &'a [Slot],
+    /// Per peer: one of our redials to it has sent its proof.
+    proving: Vec<bool>,
 }
 
 impl Admit for Live<'_> {
     fn may_claim(&self, rank: u32) -> Result<(), String> {
         match self.peers.get(rank as usize) {
-            Some(Slot::Peer(p)) if rank < self.me && p.lost.is_none() => Ok(()),
-            Some(Slot::Peer(_)) if rank < self.me => Err(format!("rank {rank} is already reported lost")),
-            _ => Err(format!("claims rank {rank}, but only lower ranks dial rank {}", self.me)),
+            Some(Slot::Peer(p)) if p.lost.is_none() => crate::pair::admit(self.me, rank, false, self.proving[rank as usize]),
+            Some(Slot::Peer(_)) => Err(format!("rank {rank} is already reported lost")),
+            _ => Err(format!("claims rank {rank}, not a peer of rank {}", self.me)),
         }
     }
     fn claim(&mut self, _rank: u32) {}
@@ -246,47 +252,49 @@ impl TcpTransport {
         self.drive_handshake(idx);
     }
 
-    /// Redials `peer` now.
+    /// Redials `peer` now, at every target at once.
     fn dial(&mut self, peer: PeerId, now: Instant) {
         let Some(Slot::Peer(p)) = self.peers.get(peer as usize) else { return };
-        let (Some(addr), true, true) = (p.dial, p.conn.is_none(), p.lost.is_none()) else { return };
-        let got = p.stream.received();
-        let p_rtt = p.rtt;
-        let sock = match Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
-            .and_then(|s| setup::tune(&s, &self.opts).and_then(|()| s.set_nonblocking(true)).map(|()| s))
-        {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("wanmpi tcp: rank {}: cannot redial rank {peer}: {e}", self.rank);
-                self.redial.retry(peer, now);
-                return;
-            }
-        };
-        match sock.connect(&SockAddr::from(addr)) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-            Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => return self.refused(peer, now),
-            Err(_) => return self.redial.retry(peer, now),
+        if p.dial.is_empty() || p.conn.is_some() || p.lost.is_some() {
+            return;
         }
-        let conn = match Connector::new(&self.redial.secret, self.rank, peer) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("wanmpi tcp: rank {}: cannot redial rank {peer}: {e}", self.rank);
-                return self.redial.retry(peer, now);
-            }
-        };
-        let wait = PROBE.max(4 * p_rtt);
-        let h = Handshake::outgoing(sock, addr.to_string(), peer, conn, got, now + wait);
-        // The next SYN, should this one go unanswered (a silent path).
+        let (got, wait, targets) = (p.stream.received(), PROBE.max(4 * p.rtt), p.dial.clone());
+        let mut started = 0;
+        // Refused at loopback (`fail`): nothing listens any more.
+        let mut refused = false;
+        for t in &targets {
+            let sock = match setup::start_connect(t.addr, &self.opts) {
+                Ok(s) => s,
+                Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => {
+                    refused |= t.addr.ip().is_loopback();
+                    continue;
+                }
+                Err(_) => continue,
+            };
+            let conn = match Connector::new(&self.redial.secret, self.rank, peer) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("wanmpi tcp: rank {}: cannot redial rank {peer}: {e}", self.rank);
+                    continue;
+                }
+            };
+            let h = Handshake::outgoing(sock, t.addr.to_string(), peer, conn, got, now + wait);
+            self.register(Pending { h, connected: false }, READ | WRITE);
+            started += 1;
+        }
+        if started == 0 {
+            return if refused { self.refused(peer, now) } else { self.redial.retry(peer, now) };
+        }
+        // The next SYNs, should these go unanswered (a silent path).
         self.redial.schedule(peer, now + PROBE_EVERY);
-        self.register(Pending { h, connected: false }, READ | WRITE);
     }
 
     /// A redial of `peer` was refused: nothing listens at its address.
     fn refused(&mut self, peer: PeerId, now: Instant) {
         let Some(Slot::Peer(p)) = self.peers.get(peer as usize) else { return };
         if p.same_host {
-            let why = format!("rank {peer} at {} refused the reconnection: nothing listens there, its process is gone", p.addr);
+            let at: Vec<String> = p.dial.iter().map(|t| t.addr.to_string()).collect();
+            let why = format!("rank {peer} at {} refused the reconnection: nothing listens there, its process is gone", at.join(", "));
             self.lose(peer, why);
         } else {
             self.redial.retry(peer, now);
@@ -302,7 +310,13 @@ impl TcpTransport {
         self.redial.dirty = true;
         let now = Instant::now();
         match p.h.dialled() {
-            Some(peer) if p.h.refused => self.refused(peer, now),
+            // Refused at loopback, where the listener (on the wildcard)
+            // always is while its process lives: the process is gone. At
+            // another address it says little (a firewall's reset, another
+            // host's address).
+            Some(peer) if p.h.refused && p.h.addr.parse::<std::net::SocketAddr>().is_ok_and(|a| a.ip().is_loopback()) => self.refused(peer, now),
+            Some(peer) if p.h.refused && self.redial.dialling(peer) == (0, 0) => self.redial.retry(peer, now),
+            Some(_) if p.h.refused => {}
             // A SYN unanswered in its time: the next ones are on their way
             // (`dial` scheduled them); one goes now if none is.
             Some(peer) if !p.connected && p.h.deadline <= now => {
@@ -321,10 +335,23 @@ impl TcpTransport {
 
     pub(crate) fn drive_handshake(&mut self, idx: usize) {
         let rank = self.rank;
+        let mut proving = vec![false; self.peers.len()];
+        for p in self.redial.pending.iter().flatten().filter(|p| p.h.proving()) {
+            if let Some(peer) = p.h.dialled() {
+                proving[peer as usize] = true;
+            }
+        }
         let Some(p) = self.redial.pending.get_mut(idx).and_then(Option::as_mut) else { return };
-        let mut live = Live { me: rank, seal: self.opts.seal, maps: &self.opts.maps, peers: &self.peers };
+        let claimed_before = p.h.claimed();
+        let mut live = Live { me: rank, seal: self.opts.seal, maps: &self.opts.maps, peers: &self.peers, proving };
         match p.h.drive(&mut live) {
             Ok(Step::Blocked { write }) => {
+                if let (None, Some(caller)) = (claimed_before, p.h.claimed()) {
+                    // A caller proved it is `caller` and is being told yes:
+                    // our own redials to it must not count too (`pair`).
+                    self.drop_dials(caller, Some(idx));
+                }
+                let Some(p) = self.redial.pending.get_mut(idx).and_then(Option::as_mut) else { return };
                 if !p.connected && !p.h.connecting() {
                     p.connected = true;
                     p.h.deadline = Instant::now() + self.opts.handshake_timeout;
@@ -361,6 +388,20 @@ impl TcpTransport {
         }
     }
 
+    /// Drops every redial of ours to `peer` but `keep`, and the next one.
+    fn drop_dials(&mut self, peer: PeerId, keep: Option<usize>) {
+        for (i, slot) in self.redial.pending.iter_mut().enumerate() {
+            if Some(i) != keep && slot.as_ref().is_some_and(|p| p.h.dialled() == Some(peer)) {
+                if let Some(p) = slot.take() {
+                    let _ = self.epoll.delete(p.h.sock.as_raw_fd());
+                    discard(p.h.sock);
+                }
+            }
+        }
+        self.redial.next_dial[peer as usize] = None;
+        self.redial.dirty = true;
+    }
+
     /// Drops `peer`'s attempts still waiting for their SYN's answer, but `keep`.
     fn drop_syns(&mut self, peer: PeerId, keep: usize) {
         for (i, slot) in self.redial.pending.iter_mut().enumerate() {
@@ -387,9 +428,8 @@ impl TcpTransport {
             // that point is stale; the peer redials.
             eprintln!("wanmpi tcp: rank {rank}: reconnection of rank {peer} raced its old connection; dropped, to be redialled");
             discard(sock);
-            if p.dial.is_some() {
-                self.redial.schedule(peer, Instant::now());
-            }
+            let delay = crate::pair::dial_delay(self.rank, peer, self.opts.reverse_delay);
+            self.redial.schedule(peer, Instant::now() + delay);
             return;
         }
         if let Err(why) = p.stream.resume_at(done.peer_got) {
@@ -405,10 +445,8 @@ impl TcpTransport {
             discard(sock);
             return self.lose(peer, format!("epoll: {e}"));
         }
-        if p.dial.is_none() {
-            if let Some(a) = sock.peer_addr().ok().and_then(|a| a.as_socket()) {
-                p.addr = a.to_string();
-            }
+        if let Some(a) = sock.peer_addr().ok().and_then(|a| a.as_socket()) {
+            p.addr = a.to_string();
         }
         p.sealed = done.keys.is_some();
         p.conn = Some(Conn::new(sock, done.keys));
@@ -416,7 +454,8 @@ impl TcpTransport {
             eprintln!("wanmpi tcp: rank {rank}: rank {peer} reconnected after {:.1} s ({why})", since.elapsed().as_secs_f64());
         }
         self.reconnects += 1;
-        self.redial.next_dial[peer as usize] = None;
+        // Whichever side's connection counted, our other attempts are moot.
+        self.drop_dials(peer, None);
         self.redial.backoff[peer as usize] = Duration::ZERO;
         self.redial.dirty = true;
         self.flush_peer(peer, false);
@@ -469,7 +508,11 @@ impl TcpTransport {
             if self.redial.next_dial[peer as usize].is_some_and(|t| t <= now) {
                 self.redial.next_dial[peer as usize] = None;
                 let (syns, on) = self.redial.dialling(peer);
-                if on == 0 && syns < MAX_SYNS {
+                let round = match &self.peers[peer as usize] {
+                    Slot::Peer(p) => p.dial.len().max(1),
+                    Slot::Me => 1,
+                };
+                if on == 0 && syns < MAX_SYNS * round {
                     self.dial(peer, now);
                 } else if on == 0 {
                     self.redial.schedule(peer, now + PROBE_EVERY);

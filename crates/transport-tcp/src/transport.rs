@@ -13,7 +13,6 @@ use crate::sys::{Epoll, EventFd, Events, READ, WRITE};
 use crate::tx::TxState;
 use socket2::Socket;
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::KeyValue;
@@ -59,9 +58,12 @@ pub(crate) struct Peer {
     pub(crate) sealed: bool,
     /// Where the peer was last reached, for messages.
     pub(crate) addr: String,
-    /// The peer's listener when this rank redials it (it is the higher
-    /// rank: the side that dialled at setup redials).
-    pub(crate) dial: Option<SocketAddr>,
+    /// Where this rank redials the peer after a break: every target, the
+    /// one that worked at setup first (both sides of a pair redial, the
+    /// higher rank after `reverse_delay`; `pair`).
+    pub(crate) dial: Vec<crate::targets::Target>,
+    /// How the peer was reached at setup (`WANMPI_STATS`).
+    pub(crate) path: Option<crate::setup::Path>,
     /// The peer runs on this host: a refused redial means its process is gone.
     pub(crate) same_host: bool,
     /// The last connection's smoothed round trip, when it broke (how long
@@ -100,7 +102,7 @@ impl TcpTransport {
     /// Listens, publishes `tcp-ep-<rank>`, fences, and connects to every
     /// other rank, each connection authenticated with `secret`. Returns when
     /// all peers are connected, or fails after `opts.setup_timeout`.
-    pub fn connect(kv: &mut dyn KeyValue, secret: [u8; 32], opts: TcpOptions) -> Result<TcpTransport, TransportError> {
+    pub fn connect(kv: &mut dyn KeyValue, secret: [u8; 32], mut opts: TcpOptions) -> Result<TcpTransport, TransportError> {
         if opts.max_frame == 0 || opts.max_frame >= CONTROL as usize {
             // The top bit of a length prefix marks control frames (`stream`).
             return Err(TransportError::Setup(format!("max_frame {} must be in 1..2^31", opts.max_frame)));
@@ -109,6 +111,10 @@ impl TcpTransport {
         let epoll = Epoll::new()?;
         let wake = EventFd::new()?;
         let est = setup::establish(kv, &secret, &opts, &epoll)?;
+        if est.behind_nat {
+            // Redials too: this rank may be reachable only by dialling out.
+            opts.reverse_delay = Duration::ZERO;
+        }
         epoll.add(wake.raw_fd(), WAKE, READ)?;
         let mut peers = Vec::with_capacity(est.conns.len());
         for (r, sock) in est.conns.into_iter().enumerate() {
@@ -119,13 +125,19 @@ impl TcpTransport {
                     // Best effort: without it, a silent path waits out the
                     // kernel's own retransmissions before the redial.
                     let _ = setup::watch_silence(&sock, &opts);
-                    let dial = est.targets.iter().find(|t| t.0 == r as u32).map(|t| t.1);
+                    let path = est.paths[r];
+                    let mut dial = est.targets[r].clone();
+                    if let Some(crate::setup::Path::Dialled(t)) = path {
+                        // What worked is tried first again (all at once, still).
+                        dial.retain(|x| *x != t);
+                        dial.insert(0, t);
+                    }
                     let remote = sock.peer_addr().ok().and_then(|a| a.as_socket());
                     let same_host = match opts.maps.host.as_ref().and_then(|h| Some((h.get(rank as usize)?, h.get(r)?))) {
                         Some((a, b)) => a == b,
                         None => remote.is_some_and(|a| a.ip().to_canonical().is_loopback()),
                     };
-                    let addr = dial.or(remote).map_or_else(|| "?".to_string(), |a| a.to_string());
+                    let addr = remote.or(dial.first().map(|t| t.addr)).map_or_else(|| "?".to_string(), |a| a.to_string());
                     Slot::Peer(Box::new(Peer {
                         sealed: keys.is_some(),
                         conn: Some(Conn::new(sock, keys)),
@@ -134,6 +146,7 @@ impl TcpTransport {
                         lost: None,
                         addr,
                         dial,
+                        path,
                         same_host,
                         rtt: Duration::ZERO,
                     }))
@@ -145,6 +158,12 @@ impl TcpTransport {
                 (0..peers.len() as u32).filter(|&r| matches!(&peers[r as usize], Slot::Peer(p) if p.sealed == want)).collect()
             };
             eprintln!("wanmpi tcp: rank {rank}: sealed (AES-128-GCM) to ranks {:?}, plain to ranks {:?}", open(true), open(false));
+            for (r, slot) in peers.iter().enumerate() {
+                if let Slot::Peer(p) = slot {
+                    let how = p.path.map_or_else(|| "?".to_string(), |x| x.to_string());
+                    eprintln!("wanmpi tcp: rank {rank}: path to rank {r}: {how}");
+                }
+            }
         }
         let redial = Redial::new(est.listener, secret, peers.len(), &epoll)?;
         let caps = Caps { name: "tcp", channels: 1, max_frame: opts.max_frame, eager_limit_hint: EAGER_HINT, reliable: true };
@@ -184,6 +203,13 @@ impl TcpTransport {
         let sock = &p.conn.as_ref()?.sock;
         let port = |a: std::io::Result<socket2::SockAddr>| a.ok()?.as_socket().map(|a| a.port());
         Some((port(sock.local_addr())?, port(sock.peer_addr())?))
+    }
+
+    /// How `peer` was reached at setup: `dialled ADDR (KIND)` or
+    /// `accepted from ADDR` (the candidate that won, `setup`).
+    pub fn path_to(&self, peer: PeerId) -> Option<String> {
+        let Slot::Peer(p) = self.peers.get(peer as usize)? else { return None };
+        p.path.map(|x| x.to_string())
     }
 
     /// Connections that replaced a broken one since setup.
@@ -229,11 +255,10 @@ impl TcpTransport {
         crate::redial::discard(c.sock);
         let now = Instant::now();
         p.down.get_or_insert((now, why.clone()));
-        let next = if p.dial.is_some() { "redialling" } else { "waiting for its redial" };
-        eprintln!("wanmpi tcp: rank {}: connection to rank {peer} at {} broke ({why}); {next}", self.rank, p.addr);
-        if p.dial.is_some() {
-            self.redial.schedule(peer, now);
-        }
+        eprintln!("wanmpi tcp: rank {}: connection to rank {peer} at {} broke ({why}); redialling", self.rank, p.addr);
+        // Both sides redial, the higher rank a little later (`pair`).
+        let delay = crate::pair::dial_delay(self.rank, peer, self.opts.reverse_delay);
+        self.redial.schedule(peer, now + delay);
         self.redial.dirty = true;
     }
 

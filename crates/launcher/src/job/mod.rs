@@ -121,6 +121,9 @@ pub fn run(spec: &JobSpec) -> Result<JobOutcome, LaunchError> {
             let id = Identity { rank, size, bootstrap: service.address_for(&p.host), job_id: &job_id, place: p };
             let (program, args, app_env) = spec.command_of(rank);
             let mut env = env_vars::for_rank(&common, &id);
+            if let Some(alt) = service.alternates_for(&p.host) {
+                env.set(wanmpi_bootstrap::ENV_BOOTSTRAP_ALT, &alt);
+            }
             for (k, v) in app_env {
                 env.set(k, v);
             }
