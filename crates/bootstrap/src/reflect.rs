@@ -272,6 +272,26 @@ pub fn udp_candidates(
     Ok(out)
 }
 
+/// Adds this host's interface addresses (same family as `c[0]`, never
+/// loopback or link-local) with `port` to `c`, up to 8 in all. For a rank
+/// behind NAT: a peer behind the same NAT (a site behind one router)
+/// reaches it only there, since few NATs hairpin.
+pub fn add_host_candidates(c: &mut Vec<SocketAddr>, port: u16) {
+    let Ok(ifs) = crate::route::interfaces() else { return };
+    let v4 = c.first().is_none_or(|a| a.is_ipv4());
+    for i in ifs {
+        let ip = i.addr;
+        let link_local = match ip {
+            IpAddr::V4(a) => a.is_link_local(),
+            IpAddr::V6(a) => (a.segments()[0] & 0xffc0) == 0xfe80,
+        };
+        let a = SocketAddr::new(ip, port);
+        if c.len() < 8 && ip.is_ipv4() == v4 && !ip.is_loopback() && !link_local && !ip.is_unspecified() && !c.contains(&a) {
+            c.push(a);
+        }
+    }
+}
+
 /// Candidates as published: `ip:port,ip:port`.
 pub fn format_candidates(c: &[SocketAddr]) -> String {
     c.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")

@@ -81,12 +81,19 @@ impl SctpTransport {
         }
         // The primary path's reflexive address, if a NAT is between us and
         // the job's reflector.
-        let reflexive = match (udps.first(), published.first()) {
+        let mut reflexive = match (udps.first(), published.first()) {
             (Some(u), Some(p)) => reflect::udp_candidates(u, p.ip(), kv.reflector(), &secret, rank)
                 .map_err(|e| SctpError::Io(std::io::Error::other(e.to_string())))?
                 .split_off(1),
             _ => vec![],
         };
+        // Behind NAT: our own addresses too, for peers behind the same one.
+        if let (true, Some(&p)) = (wildcard || !reflexive.is_empty(), published.first()) {
+            let mut all = vec![p];
+            all.append(&mut reflexive);
+            reflect::add_host_candidates(&mut all, p.port());
+            reflexive = all.split_off(1);
+        }
         let poller = Poller::new(&udps.iter().map(|u| u.as_raw_fd()).collect::<Vec<_>>())?;
         let sock = Sock::new()?;
         let mut t = SctpTransport {

@@ -117,8 +117,13 @@ impl WampTransport {
         udp.set_nonblocking(true)?;
         set_buffers(&udp, opts.udp_buf);
         let nonce = fresh_nonce();
-        let mine = reflect::udp_candidates(&udp, opts.publish_addr, kv.reflector(), &secret, rank)
+        let mut mine = reflect::udp_candidates(&udp, opts.publish_addr, kv.reflector(), &secret, rank)
             .map_err(|e| TransportError::Setup(format!("wamp: {e}")))?;
+        // Behind NAT: our own addresses too, for peers behind the same one.
+        let behind_nat = wildcard || mine.len() > 1;
+        if behind_nat {
+            reflect::add_host_candidates(&mut mine, udp.local_addr()?.port());
+        }
         let boot = |e: wanmpi_bootstrap::BootstrapError| TransportError::Setup(format!("bootstrap: {e}"));
         kv.put(&endpoint_key(rank), &format!("{}/{}", reflect::format_candidates(&mine), hex(&nonce))).map_err(boot)?;
         kv.fence().map_err(boot)?;
@@ -165,13 +170,13 @@ impl WampTransport {
             // whole in the emulator while single datagrams passed (a 64 KiB
             // message never arrived; docs/wamp.md), and a rank cannot tell
             // where its NAT is.
-            gso: opts.gso && !(wildcard || mine.len() > 1),
+            gso: opts.gso && !behind_nat,
             drops,
             refusals: Refusals::default(),
             next_trace: opts.trace.then(Instant::now),
             opts,
             candidates: mine,
-            bound_wildcard: wildcard,
+            behind_nat,
         };
         t.handshake()?;
         Ok(t)
@@ -191,7 +196,7 @@ impl WampTransport {
             let waited = start.elapsed();
             // Behind NAT an unanswered peer is no slow start: the path
             // does not open (symmetric NATs on both sides, UDP filtered).
-            let nat_here = self.candidates.len() > 1 || self.bound_wildcard;
+            let nat_here = self.behind_nat;
             let unheard: Vec<PeerId> =
                 (0..self.size).filter(|&r| self.peers[r as usize].as_ref().is_some_and(|p| p.newest_pn.is_none() && (nat_here || p.nat))).collect();
             if waited >= self.opts.punch_timeout && !unheard.is_empty() {

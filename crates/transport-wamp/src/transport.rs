@@ -92,9 +92,10 @@ pub struct WampTransport {
     pub(crate) next_trace: Option<Instant>,
     /// What this rank published: where peers may reach it, best first.
     pub(crate) candidates: Vec<SocketAddr>,
-    /// The socket is on the wildcard: the published address is on no
-    /// interface (a 1:1 NAT's public one).
-    pub(crate) bound_wildcard: bool,
+    /// A NAT is between this rank and the others: the published address
+    /// is on no interface (a 1:1 NAT's public one, the socket is on the
+    /// wildcard), or the reflector saw another address.
+    pub(crate) behind_nat: bool,
 }
 
 /// Sends one datagram; false when the socket's buffer is full.
