@@ -33,6 +33,8 @@ const MASQ_BOTH: Scenario = Scenario {
     nat: &[NatKind::None, NatKind::Masq, NatKind::Masq],
     driver: 0,
     ranks: &[1, 2],
+    sites: &[],
+    site_nat: &[],
 };
 
 const JOB_LIMIT: Duration = Duration::from_secs(150);
@@ -288,6 +290,8 @@ const OPEN_THREE: Scenario = Scenario {
     nat: &[NatKind::None, NatKind::None, NatKind::None],
     driver: 0,
     ranks: &[1, 2],
+    sites: &[],
+    site_nat: &[],
 };
 
 /// One job's average 8-byte ping-pong round trip, in us, on `transport`
