@@ -272,6 +272,12 @@ impl KeyValue for Client {
     fn rank(&self) -> u32 {
         self.rank
     }
+    fn reflector(&self) -> Option<std::net::SocketAddr> {
+        match &self.stream {
+            Stream::Tcp(s) => s.peer_addr().ok(),
+            Stream::Unix(_) => None,
+        }
+    }
     fn size(&self) -> u32 {
         self.size
     }

@@ -35,6 +35,7 @@ pub mod port;
 pub mod ports;
 pub mod proto;
 pub mod push;
+pub mod reflect;
 pub mod route;
 pub mod seal;
 pub mod seal_policy;
@@ -98,6 +99,11 @@ pub trait KeyValue {
     /// every peer's endpoint once per transport).
     fn get_many(&mut self, keys: &[String]) -> Result<Vec<String>, BootstrapError> {
         keys.iter().map(|k| self.get(k)).collect()
+    }
+    /// Where the job's UDP reflector answers (reflect.rs): the key/value
+    /// service's own address when it is reached over TCP; None otherwise.
+    fn reflector(&self) -> Option<std::net::SocketAddr> {
+        None
     }
     /// The address the key/value service sees this rank's connection come
     /// from (a reflexive candidate, `candidates`); None when it cannot say

@@ -44,6 +44,10 @@ pub struct StreamCounters {
 #[derive(Debug, Default, Clone)]
 pub struct PeerCounters {
     pub peer: PeerId,
+    /// Where the primary path's datagrams go now, and how many times a
+    /// sealed datagram moved that (NAT rebinding, pump.rs `adopt`).
+    pub addr: Option<std::net::SocketAddr>,
+    pub rebinds: u64,
     /// Indexed by stream (= channel).
     pub streams: Vec<StreamCounters>,
     pub datagrams_out: u64,
@@ -175,6 +179,9 @@ impl fmt::Display for Counters {
                 p.cwnd,
                 p.mtu
             )?;
+            if let Some(a) = p.addr {
+                writeln!(f, "    at {a}; address moved {} times", p.rebinds)?;
+            }
             if p.refused_forged + p.refused_replayed > 0 {
                 writeln!(f, "    sealed datagrams dropped: {} did not open (forged or altered), {} replayed", p.refused_forged, p.refused_replayed)?;
             }

@@ -9,6 +9,9 @@
 //! (between sites), `n` (never); salt 32 hex digits. E.g.
 //! `127.0.0.1:40000/5001/h00112233445566778899aabbccddeeff`. An endpoint
 //! without the third part is a rank of a release before packet sealing.
+//! A fourth part, `/ip:port[,ip:port...]`, lists more candidates for the
+//! primary path (the reflexive address a NAT gives it,
+//! `wanmpi_bootstrap::reflect`): hole punching tries them all.
 
 use crate::error::SctpError;
 use crate::seal::SALT_LEN;
@@ -24,6 +27,8 @@ pub struct Endpoint {
     /// The publishing rank's sealing mode.
     pub seal: Seal,
     pub salt: [u8; SALT_LEN],
+    /// More addresses of the primary path (reflexive), best first.
+    pub cands: Vec<SocketAddr>,
 }
 
 fn mode_char(s: Seal) -> char {
@@ -54,13 +59,18 @@ fn unhex(s: &str) -> Option<[u8; SALT_LEN]> {
 impl Endpoint {
     pub fn format(&self) -> String {
         let list: Vec<String> = self.udps.iter().map(|a| a.to_string()).collect();
-        format!("{}/{}/{}{}", list.join(","), self.sctp_port, mode_char(self.seal), hex(&self.salt))
+        let mut v = format!("{}/{}/{}{}", list.join(","), self.sctp_port, mode_char(self.seal), hex(&self.salt));
+        if !self.cands.is_empty() {
+            v.push('/');
+            v.push_str(&wanmpi_bootstrap::reflect::format_candidates(&self.cands));
+        }
+        v
     }
 
     /// `rank`'s endpoint from the value it published.
     pub fn parse(rank: PeerId, v: &str) -> Result<Endpoint, SctpError> {
         let bad = || SctpError::BadEndpoint { rank, value: v.to_string() };
-        let mut parts = v.splitn(3, '/');
+        let mut parts = v.splitn(4, '/');
         let (udps, port) = (parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?);
         let Some(seal) = parts.next() else {
             return Err(SctpError::OldRelease { rank });
@@ -78,7 +88,11 @@ impl Endpoint {
             _ => return Err(bad()),
         };
         let salt = unhex(mode.as_str()).ok_or_else(bad)?;
-        Ok(Endpoint { udps, sctp_port: port.parse().map_err(|_| bad())?, seal, salt })
+        let cands = match parts.next() {
+            None => vec![],
+            Some(c) => wanmpi_bootstrap::reflect::parse_candidates(c).ok_or_else(bad)?,
+        };
+        Ok(Endpoint { udps, sctp_port: port.parse().map_err(|_| bad())?, seal, salt, cands })
     }
 }
 
@@ -100,7 +114,7 @@ mod tests {
     }
 
     fn ep(udps: &[&str], seal: Seal) -> Endpoint {
-        Endpoint { udps: udps.iter().map(|s| a(s)).collect(), sctp_port: 5001, seal, salt: [0xab; SALT_LEN] }
+        Endpoint { udps: udps.iter().map(|s| a(s)).collect(), sctp_port: 5001, seal, salt: [0xab; SALT_LEN], cands: vec![] }
     }
 
     #[test]
@@ -110,6 +124,9 @@ mod tests {
         assert_eq!(one.format(), format!("127.0.0.1:4000/5001/h{salt}"));
         let two = ep(&["127.0.0.1:4000", "[::1]:4002"], Seal::Always);
         assert_eq!(Endpoint::parse(1, &two.format()).unwrap(), two);
+        let natted = Endpoint { cands: vec![a("198.18.0.1:4000"), a("198.18.0.1:5000")], ..one.clone() };
+        assert_eq!(natted.format(), format!("127.0.0.1:4000/5001/h{salt}/198.18.0.1:4000,198.18.0.1:5000"));
+        assert_eq!(Endpoint::parse(1, &natted.format()).unwrap(), natted);
         for s in [Seal::BetweenHosts, Seal::Always, Seal::BetweenSites, Seal::Never] {
             assert_eq!(Endpoint::parse(1, &ep(&["10.0.0.1:1"], s).format()).unwrap().seal, s);
         }
@@ -126,6 +143,7 @@ mod tests {
             format!("127.0.0.1:4000/1/h{}", &salt[1..]),
             format!("127.0.0.1:4000/1/h{}zz", &salt[2..]),
             format!("127.0.0.1:4000/1/h{salt}/9"),
+            format!("127.0.0.1:4000/1/h{salt}/"),
             "127.0.0.1:4000/1/hé".to_string() + &salt[3..],
             "127.0.0.1:4000/1/".to_string(),
             nine,

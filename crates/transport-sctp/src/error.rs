@@ -18,6 +18,8 @@ pub enum SctpError {
     BadEndpoint { rank: PeerId, value: String },
     #[error("association setup timed out after {secs:.1} s; missing peers: {missing:?}")]
     SetupTimeout { secs: f64, missing: Vec<PeerId> },
+    #[error("sctp: no path from rank {rank} to ranks {unheard:?}: tried {tried} for {secs:.1} s and no sealed answer came (NATs that open no path: symmetric on both sides, or UDP filtered; no relay yet); rank {rank}'s own candidates: {own}")]
+    NoPath { rank: PeerId, unheard: Vec<PeerId>, secs: f64, tried: String, own: String },
     #[error("peer {peer} failed during setup: {reason}")]
     SetupPeerLost { peer: PeerId, reason: String },
     #[error("process-wide usrsctp setting conflicts with a live transport: {0}")]

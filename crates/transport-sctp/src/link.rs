@@ -84,8 +84,22 @@ pub struct PathStats {
 /// One (local socket, remote endpoint) pair.
 pub(crate) struct LinkPath {
     pub udp: Arc<UdpSocket>,
-    pub dest: SocketAddr,
+    /// Where the peer's datagrams come from on this path: its published
+    /// address until a sealed datagram proves another (hole punching
+    /// through a NAT, a NAT rebinding; pump.rs `adopt`).
+    dest: Mutex<SocketAddr>,
     pub stats: PathStats,
+}
+
+impl LinkPath {
+    pub fn dest(&self) -> SocketAddr {
+        // A poisoned lock still holds a valid address.
+        *self.dest.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn set_dest(&self, to: SocketAddr) {
+        *self.dest.lock().unwrap_or_else(|e| e.into_inner()) = to;
+    }
 }
 
 const NO_BACKUP: usize = usize::MAX;
@@ -147,7 +161,7 @@ impl Link {
         let seed = drop_seed ^ (u64::from(peer) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         Link {
             token,
-            paths: paths.into_iter().map(|(udp, dest)| LinkPath { udp, dest, stats: PathStats::default() }).collect(),
+            paths: paths.into_iter().map(|(udp, dest)| LinkPath { udp, dest: Mutex::new(dest), stats: PathStats::default() }).collect(),
             active: AtomicUsize::new(0),
             backup: AtomicUsize::new(NO_BACKUP),
             cut_plan,
@@ -222,7 +236,14 @@ impl Link {
 
     /// Sends a glue datagram (probe, ack) on `path`; false if it did not go.
     pub fn send_glue(&self, path: usize, bytes: &[u8]) -> bool {
+        self.send_glue_to(path, bytes, None)
+    }
+
+    /// As `send_glue`, to `to` instead of the path's peer address (hole
+    /// punching tries every candidate of the peer).
+    pub fn send_glue_to(&self, path: usize, bytes: &[u8], to: Option<SocketAddr>) -> bool {
         let Some(p) = self.paths.get(path) else { return false };
+        let to = to.unwrap_or_else(|| p.dest());
         if self.is_cut(path) {
             return false;
         }
@@ -234,7 +255,7 @@ impl Link {
             }
             None => bytes,
         };
-        match p.udp.send_to(bytes, p.dest) {
+        match p.udp.send_to(bytes, to) {
             Ok(_) => {
                 p.stats.datagrams_out.fetch_add(1, Relaxed);
                 p.stats.bytes_out.fetch_add(bytes.len() as u64, Relaxed);
@@ -369,7 +390,7 @@ impl Link {
         let b = self.backup.load(Relaxed);
         if b != i {
             if let Some(backup) = self.paths.get(b) {
-                if !self.is_cut(b) && send_parts(&backup.udp, parts, backup.dest).is_ok() {
+                if !self.is_cut(b) && send_parts(&backup.udp, parts, backup.dest()).is_ok() {
                     backup.stats.copies_out.fetch_add(1, Relaxed);
                     backup.stats.datagrams_out.fetch_add(1, Relaxed);
                     backup.stats.bytes_out.fetch_add(len as u64, Relaxed);
@@ -380,7 +401,7 @@ impl Link {
         if self.is_cut(i) {
             return;
         }
-        match send_parts(&path.udp, parts, path.dest) {
+        match send_parts(&path.udp, parts, path.dest()) {
             Ok(_) => {
                 // One path: no per-path counting (the link's counters say it all).
                 if self.paths.len() > 1 {

@@ -190,6 +190,10 @@ pub struct SctpOptions {
     /// Time allowed for setting up and authenticating every association
     /// (WANMPI_SCTP_CONNECT_TIMEOUT_MS, 30000).
     pub connect_timeout: Duration,
+    /// Where a NAT is in play, a sealed peer none of whose candidates
+    /// answered hole punching within this has no path: setup fails naming
+    /// the ranks and candidates (WANMPI_SCTP_PUNCH_TIMEOUT_MS, 6 s).
+    pub punch_timeout: Duration,
     /// Fraction of outgoing datagrams dropped once setup is done, for tests
     /// (WANMPI_SCTP_DROP_RATE, 0).
     pub drop_rate: f64,
@@ -287,6 +291,7 @@ impl Default for SctpOptions {
             cc: CongestionControl::default_for_build(),
             tlp: true,
             connect_timeout: Duration::from_secs(30),
+            punch_timeout: Duration::from_secs(6),
             drop_rate: 0.0,
             drop_seed: 0,
             drop_first_data: 0,
@@ -405,6 +410,9 @@ impl SctpOptions {
         }
         if let Some(v) = get("CONNECT_TIMEOUT_MS") {
             o.connect_timeout = Duration::from_millis(num("CONNECT_TIMEOUT_MS", &v)?);
+        }
+        if let Some(v) = get("PUNCH_TIMEOUT_MS") {
+            o.punch_timeout = Duration::from_millis(num("PUNCH_TIMEOUT_MS", &v)?);
         }
         if let Some(v) = get("DROP_RATE") {
             o.drop_rate = v.trim().parse().map_err(|_| bad("DROP_RATE", &v, "not a number"))?;

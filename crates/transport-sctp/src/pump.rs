@@ -72,14 +72,19 @@ impl SctpTransport {
             };
             n += count;
             for (i, &(len, src)) in got[..count].iter().enumerate() {
-                let packet = &mut self.ubuf[i * DATAGRAM_MAX..i * DATAGRAM_MAX + len];
-                // Datagrams from anyone but a published peer endpoint are ignored.
-                let Some(&(rank, remote)) = src.as_ref().and_then(|a| self.by_udp.get(a)) else {
-                    if path::is_glue(packet) {
+                // Datagrams from anyone but a peer's known address are
+                // ignored, unless sealed by a peer and newer than all it
+                // sent: then the peer is there now (a NAT's mapping for it,
+                // found by hole punching or changed by a rebinding).
+                let known = src.as_ref().and_then(|a| self.by_udp.get(a)).copied();
+                let at = i * DATAGRAM_MAX..i * DATAGRAM_MAX + len;
+                let Some((rank, remote)) = known.or_else(|| src.and_then(|a| self.adopt(local, a, at.clone()))) else {
+                    if path::is_glue(&self.ubuf[at]) {
                         self.stray_probes += 1;
                     }
                     continue;
                 };
+                let packet = &mut self.ubuf[at];
                 let Some(Some(peer)) = self.peers.get_mut(rank as usize) else { continue };
                 if !peer.link.arrived_on(remote, len) {
                     continue; // fault-injection cut
@@ -97,6 +102,7 @@ impl SctpTransport {
                         }
                     },
                 };
+                peer.heard = true;
                 if path::is_glue(packet) {
                     // Ours, never usrsctp's: a probe, an ack, or garbage.
                     on_glue(peer, local, remote, packet);
@@ -112,6 +118,28 @@ impl SctpTransport {
             }
         }
         Ok(n)
+    }
+
+    /// The peer whose sealed datagram `packet` is, arrived on our socket
+    /// `local` from `from`, an address no peer used: its path `local` now
+    /// goes to `from`. Only a sealed datagram newer than any the peer sent
+    /// moves it (`Opener::proves_newest`); a plain link never moves.
+    fn adopt(&mut self, local: usize, from: SocketAddr, at: std::ops::Range<usize>) -> Option<(PeerId, usize)> {
+        let packet = &self.ubuf[at];
+        let rank = self.peers.iter().position(|p| {
+            p.as_ref()
+                .is_some_and(|p| !p.closed && !p.rejected && local < p.link.paths.len() && p.opener.as_ref().is_some_and(|o| o.proves_newest(packet)))
+        })?;
+        let peer = self.peers[rank].as_mut()?;
+        let path = &peer.link.paths[local];
+        let old = path.dest();
+        path.set_dest(from);
+        if peer.heard {
+            peer.rebinds += 1;
+        }
+        self.by_udp.remove(&old);
+        self.by_udp.insert(from, (rank as PeerId, local));
+        Some((rank as PeerId, local))
     }
 
     /// Path failover: marks dead paths, switches the active path, sends the
@@ -449,7 +477,16 @@ fn socket_addr(a: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<Socke
 /// `local`. Valid only on a path (local == remote, and a path we have);
 /// everything else is counted and dropped.
 fn on_glue(peer: &mut Peer, local: usize, remote: usize, datagram: &[u8]) {
-    let Some(paths) = peer.paths.as_mut() else { return };
+    let Some(paths) = peer.paths.as_mut() else {
+        // One path: a probe is hole punching's (setup.rs `punch`); the
+        // answer tells the peer where we are, through our NAT's mapping.
+        if let Ok(p) = Probe::decode(datagram) {
+            if p.kind == ProbeKind::Probe && local == 0 && remote == 0 {
+                peer.link.send_glue(0, &p.ack().encode());
+            }
+        }
+        return;
+    };
     let probe = match Probe::decode(datagram) {
         Ok(p) if local == remote && usize::from(p.path) == local && local < paths.len() => p,
         _ => {

@@ -57,6 +57,11 @@ impl Window {
         Ok(())
     }
 
+    /// Whether `n` is above every number accepted so far.
+    pub fn is_newest(&self, n: u64) -> bool {
+        n >= self.top
+    }
+
     /// Records `n` as accepted (after `check` and a successful open).
     pub fn record(&mut self, n: u64) {
         if n >= self.top {

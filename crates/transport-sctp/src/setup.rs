@@ -17,7 +17,7 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Instant;
 use usrsctp_sys as sys;
-use wanmpi_bootstrap::KeyValue;
+use wanmpi_bootstrap::{reflect, KeyValue};
 use wanmpi_transport::{Caps, PeerId};
 
 /// Eager limit suggested to the engine (LAM's 64 KiB, as the design says).
@@ -67,11 +67,32 @@ impl SctpTransport {
         let stack_user = stack::acquire(&opts)?;
         let port = stack_user.port;
         let mut udps = vec![];
+        // What peers are told: each address with its socket's port, even
+        // where the socket is on the wildcard (an address on no interface).
+        let mut published = vec![];
+        let mut wildcard = false;
         for addr in resolve_addrs(&opts)? {
-            let udp = wanmpi_bootstrap::ports::bind_in(opts.port_range, |port| UdpSocket::bind(SocketAddr::new(addr, port)))?;
+            let (udp, wild) = reflect::bind_udp(addr, opts.port_range)?;
+            wildcard |= wild;
             udp.set_nonblocking(true)?;
             set_udp_buffers(&udp, opts.udp_buf);
+            published.push(SocketAddr::new(addr, udp.local_addr()?.port()));
             udps.push(Arc::new(udp));
+        }
+        // The primary path's reflexive address, if a NAT is between us and
+        // the job's reflector.
+        let mut reflexive = match (udps.first(), published.first()) {
+            (Some(u), Some(p)) => reflect::udp_candidates(u, p.ip(), kv.reflector(), &secret, rank)
+                .map_err(|e| SctpError::Io(std::io::Error::other(e.to_string())))?
+                .split_off(1),
+            _ => vec![],
+        };
+        // Behind NAT: our own addresses too, for peers behind the same one.
+        if let (true, Some(&p)) = (wildcard || !reflexive.is_empty(), published.first()) {
+            let mut all = vec![p];
+            all.append(&mut reflexive);
+            reflect::add_host_candidates(&mut all, p.port());
+            reflexive = all.split_off(1);
         }
         let poller = Poller::new(&udps.iter().map(|u| u.as_raw_fd()).collect::<Vec<_>>())?;
         let sock = Sock::new()?;
@@ -107,10 +128,12 @@ impl SctpTransport {
 
         let mut salt = [0u8; crate::seal::SALT_LEN];
         rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut salt);
-        let mine = Endpoint { udps: t.local_addrs()?, sctp_port: port, seal: t.opts.seal, salt };
+        let nat_here = wildcard || !reflexive.is_empty();
+        let mine = Endpoint { udps: published, sctp_port: port, seal: t.opts.seal, salt, cands: reflexive };
         kv.put(&endpoint_key(rank), &mine.format())?;
         kv.fence()?;
         let others: Vec<u32> = (0..size).filter(|&r| r != rank).collect();
+        let mut punch = false;
         let eps = kv.get_many(&others.iter().map(|&r| endpoint_key(r)).collect::<Vec<_>>())?;
         for (r, ep) in others.into_iter().zip(eps) {
             let theirs = Endpoint::parse(r, &ep)?;
@@ -167,12 +190,20 @@ impl SctpTransport {
             // A sealed datagram carries a packet number and a tag around
             // the SCTP packet, and must still fit the path.
             let mtu = if sealed { udp_payload.saturating_sub(crate::seal::OVERHEAD as u32) } else { udp_payload };
-            t.peers[r as usize] = Some(Peer::new(link, paths, sctp_port, mtu, opener));
+            let mut peer = Peer::new(link, paths, sctp_port, mtu, opener);
+            peer.cands = theirs.udps.iter().take(1).chain(&theirs.cands).copied().collect();
+            // Punched only where a NAT is in play and the link is sealed
+            // (only a sealed datagram proves where a peer is).
+            punch |= (nat_here || !theirs.cands.is_empty()) && sealed;
+            t.peers[r as usize] = Some(peer);
         }
         t.set_default_mtu()?;
         // Every rank knows every link before the first INIT flies, so no
         // INIT is ignored as coming from an unknown source.
         kv.fence()?;
+        if punch {
+            t.punch(nat_here, &mine)?;
+        }
         for p in t.peers.iter().skip(rank as usize + 1).flatten() {
             t.sock.as_ref().ok_or_else(|| SctpError::GlobalConflict("socket closed".into()))?.connect(p.link.token, p.sctp_port)?;
         }
@@ -185,6 +216,53 @@ impl SctpTransport {
             eprintln!("wanmpi sctp: rank {rank}: sealed (AES-128-GCM) to ranks {:?}, plain to ranks {:?}", which(true), which(false));
         }
         Ok(t)
+    }
+
+    /// Hole punching before any association: a sealed probe to every
+    /// candidate of each sealed peer behind a NAT (or every sealed peer
+    /// when we are behind one), every `PUNCH_EVERY`, until a datagram of
+    /// the peer opened (pump.rs `adopt` then points the link at its
+    /// source, and answers each probe so the peer hears us too). Both
+    /// sides send, so two masquerading NATs each see traffic out before
+    /// traffic in. A peer unheard after `punch_timeout` has no path.
+    fn punch(&mut self, nat_here: bool, mine: &Endpoint) -> Result<(), SctpError> {
+        const PUNCH_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+        let start = Instant::now();
+        let mut next = start;
+        let wanted = |p: &Peer| p.opener.is_some() && (nat_here || p.cands.len() > 1);
+        loop {
+            self.pump().map_err(|e| SctpError::Io(std::io::Error::other(e.to_string())))?;
+            let unheard: Vec<PeerId> = (0..self.size).filter(|&r| self.peers[r as usize].as_ref().is_some_and(|p| wanted(p) && !p.heard)).collect();
+            if unheard.is_empty() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if now >= start + self.opts.punch_timeout {
+                let tried: Vec<String> = unheard
+                    .iter()
+                    .filter_map(|&r| Some(format!("rank {r} at {}", reflect::format_candidates(&self.peers[r as usize].as_ref()?.cands))))
+                    .collect();
+                let own: Vec<SocketAddr> = mine.udps.iter().take(1).chain(&mine.cands).copied().collect();
+                return Err(SctpError::NoPath {
+                    rank: self.rank,
+                    unheard,
+                    secs: now.duration_since(start).as_secs_f64(),
+                    tried: tried.join("; "),
+                    own: reflect::format_candidates(&own),
+                });
+            }
+            if now >= next {
+                next = now + PUNCH_EVERY;
+                let probe = crate::path::Probe { kind: crate::path::ProbeKind::Probe, path: 0, seq: 0, stamp_us: 0 }.encode();
+                for &r in &unheard {
+                    let Some(p) = self.peers[r as usize].as_ref() else { continue };
+                    for &c in &p.cands {
+                        p.link.send_glue_to(0, &probe, Some(c));
+                    }
+                }
+            }
+            self.poller.wait(next.saturating_duration_since(Instant::now()).min(TICK))?;
+        }
     }
 
     fn await_peers(&mut self) -> Result<(), SctpError> {

@@ -67,6 +67,13 @@ pub(crate) struct Peer {
     pub lost: Option<String>,
     /// The association is gone (shutdown complete, lost or aborted).
     pub closed: bool,
+    /// Every address the peer published for its first path, best first
+    /// (the published one, then its reflexive one: endpoint.rs).
+    pub cands: Vec<std::net::SocketAddr>,
+    /// A datagram from the peer opened (hole punching is done for it).
+    pub heard: bool,
+    /// Times a sealed datagram moved the peer's address (NAT rebinding).
+    pub rebinds: u64,
 }
 
 impl Peer {
@@ -96,6 +103,9 @@ impl Peer {
             rejected: false,
             lost: None,
             closed: false,
+            cands: vec![],
+            heard: false,
+            rebinds: 0,
         }
     }
 
@@ -191,6 +201,8 @@ impl SctpTransport {
                 refused_forged: p.refused_forged,
                 refused_replayed: p.refused_replayed,
                 held_before_proof_peak: p.pre_auth_peak as u64,
+                addr: p.link.paths.first().map(|lp| lp.dest()),
+                rebinds: p.rebinds,
                 ..Default::default()
             };
             if let Some(ps) = &p.paths {
@@ -202,7 +214,7 @@ impl SctpTransport {
                     let ls = &lp.stats;
                     c.paths.push(PathCounters {
                         local: lp.udp.local_addr().ok(),
-                        remote: Some(lp.dest),
+                        remote: Some(lp.dest()),
                         active: i == ps.active,
                         up: st.up,
                         datagrams_out: ls.datagrams_out.load(Relaxed),
@@ -247,6 +259,13 @@ impl SctpTransport {
     pub fn fault_cut_window(&self, peer: PeerId) -> Option<(Instant, Option<Instant>)> {
         let c = self.peer(peer).ok()?.link.cut_window()?;
         Some((c.from, c.until))
+    }
+
+    /// Where the primary path's datagrams to `peer` go now, and how many
+    /// times a sealed datagram moved that (a NAT rebinding).
+    pub fn peer_addr(&self, peer: PeerId) -> Option<(std::net::SocketAddr, u64)> {
+        let p = self.peer(peer).ok()?;
+        Some((p.link.paths.first()?.dest(), p.rebinds))
     }
 
     /// Whether the packets to and from `peer` are sealed (None: the

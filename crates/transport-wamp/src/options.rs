@@ -66,6 +66,11 @@ pub struct WampOptions {
     pub udp_buf: usize,
     /// Setup must finish within this (WANMPI_WAMP_SETUP_TIMEOUT_MS, 60 s).
     pub setup_timeout: Duration,
+    /// Where a NAT is in play (a candidate list with a reflexive address,
+    /// or a published address on no interface), a peer none of whose
+    /// candidates answered within this is unreachable: setup fails naming
+    /// the ranks and candidates (WANMPI_WAMP_PUNCH_TIMEOUT_MS, 6 s).
+    pub punch_timeout: Duration,
     /// A peer silent this long while we wait for it is lost: the job's
     /// outage limit (WANMPI_OUTAGE_LIMIT, 600 s; `wanmpi_transport::outage`),
     /// or WANMPI_WAMP_PEER_TIMEOUT_MS for wamp alone. A dead process is
@@ -108,6 +113,7 @@ impl Default for WampOptions {
             gso: true,
             udp_buf: 4 << 20,
             setup_timeout: Duration::from_secs(60),
+            punch_timeout: Duration::from_secs(6),
             peer_timeout: wanmpi_transport::outage::DEFAULT,
             keepalive: Duration::from_secs(5),
             drop_rate: 0.0,
@@ -200,6 +206,9 @@ impl WampOptions {
         }
         if let Some(v) = get("SETUP_TIMEOUT_MS") {
             o.setup_timeout = millis("SETUP_TIMEOUT_MS", &v)?;
+        }
+        if let Some(v) = get("PUNCH_TIMEOUT_MS") {
+            o.punch_timeout = millis("PUNCH_TIMEOUT_MS", &v)?;
         }
         if let Some(v) = get("PEER_TIMEOUT_MS") {
             o.peer_timeout = millis("PEER_TIMEOUT_MS", &v)?;

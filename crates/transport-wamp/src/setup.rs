@@ -1,7 +1,12 @@
-//! `WampTransport::connect` and its teardown: a UDP socket, the endpoint and
-//! a fresh nonce published through the bootstrap key/value service, keys
-//! per peer, and a handshake (a sealed PING each way, answered) that proves
-//! every peer holds the job secret and measures the first round trip.
+//! `WampTransport::connect` and its teardown: a UDP socket (on the
+//! published address when it is this host's, else the wildcard), its
+//! candidates (the published address, and the reflexive one the job's
+//! reflector saw: `wanmpi_bootstrap::reflect`) and a fresh nonce published
+//! through the bootstrap key/value service, keys per peer, and a handshake
+//! (a sealed PING each way, answered) that proves every peer holds the job
+//! secret and measures the first round trip. Until a peer is heard, its
+//! handshake goes to all of its candidates at once (transport.rs), so two
+//! masquerading NATs open for each other: hole punching.
 
 use crate::conn::{Conn, ConnConfig};
 use crate::options::WampOptions;
@@ -14,7 +19,7 @@ use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
-use wanmpi_bootstrap::KeyValue;
+use wanmpi_bootstrap::{reflect, KeyValue};
 use wanmpi_transport::path_mtu::{auto_path_mtu, MAX_UDP_PAYLOAD};
 use wanmpi_transport::{Caps, PeerId, Transport, TransportError};
 
@@ -42,11 +47,11 @@ fn unhex(s: &str) -> Option<[u8; NONCE_LEN]> {
     Some(out)
 }
 
-/// "ip:port/nonce-hex".
-fn parse_endpoint(rank: PeerId, v: &str) -> Result<(SocketAddr, [u8; NONCE_LEN]), TransportError> {
+/// "ip:port[,ip:port...]/nonce-hex": candidates, best first.
+fn parse_endpoint(rank: PeerId, v: &str) -> Result<(Vec<SocketAddr>, [u8; NONCE_LEN]), TransportError> {
     let bad = || TransportError::Setup(format!("rank {rank} published a bad wamp endpoint {v:?}"));
-    let (addr, nonce) = v.split_once('/').ok_or_else(bad)?;
-    Ok((addr.parse().map_err(|_| bad())?, unhex(nonce).ok_or_else(bad)?))
+    let (addrs, nonce) = v.split_once('/').ok_or_else(bad)?;
+    Ok((reflect::parse_candidates(addrs).ok_or_else(bad)?, unhex(nonce).ok_or_else(bad)?))
 }
 
 /// Asks for `bytes` of socket buffer; as root past the system's maximum
@@ -94,7 +99,7 @@ impl WampTransport {
     /// from there (transport.rs, `Peer::newest_pn`). For tests.
     #[doc(hidden)]
     pub fn move_to_new_port(&mut self) -> Result<SocketAddr, TransportError> {
-        let udp = UdpSocket::bind(SocketAddr::new(self.opts.publish_addr, 0))?;
+        let (udp, _) = reflect::bind_udp(self.opts.publish_addr, None)?;
         udp.set_nonblocking(true)?;
         set_buffers(&udp, self.opts.udp_buf);
         self.poller = Poller::new(udp.as_raw_fd())?;
@@ -108,16 +113,25 @@ impl WampTransport {
     pub fn connect(kv: &mut dyn KeyValue, secret: [u8; 32], opts: WampOptions) -> Result<WampTransport, TransportError> {
         opts.validate()?;
         let (rank, size) = (kv.rank(), kv.size());
-        let udp = wanmpi_bootstrap::ports::bind_in(opts.port_range, |port| UdpSocket::bind(SocketAddr::new(opts.publish_addr, port)))?;
+        let (udp, wildcard) = reflect::bind_udp(opts.publish_addr, opts.port_range)?;
         udp.set_nonblocking(true)?;
         set_buffers(&udp, opts.udp_buf);
         let nonce = fresh_nonce();
-        let me = udp.local_addr()?;
+        let mut mine = reflect::udp_candidates(&udp, opts.publish_addr, kv.reflector(), &secret, rank)
+            .map_err(|e| TransportError::Setup(format!("wamp: {e}")))?;
+        // Behind NAT: our own addresses too, for peers behind the same one.
+        let behind_nat = wildcard || mine.len() > 1;
+        if behind_nat {
+            reflect::add_host_candidates(&mut mine, udp.local_addr()?.port());
+        }
         let boot = |e: wanmpi_bootstrap::BootstrapError| TransportError::Setup(format!("bootstrap: {e}"));
-        kv.put(&endpoint_key(rank), &format!("{me}/{}", hex(&nonce))).map_err(boot)?;
+        kv.put(&endpoint_key(rank), &format!("{}/{}", reflect::format_candidates(&mine), hex(&nonce))).map_err(boot)?;
         kv.fence().map_err(boot)?;
         let now = Instant::now();
         let mut peers = Vec::with_capacity(size as usize);
+        // The route's MTU from the socket's own address (the published one
+        // may be on no interface: a 1:1 NAT's).
+        let local_ip = udp.local_addr()?.ip();
         let keys: Vec<String> = (0..size).filter(|&r| r != rank).map(endpoint_key).collect();
         let mut eps = kv.get_many(&keys).map_err(boot)?.into_iter();
         for r in 0..size {
@@ -126,12 +140,14 @@ impl WampTransport {
                 continue;
             }
             let ep = eps.next().ok_or_else(|| TransportError::Setup(format!("bootstrap: no endpoint of rank {r}")))?;
-            let (addr, peer_nonce) = parse_endpoint(r, &ep)?;
+            let (cands, peer_nonce) = parse_endpoint(r, &ep)?;
+            let addr = cands[0];
             let keys = if opts.encrypt { Keys::derive(&secret, rank, &nonce, r, &peer_nonce) } else { Keys::plain() };
-            let packet = if opts.packet_size != 0 { opts.packet_size } else { auto_path_mtu(opts.publish_addr, addr) as usize };
+            let packet = if opts.packet_size != 0 { opts.packet_size } else { auto_path_mtu(local_ip, addr) as usize };
             let mut conn = Conn::new(conn_config(&opts, packet.min(MAX_UDP_PAYLOAD as usize)), now);
             conn.ping();
-            peers.push(Some(Peer { addr, keys, conn, lost_reported: false, newest_pn: None, rebinds: 0 }));
+            let nat = cands.len() > 1;
+            peers.push(Some(Peer { addr, cands, nat, keys, conn, lost_reported: false, newest_pn: None, rebinds: 0 }));
         }
         let poller = Poller::new(udp.as_raw_fd())?;
         let drops = (opts.drop_rate > 0.0).then(|| rand_chacha::ChaCha8Rng::seed_from_u64(opts.drop_seed ^ rank as u64));
@@ -148,11 +164,19 @@ impl WampTransport {
             stalled: VecDeque::new(),
             stalled_until: None,
             batch: Default::default(),
-            gso: opts.gso,
+            // Behind a NAT, one datagram per call: batches sent by
+            // segmentation offload through a NAT in the sending host itself
+            // (nftables snat, then a device without offload) were lost
+            // whole in the emulator while single datagrams passed (a 64 KiB
+            // message never arrived; docs/wamp.md), and a rank cannot tell
+            // where its NAT is.
+            gso: opts.gso && !behind_nat,
             drops,
             refusals: Refusals::default(),
             next_trace: opts.trace.then(Instant::now),
             opts,
+            candidates: mine,
+            behind_nat,
         };
         t.handshake()?;
         Ok(t)
@@ -170,14 +194,42 @@ impl WampTransport {
                 return Err(TransportError::PeerLost { peer: r as u32, reason: format!("during wamp setup: {reason}") });
             }
             let waited = start.elapsed();
+            // Behind NAT an unanswered peer is no slow start: the path
+            // does not open (symmetric NATs on both sides, UDP filtered).
+            let nat_here = self.behind_nat;
+            let unheard: Vec<PeerId> =
+                (0..self.size).filter(|&r| self.peers[r as usize].as_ref().is_some_and(|p| p.newest_pn.is_none() && (nat_here || p.nat))).collect();
+            if waited >= self.opts.punch_timeout && !unheard.is_empty() {
+                return Err(TransportError::Setup(format!(
+                    "wamp: no path from rank {} to {}: {} for {:.1} s and no sealed answer came (NATs that open no path: symmetric on both sides, or UDP filtered; no relay yet); rank {}'s own candidates: {}",
+                    self.rank,
+                    if unheard.len() == 1 { format!("rank {}", unheard[0]) } else { format!("ranks {unheard:?}") },
+                    self.tried(&unheard),
+                    waited.as_secs_f64(),
+                    self.rank,
+                    reflect::format_candidates(&self.candidates),
+                )));
+            }
             if waited >= self.opts.setup_timeout {
                 return Err(TransportError::Setup(format!(
-                    "wamp handshake timed out after {:.1} s; no answer from ranks {missing:?} (wrong job secret, unreachable address, or not started)",
-                    waited.as_secs_f64()
+                    "wamp handshake timed out after {:.1} s; no answer from ranks {missing:?} (wrong job secret, unreachable address, or not started); {}",
+                    waited.as_secs_f64(),
+                    self.tried(&missing),
                 )));
             }
             self.wait(Duration::from_millis(50))?;
         }
+    }
+}
+
+impl WampTransport {
+    /// "tried rank 1 at a, b; rank 2 at c" for an error message.
+    fn tried(&self, ranks: &[PeerId]) -> String {
+        let each: Vec<String> = ranks
+            .iter()
+            .filter_map(|&r| Some(format!("rank {r} at {}", reflect::format_candidates(&self.peers.get(r as usize)?.as_ref()?.cands))))
+            .collect();
+        format!("tried {}", each.join("; "))
     }
 }
 

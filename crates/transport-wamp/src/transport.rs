@@ -21,6 +21,11 @@ const SEND_BATCH: usize = 256;
 
 pub(crate) struct Peer {
     pub addr: SocketAddr,
+    /// Every address the peer published, best first: until the peer is
+    /// heard (`newest_pn`), each datagram to it goes to all of them.
+    pub cands: Vec<SocketAddr>,
+    /// The peer published a reflexive candidate: a NAT is in its path.
+    pub nat: bool,
     pub keys: Keys,
     pub conn: Conn,
     pub lost_reported: bool,
@@ -85,6 +90,12 @@ pub struct WampTransport {
     pub(crate) refusals: Refusals,
     /// When to print the next trace line (None: tracing off).
     pub(crate) next_trace: Option<Instant>,
+    /// What this rank published: where peers may reach it, best first.
+    pub(crate) candidates: Vec<SocketAddr>,
+    /// A NAT is between this rank and the others: the published address
+    /// is on no interface (a 1:1 NAT's public one, the socket is on the
+    /// wildcard), or the reflector saw another address.
+    pub(crate) behind_nat: bool,
 }
 
 /// Sends one datagram; false when the socket's buffer is full.
@@ -203,12 +214,18 @@ impl WampTransport {
             // A refused datagram is counted by its connection (refusals()).
             let taken = p.conn.on_datagram(now, h.pn, &buf[range]).is_ok();
             if taken && p.newest_pn.is_none_or(|n| h.pn > n) {
+                // The first packet heard ends hole punching: its source,
+                // whichever candidate it was (or none: a NAT that mapped
+                // us a new port), is where the peer's datagrams go.
+                let first = p.newest_pn.is_none();
                 p.newest_pn = Some(h.pn);
                 // Only a sealed packet proves who sent it.
                 let same = |a: SocketAddr, b: SocketAddr| a.ip().to_canonical() == b.ip().to_canonical() && a.port() == b.port();
                 if !same(from, p.addr) && p.keys.encrypting() {
                     p.addr = from;
-                    p.rebinds += 1;
+                    if !first {
+                        p.rebinds += 1;
+                    }
                 }
             }
         }
@@ -247,6 +264,13 @@ impl WampTransport {
                 }
                 p.keys.seal(pn, sbuf, HEADER_LEN);
                 let to = p.addr;
+                if p.newest_pn.is_none() {
+                    // Hole punching: a copy to every other candidate (the
+                    // handshake's pings, at the probe timeout's pace).
+                    for &c in p.cands.iter().filter(|&&c| c != to) {
+                        send_one(&self.udp, c, sbuf)?;
+                    }
+                }
                 if let Some(rng) = &mut self.drops {
                     if rng.gen::<f64>() < self.opts.drop_rate {
                         continue;

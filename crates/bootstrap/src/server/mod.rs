@@ -127,6 +127,9 @@ pub struct Server {
     shared: Arc<Shared>,
     accept: Option<JoinHandle<()>>,
     unix_path: Option<PathBuf>,
+    /// The UDP reflector on the TCP service's port number (reflect.rs);
+    /// None over a unix socket or when that UDP port is taken.
+    reflector: Option<crate::reflect::Reflector>,
 }
 
 impl Server {
@@ -155,10 +158,15 @@ impl Server {
                 (Listener::Tcp(l), address, BootstrapAddr::Tcp(wake_ip.to_string(), local.port()), None)
             }
         };
+        // Best effort: without it ranks publish no reflexive candidate.
+        let reflector = match &listener {
+            Listener::Tcp(l) => l.local_addr().ok().and_then(|a| crate::reflect::Reflector::start(a, config.secret).ok()),
+            Listener::Unix(_) => None,
+        };
         let shared = Arc::new(Shared::new(config, sink));
         let s2 = shared.clone();
         let accept = std::thread::Builder::new().name("wanmpi-kv-accept".into()).spawn(move || accept_loop(listener, s2))?;
-        Ok(Server { address, wake, shared, accept: Some(accept), unix_path })
+        Ok(Server { address, wake, shared, accept: Some(accept), unix_path, reflector })
     }
 
     /// The address ranks connect to, in the `WANMPI_BOOTSTRAP` form.
@@ -175,6 +183,11 @@ impl Server {
     /// A handle to report ranks' deaths to the others.
     pub fn deaths(&self) -> Deaths {
         Deaths(self.shared.clone())
+    }
+
+    /// Where the UDP reflector answers, if it runs (reflect.rs).
+    pub fn reflector_addr(&self) -> Option<std::net::SocketAddr> {
+        self.reflector.as_ref().map(|r| r.local_addr())
     }
 
     /// Ranks that have called finalize so far.
@@ -207,6 +220,7 @@ impl Server {
         if let Some(p) = self.unix_path.take() {
             let _ = std::fs::remove_file(p);
         }
+        self.reflector = None;
         self.shared.refusals.flush(&self.shared.sink);
     }
 }
