@@ -1,0 +1,30 @@
+//! Issue 30, part 4: the tool information interface (MPI_T) from C.
+//! `tests/c/mpit.c` (this crate) reads a bytes-sent counter that grows with
+//! traffic, per-peer and per-transport counters, the unexpected queue's
+//! length, lowers the eager limit through its control variable and sees
+//! the next 4 KiB message go by rendezvous, and checks the error codes. It
+//! runs over each transport (the per-transport counters of the one that
+//! carries the frames), and, compiled against MPICH's mpi.h, on our
+//! library (MPICH's MPI_T handle types and constants).
+
+mod common;
+
+use common::*;
+
+#[test]
+fn mpit_over_every_transport() {
+    let exe = compile_own(&prefix().join("bin/mpicc"), "mpit", "mpicc");
+    // (WANMPI_TRANSPORT, the transport that carries frames between two ranks of one host)
+    for (transport, carrier) in [("tcp", "tcp"), ("sctp", "sctp"), ("wamp", "wamp"), ("auto", "shm")] {
+        let out = run(2, &exe, &[carrier], &[("WANMPI_TRANSPORT", transport.to_string())]);
+        assert_pass(&out, "mpit", 2);
+        eprintln!("mpit: 2 ranks over {transport}: passed");
+    }
+}
+
+#[test]
+fn mpit_compiled_with_mpich_runs_on_our_library() {
+    let exe = compile_own(std::path::Path::new("mpicc.mpich"), "mpit", "mpich");
+    let env = [("LD_LIBRARY_PATH", prefix().join("lib").display().to_string()), ("WANMPI_TRANSPORT", "tcp".to_string())];
+    assert_pass(&run(2, &exe, &["tcp"], &env), "mpit", 2);
+}
