@@ -56,11 +56,14 @@ pub struct ToolView {
 
 impl Runtime {
     /// A snapshot of the counters, taken under the lock (no progress step).
-    pub fn tool_view(&self) -> ToolView {
+    /// `peers`: also each peer's (`ToolView::peers`, which asks each
+    /// transport: a system call per peer for tcp); else `peers` is empty.
+    pub fn tool_view(&self, peers: bool) -> ToolView {
         let st = self.lock();
         let engine = st.engine.stats().clone();
         let me = self.rank;
-        let peers = (0..self.size)
+        let n = if peers { self.size } else { 0 };
+        let peers = (0..n)
             .map(|p| {
                 if p == me {
                     return PeerView::default();

@@ -44,6 +44,10 @@ impl Pvar {
     pub(super) fn is_counter(&self) -> bool {
         self.class == CLASS_COUNTER
     }
+    /// Whether reading it needs each peer's counts.
+    pub(super) fn per_peer(&self) -> bool {
+        !matches!(self.source, Source::Total(_))
+    }
     fn datatype(&self) -> c_int {
         if matches!(self.source, Source::PeerSeconds(_)) {
             MPI_DOUBLE
@@ -84,9 +88,10 @@ impl Pvar {
     }
 }
 
-/// The counters of this process now (zero before MPI_Init).
-pub(super) fn view() -> ToolView {
-    crate::global::rt_any().map(|rt| rt.tool_view()).unwrap_or_default()
+/// The counters of this process now (zero before MPI_Init); `peers`: each
+/// peer's too.
+pub(super) fn view(peers: bool) -> ToolView {
+    crate::global::rt_any().map(|rt| rt.tool_view(peers)).unwrap_or_default()
 }
 
 fn total(name: &str, desc: &str, category: &str, f: fn(&ToolView) -> u64) -> Pvar {

@@ -39,14 +39,15 @@ fn counts(v: Values) -> Vec<u64> {
 
 impl PvarHandle {
     fn now(&self) -> Vec<u64> {
-        counts(PVARS[self.index].read(&pvars::view(), self.count))
+        let var = &PVARS[self.index];
+        counts(var.read(&pvars::view(var.per_peer()), self.count))
     }
 
     /// The handle's values now.
     fn value(&self) -> Values {
         let var = &PVARS[self.index];
         if !var.is_counter() {
-            return var.read(&pvars::view(), self.count);
+            return var.read(&pvars::view(var.per_peer()), self.count);
         }
         let mut v = self.acc.clone();
         if self.started {
