@@ -37,7 +37,8 @@ struct PeerState {
     decided: Option<Instant>,
     /// Frames and bytes sent over each part.
     sent: Vec<(u64, u64)>,
-    /// Frames and bytes received over each part (copies included).
+    /// Frames and bytes received over each part (copies included; bytes
+    /// of the engine's frames, without the prefix, as `sent` counts them).
     received: Vec<(u64, u64)>,
     switches: u64,
     send_seq: Vec<u32>,
@@ -357,9 +358,10 @@ impl Transport for Composite {
             part.poll_recv(&mut |ev| match ev {
                 Incoming::Frame { peer, bytes, .. } => {
                     let Some(st) = peers.get_mut(peer as usize) else { return };
+                    // The engine's frame, as counted on the way out (no prefix).
                     if let Some(r) = st.received.get_mut(i) {
                         r.0 += 1;
-                        r.1 += bytes.len() as u64;
+                        r.1 += bytes.len().saturating_sub(PREFIX_LEN) as u64;
                     }
                     n += deliver(st, peer, bytes, bad_frames, duplicates, sink);
                 }
@@ -462,8 +464,8 @@ impl Transport for Composite {
         self.parts[st.pick.large].path(peer)
     }
 
-    /// Each part that carried something to or from `peer`: the frames as
-    /// counted here (prefix included), what the part repeated as it counts
+    /// Each part that carried something to or from `peer`: the engine's
+    /// frames as counted here (without this composite's prefix), what the part repeated as it counts
     /// it. A part that counts frames itself (a composite inside) reports
     /// on its own.
     fn tally(&self, peer: PeerId, sink: &mut TallySink<'_>) {

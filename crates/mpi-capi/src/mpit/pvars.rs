@@ -174,9 +174,13 @@ pub(super) static PVARS: LazyLock<Vec<Pvar>> = LazyLock::new(|| {
             category: cat.clone(),
             source: Source::Transport(t, f),
         };
-        v.push(per("frames_sent", format!("Frames {t} carried to each world rank."), |t| t.frames_sent));
-        v.push(per("bytes_sent", format!("Bytes of the frames {t} carried to each world rank (headers included)."), |t| t.bytes_sent));
-        v.push(per("frames_received", format!("Frames {t} brought from each world rank."), |t| t.frames_received));
+        v.push(per("frames_sent", format!("Frames {t} carried to each world rank (with {t} alone: the messages)."), |t| t.frames_sent));
+        v.push(per(
+            "bytes_sent",
+            format!("Bytes of the frames {t} carried to each world rank, the engine's headers included (with {t} alone: the messages' bytes)."),
+            |t| t.bytes_sent,
+        ));
+        v.push(per("frames_received", format!("Frames {t} brought from each world rank (with {t} alone: the messages)."), |t| t.frames_received));
         v.push(per("bytes_received", format!("Bytes of the frames {t} brought from each world rank."), |t| t.bytes_received));
         if retransmits {
             v.push(per("retransmits", format!("What {t} sent again to each world rank after a loss (segments, chunks or packets)."), |t| {
