@@ -61,7 +61,7 @@ pub use p2p::Completion;
 pub use reqtable::{Req, SendMode, Status, ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
 pub use rma::{Flavor, LockType, OriginBuf, TargetSpec, WinAttrs, WinId, MODE_NOCHECK, MODE_NOPRECEDE, MODE_NOPUT, MODE_NOSTORE, MODE_NOSUCCEED};
 pub use runtime::Runtime;
-pub use tool::{PeerView, Tally, ToolView};
+pub use tool::{PeerView, Tally, ToolView, ToolWant};
 pub use topo::{dims_create, Cart};
 pub use transports::KNOWN as KNOWN_TRANSPORTS;
 pub use ulfm::AgreeOutcome;

@@ -41,6 +41,22 @@ pub struct PeerView {
     pub transports: Vec<(&'static str, Tally)>,
 }
 
+/// What a snapshot takes beyond the totals: the asks of the transport
+/// cost a system call per peer for tcp, so a read takes only what it needs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolWant {
+    /// The totals; `ToolView::peers` stays empty.
+    #[default]
+    Totals,
+    /// Each peer's message counts too.
+    Peers,
+    /// Each peer's message counts and each transport's counts per peer
+    /// (`Transport::tally`).
+    Transports,
+    /// Each peer's message counts and round trip (`Transport::path`).
+    Paths,
+}
+
 /// Everything the tool interface reads, at one instant.
 #[derive(Debug, Clone, Default)]
 pub struct ToolView {
@@ -55,14 +71,13 @@ pub struct ToolView {
 }
 
 impl Runtime {
-    /// A snapshot of the counters, taken under the lock (no progress step).
-    /// `peers`: also each peer's (`ToolView::peers`, which asks each
-    /// transport: a system call per peer for tcp); else `peers` is empty.
-    pub fn tool_view(&self, peers: bool) -> ToolView {
+    /// A snapshot of the counters, taken under the lock (no progress
+    /// step), with what `want` says of the peers.
+    pub fn tool_view(&self, want: ToolWant) -> ToolView {
         let st = self.lock();
         let engine = st.engine.stats().clone();
         let me = self.rank;
-        let n = if peers { self.size } else { 0 };
+        let n = if want == ToolWant::Totals { 0 } else { self.size };
         let peers = (0..n)
             .map(|p| {
                 if p == me {
@@ -70,15 +85,18 @@ impl Runtime {
                 }
                 let sent = engine.sent_to.get(p as usize).copied().unwrap_or_default();
                 let (msgs_received, bytes_received) = engine.received_from(p);
-                let path = st.transport.path(p).unwrap_or_default();
+                let path = if want == ToolWant::Paths { st.transport.path(p).unwrap_or_default() } else { Default::default() };
                 let mut transports: Vec<(&'static str, Tally)> = vec![];
-                st.transport.tally(p, &mut |name, t| match transports.iter_mut().find(|(n, _)| *n == name) {
-                    Some((_, have)) => have.add(&t),
-                    None => transports.push((name, t)),
-                });
+                if want == ToolWant::Transports {
+                    st.transport.tally(p, &mut |name, t| match transports.iter_mut().find(|(n, _)| *n == name) {
+                        Some((_, have)) => have.add(&t),
+                        None => transports.push((name, t)),
+                    });
+                }
                 // A transport alone counts no frames of its own: all the
                 // engine's traffic with the peer went by it.
-                if !transports.iter().any(|(_, t)| t.counts_frames()) && (sent.msgs > 0 || msgs_received > 0) {
+                let alone = !transports.iter().any(|(_, t)| t.counts_frames());
+                if want == ToolWant::Transports && alone && (sent.msgs > 0 || msgs_received > 0) {
                     let name = st.transport.caps().name;
                     let whole =
                         Tally { frames_sent: sent.msgs, bytes_sent: sent.bytes, frames_received: msgs_received, bytes_received, ..Tally::default() };

@@ -10,7 +10,7 @@ use std::ffi::{c_char, c_void};
 use std::os::raw::c_int;
 use std::sync::LazyLock;
 
-use wanmpi_runtime::{PeerView, Tally, ToolView};
+use wanmpi_runtime::{PeerView, Tally, ToolView, ToolWant};
 
 use super::consts::*;
 use super::cvars::{MPI_DOUBLE, MPI_UNSIGNED_LONG_LONG};
@@ -44,9 +44,14 @@ impl Pvar {
     pub(super) fn is_counter(&self) -> bool {
         self.class == CLASS_COUNTER
     }
-    /// Whether reading it needs each peer's counts.
-    pub(super) fn per_peer(&self) -> bool {
-        !matches!(self.source, Source::Total(_))
+    /// What reading it needs of the runtime beyond the totals.
+    pub(super) fn want(&self) -> ToolWant {
+        match self.source {
+            Source::Total(_) => ToolWant::Totals,
+            Source::Peer(_) | Source::AcrossSites(_) => ToolWant::Peers,
+            Source::Transport(..) => ToolWant::Transports,
+            Source::PeerSeconds(_) => ToolWant::Paths,
+        }
     }
     fn datatype(&self) -> c_int {
         if matches!(self.source, Source::PeerSeconds(_)) {
@@ -88,10 +93,10 @@ impl Pvar {
     }
 }
 
-/// The counters of this process now (zero before MPI_Init); `peers`: each
-/// peer's too.
-pub(super) fn view(peers: bool) -> ToolView {
-    crate::global::rt_any().map(|rt| rt.tool_view(peers)).unwrap_or_default()
+/// The counters of this process now (zero before MPI_Init), with what
+/// `want` says of the peers.
+pub(super) fn view(want: ToolWant) -> ToolView {
+    crate::global::rt_any().map(|rt| rt.tool_view(want)).unwrap_or_default()
 }
 
 fn total(name: &str, desc: &str, category: &str, f: fn(&ToolView) -> u64) -> Pvar {

@@ -40,14 +40,14 @@ fn counts(v: Values) -> Vec<u64> {
 impl PvarHandle {
     fn now(&self) -> Vec<u64> {
         let var = &PVARS[self.index];
-        counts(var.read(&pvars::view(var.per_peer()), self.count))
+        counts(var.read(&pvars::view(var.want()), self.count))
     }
 
     /// The handle's values now.
     fn value(&self) -> Values {
         let var = &PVARS[self.index];
         if !var.is_counter() {
-            return var.read(&pvars::view(var.per_peer()), self.count);
+            return var.read(&pvars::view(var.want()), self.count);
         }
         let mut v = self.acc.clone();
         if self.started {
