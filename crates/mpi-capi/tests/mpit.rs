@@ -2,7 +2,9 @@
 //! `tests/c/mpit.c` (this crate) reads a bytes-sent counter that grows with
 //! traffic, per-peer and per-transport counters, the unexpected queue's
 //! length, lowers the eager limit through its control variable and sees
-//! the next 4 KiB message go by rendezvous, and checks the error codes. It
+//! the next 4 KiB message go by rendezvous, counts collective traffic
+//! across sites (with a site map) or none (one site), and checks the error
+//! codes. It
 //! runs over each transport (the per-transport counters of the one that
 //! carries the frames), and, compiled against MPICH's mpi.h, on our
 //! library (MPICH's MPI_T handle types and constants).
@@ -24,6 +26,17 @@ fn mpit_over_every_transport() {
         assert_pass(&out, "mpit", 2);
         eprintln!("mpit: 2 ranks over {transport}: passed");
     }
+}
+
+/// Each rank a site of its own (the site map mpirun would give from a
+/// hostfile's `site=` fields): an allreduce's messages count as crossing
+/// sites (`wanmpi_coll_msgs_across_sites`, `wanmpi_bytes_sent_across_sites`);
+/// the runs above, on one site, check that they stay at zero.
+#[test]
+fn mpit_counts_collective_traffic_across_sites() {
+    let exe = compile_own(&prefix().join("bin/mpicc"), "mpit", "mpicc");
+    let env = [("WANMPI_TRANSPORT", "tcp".to_string()), ("WANMPI_WAN_PEERS", "none".to_string()), ("WANMPI_SITE_MAP", "0,1".to_string())];
+    assert_pass(&run(2, &exe, &["tcp", "sites"], &env), "mpit", 2);
 }
 
 #[test]

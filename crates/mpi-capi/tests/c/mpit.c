@@ -7,6 +7,8 @@
  *   - the eager-limit control variable: lowering it turns a 4 KiB send
  *     from eager into rendezvous (the counters say which);
  *   - a LEVEL variable (the unexpected queue) that follows the queue;
+ *   - collective traffic across sites (argv[2] "sites": each rank is a
+ *     site, WANMPI_SITE_MAP=0,1) or none (one site);
  *   - error codes for bad indices, handles, sessions, classes, read-only
  *     variables, and strings cut to the caller's buffer.
  * Prints "PASS mpit" from rank 0. */
@@ -279,6 +281,26 @@ int main(int argc, char **argv)
             OK(MPI_Recv(&v, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         CHECK(read1(unexp) == 0, "queue drained");
         OK(MPI_Send(&v, 1, MPI_INT, 0, 10, MPI_COMM_WORLD));
+    }
+
+    /* Collectives across sites: argv[2] "sites" when the job runs with
+     * WANMPI_SITE_MAP=0,1 (each rank a site of its own), else one site. */
+    {
+        int two_sites = argc > 2 && strcmp(argv[2], "sites") == 0;
+        double x[512] = {0}, y[512];
+        MPI_T_pvar_handle coll = pvar("wanmpi_coll_msgs_across_sites", MPI_T_PVAR_CLASS_COUNTER, &count);
+        MPI_T_pvar_handle across = pvar("wanmpi_bytes_sent_across_sites", MPI_T_PVAR_CLASS_COUNTER, &count);
+        T_OK(MPI_T_pvar_start(session, coll));
+        T_OK(MPI_T_pvar_start(session, across));
+        OK(MPI_Allreduce(x, y, 512, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+        a = read1(coll);
+        b = read1(across);
+        if (two_sites)
+            CHECK(a >= 1 && b >= 512 * sizeof(double), "the allreduce crossed sites");
+        else
+            CHECK(a == 0 && b == 0, "one site: nothing crossed");
+        T_OK(MPI_T_pvar_handle_free(session, &coll));
+        T_OK(MPI_T_pvar_handle_free(session, &across));
     }
 
     errors();
