@@ -347,9 +347,27 @@ enum { MPI_WIN_SEPARATE = 1, MPI_WIN_UNIFIED = 2 };
 #define MPI_ERR_RMA_ATTACH   56
 #define MPI_ERR_RMA_SHARED   57
 #define MPI_ERR_RMA_FLAVOR   58
+/* Error classes of the tool information interface (MPI_T), MPICH's values */
+#define MPI_T_ERR_MEMORY            59
+#define MPI_T_ERR_NOT_INITIALIZED   60
+#define MPI_T_ERR_CANNOT_INIT       61
+#define MPI_T_ERR_INVALID_INDEX     62
+#define MPI_T_ERR_INVALID_ITEM      63
+#define MPI_T_ERR_INVALID_HANDLE    64
+#define MPI_T_ERR_OUT_OF_HANDLES    65
+#define MPI_T_ERR_OUT_OF_SESSIONS   66
+#define MPI_T_ERR_INVALID_SESSION   67
+#define MPI_T_ERR_CVAR_SET_NOT_NOW  68
+#define MPI_T_ERR_CVAR_SET_NEVER    69
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 70
+#define MPI_T_ERR_PVAR_NO_WRITE     71
+#define MPI_T_ERR_PVAR_NO_ATOMIC    72
+#define MPI_T_ERR_INVALID_NAME      73
+#define MPI_T_ERR_INVALID           74
 #define MPI_ERR_SESSION      75
 #define MPI_ERR_PROC_ABORTED 76
 #define MPI_ERR_VALUE_TOO_LARGE 77
+#define MPI_T_ERR_NOT_SUPPORTED    78
 #define MPIX_ERR_PROC_FAILED 101
 #define MPIX_ERR_PROC_FAILED_PENDING 102
 #define MPIX_ERR_REVOKED     103
@@ -421,6 +439,105 @@ extern MPI_Fint *MPI_F_STATUS_IGNORE;
 extern MPI_Fint *MPI_F_STATUSES_IGNORE;
 extern MPI_F08_status *MPI_F08_STATUS_IGNORE;
 extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
+
+
+/* ---- the tool information interface (MPI_T): MPICH's types and values,
+ * so that programs built against MPICH that use it run unchanged. Handles
+ * are opaque pointers (never dereferenced by a program). MPI_T is a C
+ * interface only: no Fortran binding (the standard defines none). ---- */
+struct MPIR_T_enum_s;
+struct MPIR_T_cvar_handle_s;
+struct MPIR_T_pvar_handle_s;
+struct MPIR_T_pvar_session_s;
+struct MPIR_T_event_registration_s;
+struct MPIR_T_event_instance_s;
+typedef struct MPIR_T_enum_s *MPI_T_enum;
+typedef struct MPIR_T_cvar_handle_s *MPI_T_cvar_handle;
+typedef struct MPIR_T_pvar_handle_s *MPI_T_pvar_handle;
+typedef struct MPIR_T_pvar_session_s *MPI_T_pvar_session;
+typedef struct MPIR_T_event_registration_s *MPI_T_event_registration;
+typedef struct MPIR_T_event_instance_s *MPI_T_event_instance;
+
+extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
+
+#define MPI_T_ENUM_NULL         ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL  ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL  ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+
+typedef enum MPIR_T_verbosity_t {
+    MPI_T_VERBOSITY_INVALID = 0,
+    MPI_T_VERBOSITY_USER_BASIC = 221,
+    MPI_T_VERBOSITY_USER_DETAIL,
+    MPI_T_VERBOSITY_USER_ALL,
+    MPI_T_VERBOSITY_TUNER_BASIC,
+    MPI_T_VERBOSITY_TUNER_DETAIL,
+    MPI_T_VERBOSITY_TUNER_ALL,
+    MPI_T_VERBOSITY_MPIDEV_BASIC,
+    MPI_T_VERBOSITY_MPIDEV_DETAIL,
+    MPI_T_VERBOSITY_MPIDEV_ALL
+} MPIR_T_verbosity_t;
+
+typedef enum MPIR_T_bind_t {
+    MPI_T_BIND_INVALID = 0,
+    MPI_T_BIND_NO_OBJECT = 9700,
+    MPI_T_BIND_MPI_COMM,
+    MPI_T_BIND_MPI_DATATYPE,
+    MPI_T_BIND_MPI_ERRHANDLER,
+    MPI_T_BIND_MPI_FILE,
+    MPI_T_BIND_MPI_GROUP,
+    MPI_T_BIND_MPI_OP,
+    MPI_T_BIND_MPI_REQUEST,
+    MPI_T_BIND_MPI_WIN,
+    MPI_T_BIND_MPI_MESSAGE,
+    MPI_T_BIND_MPI_INFO
+} MPIR_T_bind_t;
+
+typedef enum MPIR_T_scope_t {
+    MPI_T_SCOPE_INVALID = 0,
+    MPI_T_SCOPE_CONSTANT = 60438,
+    MPI_T_SCOPE_READONLY,
+    MPI_T_SCOPE_LOCAL,
+    MPI_T_SCOPE_GROUP,
+    MPI_T_SCOPE_GROUP_EQ,
+    MPI_T_SCOPE_ALL,
+    MPI_T_SCOPE_ALL_EQ
+} MPIR_T_scope_t;
+
+typedef enum MPIR_T_pvar_class_t {
+    MPI_T_PVAR_CLASS_INVALID = 0,
+    MPIR_T_PVAR_CLASS_FIRST = 240,
+    MPI_T_PVAR_CLASS_STATE = MPIR_T_PVAR_CLASS_FIRST,
+    MPI_T_PVAR_CLASS_LEVEL,
+    MPI_T_PVAR_CLASS_SIZE,
+    MPI_T_PVAR_CLASS_PERCENTAGE,
+    MPI_T_PVAR_CLASS_HIGHWATERMARK,
+    MPI_T_PVAR_CLASS_LOWWATERMARK,
+    MPI_T_PVAR_CLASS_COUNTER,
+    MPI_T_PVAR_CLASS_AGGREGATE,
+    MPI_T_PVAR_CLASS_TIMER,
+    MPI_T_PVAR_CLASS_GENERIC,
+    MPIR_T_PVAR_CLASS_LAST,
+    MPIR_T_PVAR_CLASS_NUMBER = MPIR_T_PVAR_CLASS_LAST - MPIR_T_PVAR_CLASS_FIRST
+} MPIR_T_pvar_class_t;
+
+typedef enum MPI_T_cb_safety {
+    MPI_T_CB_REQUIRE_NONE = 0,
+    MPI_T_CB_REQUIRE_MPI_RESTRICTED,
+    MPI_T_CB_REQUIRE_THREAD_SAFE,
+    MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE
+} MPI_T_cb_safety;
+
+typedef enum MPI_T_source_order {
+    MPI_T_SOURCE_ORDERED = 0,
+    MPI_T_SOURCE_UNORDERED
+} MPI_T_source_order;
+
+typedef void (MPI_T_event_cb_function)(MPI_T_event_instance event_instance, MPI_T_event_registration event_registration,
+                                       MPI_T_cb_safety cb_safety, void *user_data);
+typedef void (MPI_T_event_free_cb_function)(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, void *user_data);
+typedef void (MPI_T_event_dropped_cb_function)(MPI_Count count, MPI_T_event_registration event_registration, int source_index,
+                                               MPI_T_cb_safety cb_safety, void *user_data);
 
 
 /* ---- functions: each declared as MPI_name and PMPI_name ---- */
@@ -1082,6 +1199,76 @@ WANMPI_ULFM(Comm_is_revoked, (MPI_Comm comm, int *flag))
 
 #define MPI_Comm_c2f(h) ((MPI_Fint)(h))
 #define MPI_Comm_f2c(h) ((MPI_Comm)(h))
+/* The tool information interface (MPI_T): declared with a macro of its own,
+ * since it has no Fortran binding (fortran/gen reads WANMPI_FN lines). */
+#define WANMPI_T_FN(name, params) int MPI_T_##name params; int PMPI_T_##name params;
+WANMPI_T_FN(init_thread, (int required, int *provided))
+WANMPI_T_FN(finalize, (void))
+WANMPI_T_FN(enum_get_info, (MPI_T_enum enumtype, int *num, char *name, int *name_len))
+WANMPI_T_FN(enum_get_item, (MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len))
+WANMPI_T_FN(cvar_get_num, (int *num_cvar))
+WANMPI_T_FN(cvar_get_info, (int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
+                            MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope))
+WANMPI_T_FN(cvar_get_index, (const char *name, int *cvar_index))
+WANMPI_T_FN(cvar_handle_alloc, (int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count))
+WANMPI_T_FN(cvar_handle_free, (MPI_T_cvar_handle *handle))
+WANMPI_T_FN(cvar_read, (MPI_T_cvar_handle handle, void *buf))
+WANMPI_T_FN(cvar_write, (MPI_T_cvar_handle handle, const void *buf))
+WANMPI_T_FN(pvar_get_num, (int *num_pvar))
+WANMPI_T_FN(pvar_get_info, (int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                            MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
+                            int *readonly, int *continuous, int *atomic))
+WANMPI_T_FN(pvar_get_index, (const char *name, int var_class, int *pvar_index))
+WANMPI_T_FN(pvar_session_create, (MPI_T_pvar_session *session))
+WANMPI_T_FN(pvar_session_free, (MPI_T_pvar_session *session))
+WANMPI_T_FN(pvar_handle_alloc, (MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle,
+                                int *count))
+WANMPI_T_FN(pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle *handle))
+WANMPI_T_FN(pvar_start, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+WANMPI_T_FN(pvar_stop, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+WANMPI_T_FN(pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf))
+WANMPI_T_FN(pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf))
+WANMPI_T_FN(pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+WANMPI_T_FN(pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf))
+WANMPI_T_FN(category_get_num, (int *num_cat))
+WANMPI_T_FN(category_get_info, (int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars,
+                                int *num_pvars, int *num_categories))
+WANMPI_T_FN(category_get_index, (const char *name, int *cat_index))
+WANMPI_T_FN(category_get_cvars, (int cat_index, int len, int indices[]))
+WANMPI_T_FN(category_get_pvars, (int cat_index, int len, int indices[]))
+WANMPI_T_FN(category_get_categories, (int cat_index, int len, int indices[]))
+WANMPI_T_FN(category_get_num_events, (int cat_index, int *num_events))
+WANMPI_T_FN(category_get_events, (int cat_index, int len, int indices[]))
+WANMPI_T_FN(category_changed, (int *update_number))
+WANMPI_T_FN(source_get_num, (int *num_sources))
+WANMPI_T_FN(source_get_info, (int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                              MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks,
+                              MPI_Info *info))
+WANMPI_T_FN(source_get_timestamp, (int source_index, MPI_Count *timestamp))
+WANMPI_T_FN(event_get_num, (int *num_events))
+WANMPI_T_FN(event_get_info, (int event_index, char *name, int *name_len, int *verbosity,
+                             MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements,
+                             MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind))
+WANMPI_T_FN(event_get_index, (const char *name, int *event_index))
+WANMPI_T_FN(event_handle_alloc, (int event_index, void *obj_handle, MPI_Info info,
+                                 MPI_T_event_registration *event_registration))
+WANMPI_T_FN(event_handle_set_info, (MPI_T_event_registration event_registration, MPI_Info info))
+WANMPI_T_FN(event_handle_get_info, (MPI_T_event_registration event_registration, MPI_Info *info_used))
+WANMPI_T_FN(event_register_callback, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                      MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function))
+WANMPI_T_FN(event_callback_set_info, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                      MPI_Info info))
+WANMPI_T_FN(event_callback_get_info, (MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                      MPI_Info *info_used))
+WANMPI_T_FN(event_handle_free, (MPI_T_event_registration event_registration, void *user_data,
+                                MPI_T_event_free_cb_function free_cb_function))
+WANMPI_T_FN(event_set_dropped_handler, (MPI_T_event_registration event_registration,
+                                        MPI_T_event_dropped_cb_function dropped_cb_function))
+WANMPI_T_FN(event_read, (MPI_T_event_instance event_instance, int element_index, void *buffer))
+WANMPI_T_FN(event_copy, (MPI_T_event_instance event_instance, void *buffer))
+WANMPI_T_FN(event_get_timestamp, (MPI_T_event_instance event_instance, MPI_Count *event_timestamp))
+WANMPI_T_FN(event_get_source, (MPI_T_event_instance event_instance, int *source_index))
+
 #define MPI_Type_c2f(h) ((MPI_Fint)(h))
 #define MPI_Type_f2c(h) ((MPI_Datatype)(h))
 #define MPI_Group_c2f(h) ((MPI_Fint)(h))

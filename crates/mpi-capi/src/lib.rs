@@ -43,6 +43,7 @@ pub mod group;
 pub mod icoll;
 pub mod info;
 pub mod large_count;
+pub mod mpit;
 pub mod neighbor;
 pub mod op;
 pub mod p2p;

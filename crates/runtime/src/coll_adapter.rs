@@ -48,6 +48,10 @@ impl CollComm for CollAdapter<'_> {
             |peer: usize| self.group.world(peer).ok_or_else(|| CollError::BadArgument(format!("rank {peer} outside a group of {}", self.size)));
         let mut reqs = Vec::with_capacity(sends.len() + recvs.len());
         {
+            let me = self.site_of(self.rank);
+            for s in sends.iter().filter(|s| self.site_of(s.peer) != me) {
+                self.rt.coll_wan.count(s.buf.len());
+            }
             let mut st = self.rt.lock();
             for s in sends {
                 let data = SendData::Raw { ptr: s.buf.as_ptr(), len: s.buf.len() };

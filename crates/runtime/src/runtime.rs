@@ -75,6 +75,8 @@ pub struct Runtime {
     /// Dynamic processes: open ports, the parent communicator, this job's
     /// identity among jobs (`dynamic/`).
     pub(crate) dynamic: crate::dynamic::DynamicState,
+    /// Collective traffic that crossed sites, for the tool interface (`tool.rs`).
+    pub(crate) coll_wan: crate::tool::CollWan,
 }
 
 impl Runtime {
@@ -96,6 +98,7 @@ impl Runtime {
             finalized: AtomicBool::new(false),
             sites: std::sync::OnceLock::new(),
             dynamic: Default::default(),
+            coll_wan: Default::default(),
         }
     }
 

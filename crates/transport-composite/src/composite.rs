@@ -5,7 +5,7 @@ use crate::route::{Pick, Route, EVALUATE_EVERY};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
-use wanmpi_transport::{Caps, Incoming, PathStats, PeerId, SendStatus, Transport, TransportError};
+use wanmpi_transport::{Caps, Incoming, PathStats, PeerId, SendStatus, Tally, TallySink, Transport, TransportError};
 
 /// Bytes in front of every frame: channel u16, sequence u32 (big-endian).
 pub const PREFIX_LEN: usize = 6;
@@ -37,6 +37,9 @@ struct PeerState {
     decided: Option<Instant>,
     /// Frames and bytes sent over each part.
     sent: Vec<(u64, u64)>,
+    /// Frames and bytes received over each part (copies included; bytes
+    /// of the engine's frames, without the prefix, as `sent` counts them).
+    received: Vec<(u64, u64)>,
     switches: u64,
     send_seq: Vec<u32>,
     recv: Vec<Reorder>,
@@ -140,6 +143,7 @@ impl Composite {
                 pick: first_pick(&parts, route.as_mut(), peer),
                 decided: None,
                 sent: vec![(0, 0); parts.len()],
+                received: vec![(0, 0); parts.len()],
                 switches: 0,
                 send_seq: vec![0; channels as usize],
                 recv: (0..channels).map(|_| Reorder::default()).collect(),
@@ -354,6 +358,11 @@ impl Transport for Composite {
             part.poll_recv(&mut |ev| match ev {
                 Incoming::Frame { peer, bytes, .. } => {
                     let Some(st) = peers.get_mut(peer as usize) else { return };
+                    // The engine's frame, as counted on the way out (no prefix).
+                    if let Some(r) = st.received.get_mut(i) {
+                        r.0 += 1;
+                        r.1 += bytes.len().saturating_sub(PREFIX_LEN) as u64;
+                    }
                     n += deliver(st, peer, bytes, bad_frames, duplicates, sink);
                 }
                 Incoming::PeerLost { peer, reason } => {
@@ -453,6 +462,34 @@ impl Transport for Composite {
     fn path(&self, peer: PeerId) -> Option<PathStats> {
         let st = self.peers.get(peer as usize)?;
         self.parts[st.pick.large].path(peer)
+    }
+
+    /// Each part that carried something to or from `peer`: the engine's
+    /// frames as counted here (without this composite's prefix), what the part repeated as it counts
+    /// it. A part that counts frames itself (a composite inside) reports
+    /// on its own.
+    fn tally(&self, peer: PeerId, sink: &mut TallySink<'_>) {
+        let Some(st) = self.peers.get(peer as usize) else { return };
+        for (i, part) in self.parts.iter().enumerate() {
+            let mut own = Tally::default();
+            let mut nested = false;
+            part.tally(peer, &mut |name, t| {
+                if t.counts_frames() {
+                    nested = true;
+                    sink(name, t);
+                } else {
+                    own.add(&t);
+                }
+            });
+            if nested {
+                continue;
+            }
+            let ((fs, bs), (fr, br)) = (st.sent[i], st.received[i]);
+            (own.frames_sent, own.bytes_sent, own.frames_received, own.bytes_received) = (fs, bs, fr, br);
+            if own != Tally::default() {
+                sink(part.caps().name, own);
+            }
+        }
     }
 
     /// The part that carries `peer`'s long messages knows.

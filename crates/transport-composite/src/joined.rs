@@ -187,6 +187,15 @@ impl Transport for Joined {
         (peer < self.base_size).then(|| self.base.local_process(peer)).flatten()
     }
 
+    fn tally(&self, peer: PeerId, sink: &mut wanmpi_transport::TallySink<'_>) {
+        if peer < self.base_size {
+            return self.base.tally(peer, sink);
+        }
+        if let Some((i, rank)) = self.route(peer) {
+            self.parts[i].transport.tally(rank, sink);
+        }
+    }
+
     fn path(&self, peer: PeerId) -> Option<PathStats> {
         if peer < self.base_size {
             return self.base.path(peer);

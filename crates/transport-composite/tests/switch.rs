@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 use wanmpi_bootstrap::{local_kv_world, KeyValue as _};
-use wanmpi_transport::{Incoming, PathStats, PeerId, SendStatus, Transport};
+use wanmpi_transport::{Incoming, PathStats, PeerId, SendStatus, Tally, Transport};
 use wanmpi_transport_composite::{Composite, Pick, Route};
 use wanmpi_transport_tcp::{TcpOptions, TcpTransport};
 use wanmpi_transport_wamp::{WampOptions, WampTransport};
@@ -116,6 +116,30 @@ fn frames_on_a_part_the_receiver_does_not_send_over_still_arrive() {
     let (t, got) = exchange(pair_with(|| Box::new(ByPeer)));
     check(&got);
     assert_eq!(t[0].sent(1).unwrap()[1].0, u64::from(N), "rank 0 sent everything over wamp");
+    close(t);
+}
+
+/// What each side's `tally` says of the other (MPI_T's per-transport
+/// counters): the frames went over wamp alone, every one counted once
+/// each way (the engine's bytes, without the prefix), and wamp's 5 % loss shows as chunks resent by
+/// the sender or packets rebuilt by the receiver.
+#[test]
+fn tally_names_the_part_that_carried_each_frame() {
+    let (t, got) = exchange(pair_with(|| Box::new(ByPeer)));
+    check(&got);
+    let tally = |c: &Composite, peer: PeerId| {
+        let mut v: Vec<(&'static str, Tally)> = vec![];
+        c.tally(peer, &mut |name, t| v.push((name, t)));
+        v
+    };
+    let of = |v: &[(&'static str, Tally)], name: &str| v.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).unwrap_or_default();
+    let (out, inn) = (tally(&t[0], 1), tally(&t[1], 0));
+    let bytes: u64 = (0..N).map(|i| (8 + (i as usize * 131) % 5000) as u64).sum();
+    let wamp = of(&out, "wamp");
+    assert_eq!((wamp.frames_sent, wamp.bytes_sent), (u64::from(N), bytes), "{out:?}");
+    assert_eq!(of(&out, "tcp").frames_sent, 0, "{out:?}");
+    assert_eq!((of(&inn, "wamp").frames_received, of(&inn, "wamp").bytes_received), (u64::from(N), bytes), "{inn:?}");
+    assert!(wamp.retransmits + of(&inn, "wamp").repairs > 0, "losses were made good somehow: {out:?} {inn:?}");
     close(t);
 }
 

@@ -429,6 +429,15 @@ impl Transport for SctpTransport {
         })
     }
 
+    /// DATA chunks usrsctp sent again to `peer` (the composite above, or
+    /// the runtime, counts the frames).
+    fn tally(&self, peer: PeerId, sink: &mut wanmpi_transport::TallySink<'_>) {
+        if let Some(Some(p)) = self.peers.get(peer as usize) {
+            let retransmits = p.link.stats.retransmitted_chunks.load(Relaxed);
+            sink(self.caps.name, wanmpi_transport::Tally { retransmits, ..Default::default() });
+        }
+    }
+
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
         self.shutdown_gracefully(timeout)
     }

@@ -28,6 +28,11 @@ pub(crate) fn silent_for(sock: &socket2::Socket) -> Option<Duration> {
     (info.tcpi_unacked > 0).then(|| Duration::from_millis(info.tcpi_last_ack_recv as u64))
 }
 
+/// Segments retransmitted on this connection so far.
+pub(crate) fn retransmits(sock: &socket2::Socket) -> Option<u64> {
+    tcp_info(sock).map(|i| u64::from(i.tcpi_total_retrans))
+}
+
 pub(crate) fn tcp_path(sock: &socket2::Socket) -> Option<PathStats> {
     let info = tcp_info(sock)?;
     // Segments that carried data: the ones a retransmission can repeat

@@ -572,6 +572,16 @@ impl Transport for TcpTransport {
         Some(self.epoll.raw_fd())
     }
 
+    /// Segments the kernel retransmitted on the connection to `peer` now
+    /// (TCP_INFO; a redialled connection starts again from zero).
+    fn tally(&self, peer: PeerId, sink: &mut wanmpi_transport::TallySink<'_>) {
+        if let Some(Slot::Peer(p)) = self.peers.get(peer as usize) {
+            if let Some(retransmits) = p.conn.as_ref().and_then(|c| crate::path::retransmits(&c.sock)) {
+                sink(self.caps.name, wanmpi_transport::Tally { retransmits, ..Default::default() });
+            }
+        }
+    }
+
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
         crate::shutdown::graceful(self, timeout)
     }

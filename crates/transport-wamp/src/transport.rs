@@ -475,6 +475,15 @@ impl Transport for WampTransport {
         self.peers.iter().flatten().any(|p| p.conn.rtt().min >= FAR_RTT)
     }
 
+    /// Chunks resent to `peer`, and packets rebuilt from its repair
+    /// packets (FEC) without a resend.
+    fn tally(&self, peer: PeerId, sink: &mut wanmpi_transport::TallySink<'_>) {
+        if let Some(c) = self.conn(peer) {
+            let t = wanmpi_transport::Tally { retransmits: c.stats.chunks_resent, repairs: c.stats.recovered, ..Default::default() };
+            sink(self.caps.name, t);
+        }
+    }
+
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
         crate::setup::shutdown(self, timeout)
     }

@@ -17,9 +17,11 @@ mod caps;
 mod loopback;
 pub mod outage;
 pub mod path_mtu;
+mod tally;
 
 pub use caps::Caps;
 pub use loopback::{loopback_pair, loopback_world, Loopback};
+pub use tally::{Tally, TallySink};
 
 use std::time::Duration;
 use thiserror::Error;
@@ -175,6 +177,13 @@ pub trait Transport: Send {
     fn path(&self, _peer: PeerId) -> Option<PathStats> {
         None
     }
+
+    /// What this transport counted toward `peer`, reported to `sink` once
+    /// per transport that carries frames to it (a composite reports each of
+    /// its parts). Read by the tool interface (MPI_T); a transport that
+    /// counts nothing reports nothing, and the runtime then counts frames
+    /// for it.
+    fn tally(&self, _peer: PeerId, _sink: &mut TallySink<'_>) {}
 
     /// Whether the runtime should run its progress thread unless the user
     /// chose: true for a transport whose protocol (acknowledgements,

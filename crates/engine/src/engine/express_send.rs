@@ -26,7 +26,7 @@ impl Engine {
         let d = dest as usize;
         let len = payload.len();
         let eligible = dest < self.size
-            && len <= self.cfg.eager_limit
+            && len <= self.send_eager
             && len <= self.chunk()
             && self.out[d].is_empty()
             && self.credits[d].is_empty()
@@ -51,6 +51,7 @@ impl Engine {
         self.stats.eager_sends += 1;
         self.stats.msgs_sent += 1;
         self.stats.bytes_sent += len as u64;
+        self.stats.count_sent(dest, len);
         Some(Ok(()))
     }
 }

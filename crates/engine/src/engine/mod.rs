@@ -15,6 +15,7 @@ mod revoke;
 mod send;
 mod single_copy;
 mod stats;
+mod tool;
 mod window;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet};
@@ -30,7 +31,7 @@ pub use express::{ExpressRx, Taken};
 pub use recv::MatchedMessage;
 pub use send::SendMode;
 pub use single_copy::{LocalRead, ReadError};
-pub use stats::{Arrivals, EngineStats, WindowUse};
+pub use stats::{Arrivals, EngineStats, Sent, WindowUse};
 
 /// A frame waiting to go to one peer.
 enum OutItem {
@@ -69,6 +70,10 @@ pub struct Engine {
     size: u32,
     caps: Caps,
     cfg: EngineConfig,
+    /// Sends up to this many bytes go eagerly: `cfg.eager_limit` unless the
+    /// tool interface lowered it (`tool.rs`); receivers keep accepting up
+    /// to `cfg.eager_limit`, which every rank started with.
+    send_eager: usize,
     reqs: Requests,
     matcher: Matcher,
     /// Output queue per peer.
@@ -113,6 +118,7 @@ impl Engine {
             rank,
             size,
             caps,
+            send_eager: cfg.eager_limit,
             cfg,
             reqs: Requests::default(),
             matcher: Matcher::default(),
@@ -127,7 +133,7 @@ impl Engine {
             window: window::Windows::new(size),
             lost: HashMap::default(),
             departed: Default::default(),
-            stats: EngineStats::default(),
+            stats: EngineStats { sent_to: vec![Default::default(); size as usize], ..EngineStats::default() },
             local_read: None,
             no_single_copy: Default::default(),
             offers: HashMap::default(),
@@ -149,6 +155,7 @@ impl Engine {
         self.out.resize_with(self.size as usize, VecDeque::new);
         self.credits.resize_with(self.size as usize, VecDeque::new);
         self.announced_max.resize(self.size as usize, 0);
+        self.stats.sent_to.resize(self.size as usize, Default::default());
         self.window.grow(self.size);
         first
     }

@@ -88,7 +88,7 @@ impl Engine {
         let seq = *seq_slot;
         *seq_slot += 1;
         let credit = self.take_credit(dest, ctx, tag, len);
-        let proto = protocol::select(len, self.cfg.eager_limit, self.single_copy_from(dest), credit, self.window.available(dest));
+        let proto = protocol::select(len, self.send_eager, self.single_copy_from(dest), credit, self.window.available(dest));
         match proto {
             Protocol::SingleCopy => self.stats.single_copy_sends += 1,
             Protocol::Eager => self.stats.eager_sends += 1,
@@ -101,6 +101,7 @@ impl Engine {
         }
         self.stats.msgs_sent += 1;
         self.stats.bytes_sent += len as u64;
+        self.stats.count_sent(dest, len);
         let channel = self.channel_for(ctx, tag);
         Ok(PlannedSend { dest, ctx, tag, seq, channel, proto, sync: mode == SendMode::Synchronous })
     }
@@ -127,7 +128,7 @@ impl Engine {
         let q = &mut self.credits[dest as usize];
         let i = q.iter().position(|c| c.ctx == ctx && c.tag.is_none_or(|t| t == tag))?;
         let c = q.remove(i)?;
-        (len > self.cfg.eager_limit && c.capacity >= len as u64).then_some(c.capacity)
+        (len > self.send_eager && c.capacity >= len as u64).then_some(c.capacity)
     }
 
     /// Queues a small control frame to `peer`.

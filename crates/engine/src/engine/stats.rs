@@ -24,6 +24,13 @@ pub struct WindowUse {
     pub peak_held: u64,
 }
 
+/// Messages and their bytes sent to one peer.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    pub msgs: u64,
+    pub bytes: u64,
+}
+
 /// Counters for what the engine did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct EngineStats {
@@ -57,6 +64,8 @@ pub struct EngineStats {
     /// arrived, so that a later receive could take a message beyond the gap
     /// (`matching.rs`).
     pub bound_ahead: u64,
+    /// Messages sent, by destination peer (indexed by peer id).
+    pub sent_to: Vec<Sent>,
 }
 
 impl EngineStats {
@@ -71,6 +80,21 @@ impl EngineStats {
             None => Table::Later(arrivals),
         };
         Tally { peer, msgs_received, bytes_received, expected, table }
+    }
+
+    /// Counts a message of `len` bytes planned for `dest`.
+    #[inline]
+    pub(crate) fn count_sent(&mut self, dest: PeerId, len: usize) {
+        if let Some(s) = self.sent_to.get_mut(dest as usize) {
+            s.msgs += 1;
+            s.bytes += len as u64;
+        }
+    }
+
+    /// Messages and their (announced) bytes received from `peer`, over
+    /// every channel.
+    pub fn received_from(&self, peer: PeerId) -> (u64, u64) {
+        self.arrivals.range((peer, 0)..=(peer, u16::MAX)).fold((0, 0), |(m, b), (_, a)| (m + a.expected + a.unexpected, b.saturating_add(a.bytes)))
     }
 
     pub(crate) fn count_arrival(&mut self, peer: PeerId, channel: u16, bytes: u64, expected: bool) {
