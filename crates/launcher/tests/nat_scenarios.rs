@@ -8,8 +8,10 @@
 //! jobs (`run_scenario` by name, `run` for a `Scenario` of one's own):
 //! other tests add their cases with them.
 //!
-//! `open` (no NAT) must pass on any code. The NAT cases fail until issue 26
-//! parts 1-5 are done and are ignored until then; run them with
+//! `open`, `cloud` (every transport), `firewall` and `campus` pass with no
+//! NAT flag. `both-masq` and `laptop` wait for the key/value service through
+//! the launch agent (issue 26 part 5), `symmetric` for a relay (part 4); they
+//! are ignored until then: run them with
 //! `cargo test --release -p wanmpi-launcher --test nat_scenarios -- --ignored`.
 //! Needs root and the sibling binaries (hello, pingpong, wanmpi-emu); says
 //! why and skips otherwise.
@@ -39,25 +41,23 @@ fn open_hosts_as_separate_machines() {
 }
 
 #[test]
-#[ignore = "issue 26: needs candidate addresses (helper-addr): the far rank is told mpirun's private address (Network is unreachable); wamp/sctp bind the public address (Cannot assign requested address)"]
 fn cloud_each_vm_behind_one_to_one_nat() {
     check("cloud");
 }
 
 #[test]
-#[ignore = "issue 26: needs candidate addresses and tcp dialled by whichever side can (helper-addr): the public side dials the firewalled host and times out"]
 fn one_site_behind_a_masquerading_firewall() {
     check("firewall");
 }
 
 #[test]
-#[ignore = "issue 26: needs candidate addresses, a reachable key/value service and hole punching (helper-addr, helper-udp)"]
+#[ignore = "issue 26 part 5: ranks behind NAT cannot dial mpirun's key/value service behind the other NAT (no path through the launch agent yet); the transports would punch through (nat_udp.rs)"]
 fn both_sites_behind_masquerading_nat() {
     check("both-masq");
 }
 
 #[test]
-#[ignore = "issue 26: needs the key/value service through the launch agent (helper-addr): ranks cannot dial mpirun behind NAT"]
+#[ignore = "issue 26 part 5: needs the key/value service through the launch agent: ranks cannot dial mpirun behind NAT"]
 fn mpirun_on_a_laptop_behind_nat() {
     check("laptop");
 }
@@ -69,7 +69,6 @@ fn both_sites_behind_symmetric_nat() {
 }
 
 #[test]
-#[ignore = "issue 26: needs candidate addresses (helper-addr): the site's hosts publish addresses on no interface, the public host cannot dial into the site"]
 fn a_campus_site_behind_one_router() {
     check("campus");
 }
@@ -89,7 +88,6 @@ fn mpirun_emulate_isolated_runs_a_job() {
 
 /// The issue's target: in the cloud case tcp, sctp and wamp each work too.
 #[test]
-#[ignore = "issue 26: needs candidate addresses (helper-addr, helper-udp): wamp and sctp bind the public address, on no interface behind 1:1 NAT"]
 fn cloud_on_every_transport() {
     let _g = serial();
     let mut failed = vec![];
