@@ -10,7 +10,8 @@
       INTEGER SBUF(10), RBUF(10), ROWT, STRT, OP, COMM2, NLEN
       INTEGER BLENS(2), TYPES(2), PAIR(2), OUTP(2), IRES
       INTEGER(KIND=MPI_ADDRESS_KIND) DISPS(2), TAGUB
-      DOUBLE PRECISION D(4), DR(4), A(3,4), ROW(4)
+      DOUBLE PRECISION D(4), DR(4), A(3,4), ROW(4), DP(2), DOUTP(2)
+      REAL RP(2), ROUTP(2)
       LOGICAL L, FLAG
       CHARACTER*(MPI_MAX_PROCESSOR_NAME) PNAME
       CHARACTER*(MPI_MAX_ERROR_STRING) ESTR
@@ -83,6 +84,19 @@
          END IF
       END DO
       IF (OUTP(2) .NE. N) ERRS = ERRS + 1
+! MINLOC on DOUBLE PRECISION and MAXLOC on REAL pairs (index in the
+! value's type); equal values take the lower index.
+      DP(1) = DBLE(MOD(RANK, 2)) + 0.25D0
+      DP(2) = DBLE(RANK)
+      CALL MPI_ALLREDUCE(DP, DOUTP, 1, MPI_2DOUBLE_PRECISION,
+     &     MPI_MINLOC, MPI_COMM_WORLD, IERR)
+      IF (DOUTP(1) .NE. 0.25D0 .OR. DOUTP(2) .NE. 0.0D0)
+     &     ERRS = ERRS + 1
+      RP(1) = REAL(MOD(RANK * 7, 5))
+      RP(2) = REAL(RANK)
+      CALL MPI_ALLREDUCE(RP, ROUTP, 1, MPI_2REAL, MPI_MAXLOC,
+     &     MPI_COMM_WORLD, IERR)
+      IF (ROUTP(2) .NE. REAL(N)) ERRS = ERRS + 1
       MSG = ' '
       IF (RANK .EQ. 0) MSG = 'hello world'
       CALL MPI_BCAST(MSG, 12, MPI_CHARACTER, 0, MPI_COMM_WORLD, IERR)

@@ -17,8 +17,9 @@ use BasicType::*;
 /// extended, not the binary128 of gfortran's REAL*16: there is no Fortran
 /// binding to hand one over) and its complex. MPI_LOGICAL is gfortran's
 /// LOGICAL, a 4-byte integer that is 1 or 0, so C's int and its logical
-/// reductions (MPI_LAND, MPI_LOR, MPI_LXOR give 1 or 0) serve it. The rest
-/// (MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_INTEGER16) are not supported.
+/// reductions (MPI_LAND, MPI_LOR, MPI_LXOR give 1 or 0) serve it.
+/// MPI_2REAL and MPI_2DOUBLE_PRECISION are pairs of their own (the index
+/// is a REAL or DOUBLE PRECISION); MPI_INTEGER16 is not supported.
 pub const DATATYPES: &[(u32, BasicType, &str)] = &[
     (0x4c00_0101, Char, "MPI_CHAR"),
     (0x4c00_0118, SignedChar, "MPI_SIGNED_CHAR"),
@@ -69,6 +70,8 @@ pub const DATATYPES: &[(u32, BasicType, &str)] = &[
     (0x4c00_081e, CFloatComplex, "MPI_COMPLEX"),
     (0x4c00_1022, CDoubleComplex, "MPI_DOUBLE_COMPLEX"),
     (0x4c00_0820, TwoInt, "MPI_2INTEGER"),
+    (0x4c00_0821, TwoFloat, "MPI_2REAL"),
+    (0x4c00_1023, TwoDouble, "MPI_2DOUBLE_PRECISION"),
     (0x4c00_041d, Int, "MPI_LOGICAL"),
     (0x4c00_0427, Float, "MPI_REAL4"),
     (0x4c00_0829, Double, "MPI_REAL8"),

@@ -50,6 +50,10 @@ pub enum BasicType {
     ShortInt,
     /// struct { long double; int } (MPI_LONG_DOUBLE_INT)
     LongDoubleInt,
+    /// Fortran's REAL pair, the index a REAL too (MPI_2REAL)
+    TwoFloat,
+    /// Fortran's DOUBLE PRECISION pair (MPI_2DOUBLE_PRECISION)
+    TwoDouble,
 }
 
 /// How a reduction operation sees a basic type (MPI-3.1 §5.9.2 groups).
@@ -73,7 +77,7 @@ pub enum OpClass {
 
 impl BasicType {
     /// Every basic type, for table-driven tests.
-    pub const ALL: [BasicType; 38] = [
+    pub const ALL: [BasicType; 40] = [
         BasicType::Char,
         BasicType::SignedChar,
         BasicType::UnsignedChar,
@@ -112,6 +116,8 @@ impl BasicType {
         BasicType::TwoInt,
         BasicType::ShortInt,
         BasicType::LongDoubleInt,
+        BasicType::TwoFloat,
+        BasicType::TwoDouble,
     ];
 
     /// Bytes of data in one element (MPI_Type_size).
@@ -124,8 +130,9 @@ impl BasicType {
             Long | UnsignedLong | LongLong | UnsignedLongLong | Double | Int64 | Uint64 | Aint | Offset | Count | CFloatComplex => 8,
             LongDouble | CDoubleComplex => 16,
             CLongDoubleComplex => 32,
-            FloatInt | TwoInt => 8,
+            FloatInt | TwoInt | TwoFloat => 8,
             DoubleInt | LongInt => 12,
+            TwoDouble => 16,
             ShortInt => 6,
             LongDoubleInt => 20,
         }
@@ -150,8 +157,8 @@ impl BasicType {
             CFloatComplex => 4,
             CDoubleComplex => 8,
             CLongDoubleComplex | LongDouble | LongDoubleInt => 16,
-            FloatInt | TwoInt | ShortInt => 4,
-            DoubleInt | LongInt => 8,
+            FloatInt | TwoInt | ShortInt | TwoFloat => 4,
+            DoubleInt | LongInt | TwoDouble => 8,
             other => other.size(),
         }
     }
@@ -168,6 +175,8 @@ impl BasicType {
             TwoInt => Some((Int, Int, 4)),
             ShortInt => Some((Short, Int, 4)),
             LongDoubleInt => Some((LongDouble, Int, 16)),
+            TwoFloat => Some((Float, Float, 4)),
+            TwoDouble => Some((Double, Double, 8)),
             _ => None,
         }
     }
@@ -181,7 +190,7 @@ impl BasicType {
             CFloatComplex | CDoubleComplex | CLongDoubleComplex => OpClass::Complex,
             CBool => OpClass::Logical,
             Byte => OpClass::Byte,
-            FloatInt | DoubleInt | LongInt | TwoInt | ShortInt | LongDoubleInt => OpClass::Pair,
+            FloatInt | DoubleInt | LongInt | TwoInt | ShortInt | LongDoubleInt | TwoFloat | TwoDouble => OpClass::Pair,
             Packed => OpClass::None,
         }
     }
@@ -228,6 +237,8 @@ impl BasicType {
             TwoInt => "MPI_2INT",
             ShortInt => "MPI_SHORT_INT",
             LongDoubleInt => "MPI_LONG_DOUBLE_INT",
+            TwoFloat => "MPI_2REAL",
+            TwoDouble => "MPI_2DOUBLE_PRECISION",
         }
     }
 }

@@ -36,7 +36,7 @@ const INTEGERS: [(BasicType, usize, bool); 23] = [
 ];
 const FLOATS: [BasicType; 3] = [Float, Double, LongDouble];
 const COMPLEXES: [BasicType; 3] = [CFloatComplex, CDoubleComplex, CLongDoubleComplex];
-const PAIRS: [BasicType; 6] = [FloatInt, DoubleInt, LongInt, TwoInt, ShortInt, LongDoubleInt];
+const PAIRS: [BasicType; 8] = [FloatInt, DoubleInt, LongInt, TwoInt, ShortInt, LongDoubleInt, TwoFloat, TwoDouble];
 
 fn is_int(ty: BasicType) -> bool {
     INTEGERS.iter().any(|(t, _, _)| *t == ty)
@@ -79,9 +79,9 @@ fn undefined_combinations_are_refused_and_leave_inout_alone() {
             refused += 1;
         }
     }
-    // 38 types x 12 ops, less the defined ones: 23 integers x 10, 3 floats
-    // x 7, 3 complexes x 2, C bool x 3, byte x 3, 6 pairs x 2.
-    assert_eq!(refused, 38 * 12 - (230 + 21 + 6 + 3 + 3 + 12));
+    // 40 types x 12 ops, less the defined ones: 23 integers x 10, 3 floats
+    // x 7, 3 complexes x 2, C bool x 3, byte x 3, 8 pairs x 2.
+    assert_eq!(refused, 40 * 12 - (230 + 21 + 6 + 3 + 3 + 16));
     let err = apply(PredefOp::Sum, CBool, 1, &[1], &mut [1]).unwrap_err();
     assert_eq!(err.to_string(), "MPI_SUM is not defined for MPI_C_BOOL (MPI-3.1 §5.9.2)");
 }
@@ -259,6 +259,12 @@ fn byte_bitwise_ops() {
 
 /// One pair element: value bytes, index, padding filled with `pad`.
 fn pair(ty: BasicType, value: f64, index: i32, pad: u8) -> Vec<u8> {
+    // Fortran's pairs hold the index in the value's type.
+    match ty {
+        TwoFloat => return [(value as f32).to_ne_bytes(), (index as f32).to_ne_bytes()].concat(),
+        TwoDouble => return [value.to_ne_bytes(), f64::from(index).to_ne_bytes()].concat(),
+        _ => {}
+    }
     let mut b = vec![pad; ty.extent()];
     let (v, at): (Vec<u8>, usize) = match ty {
         FloatInt => ((value as f32).to_ne_bytes().to_vec(), 4),

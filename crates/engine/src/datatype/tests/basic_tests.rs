@@ -4,7 +4,7 @@ use super::oracle::{reference_pack, Buf};
 use crate::datatype::{BasicType, Combiner, Datatype};
 
 /// (type, size, extent) on x86_64 Linux.
-const TABLE: [(BasicType, usize, isize); 38] = {
+const TABLE: [(BasicType, usize, isize); 40] = {
     use BasicType::*;
     [
         (Char, 1, 1),
@@ -45,6 +45,8 @@ const TABLE: [(BasicType, usize, isize); 38] = {
         (TwoInt, 8, 8),
         (ShortInt, 6, 8),
         (LongDoubleInt, 20, 32),
+        (TwoFloat, 8, 8),
+        (TwoDouble, 16, 16),
     ]
 };
 
