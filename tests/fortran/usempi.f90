@@ -147,6 +147,14 @@ program usempi
   call MPI_Allreduce(dz, dzs, 1, MPI_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (abs(dzs - dcmplx(dble(np), dble(np * (np - 1) / 2))) > 1d-9) errs = errs + 1
 
+  ! MPI_SIZEOF on scalars and arrays of several kinds.
+  call MPI_Sizeof(dz, cnt, ierr)
+  if (cnt /= 16 .or. ierr /= MPI_SUCCESS) errs = errs + 1
+  call MPI_Sizeof(back, cnt, ierr)
+  if (cnt /= 4) errs = errs + 1
+  call MPI_Sizeof(1_8, cnt, ierr)
+  if (cnt /= 8) errs = errs + 1
+
   call MPI_Reduce(errs, total, 1, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
   if (rank == 0 .and. total == 0) print '(a)', 'PASS usempi'
   if (rank == 0 .and. total /= 0) print *, 'FAIL', total

@@ -135,6 +135,12 @@ program usempi_f08
   call MPI_Allreduce(big, bigsum, 1, f90t, MPI_SUM, comm)
   if (bigsum /= np * 2_8**40 + np * (np - 1) / 2) errs = errs + 1
 
+  ! MPI_SIZEOF, ierror optional.
+  call MPI_Sizeof(x, size)
+  if (size /= 8) errs = errs + 1
+  call MPI_Sizeof(1.0, size, ierr)
+  if (size /= 4 .or. ierr /= MPI_SUCCESS) errs = errs + 1
+
   call MPI_Reduce(errs, total, 1, MPI_INTEGER, MPI_SUM, 0, comm)
   if (rank == 0 .and. total == 0) print '(a)', 'PASS usempi_f08'
   if (rank == 0 .and. total /= 0) print *, 'FAIL', total
