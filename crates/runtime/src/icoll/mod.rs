@@ -84,7 +84,7 @@ fn running(e: &mut Entry) -> Option<&mut Box<CollReq>> {
 /// result is in user memory and the entry is `Done`.
 fn step(st: &mut State, r: Req) -> bool {
     loop {
-        let State { reqs, engine, .. } = &mut *st;
+        let State { reqs, engine, ulfm, .. } = &mut *st;
         let Some(e) = reqs.get_mut(r) else { return true };
         let Some(c) = running(e) else { return true };
         let outcome = {
@@ -92,6 +92,7 @@ fn step(st: &mut State, r: Req) -> bool {
             c.run.progress(&mut port)
         };
         let status = match outcome {
+            Ok(false) if !ulfm.any_failed() => return false,
             // A member died: a schedule left waiting only for receives
             // nobody will send (ULFM: fail, do not hang).
             Ok(false) => {

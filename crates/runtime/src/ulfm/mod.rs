@@ -47,3 +47,10 @@ pub struct Ulfm {
     seq: HashMap<u32, u32>,
     last_poll: Option<Instant>,
 }
+
+impl Ulfm {
+    /// Whether any failure is known (the progress loop's cheap first look).
+    pub(crate) fn any_failed(&self) -> bool {
+        !self.failed.is_empty()
+    }
+}
