@@ -2,6 +2,8 @@
  * names: attribute values that carry ranks or constants, a derived type's
  * contents (its integers carry constants of the combiner), spawn's error
  * codes, and the helpers the generated code calls. */
+#include <pthread.h>
+
 #include "wompi.h"
 
 int wo_assert_in(int a)
@@ -216,3 +218,23 @@ int PMPI_Pcontrol(const int level, ...)
     return wo_err_out(wcore_PMPI_Pcontrol(level));
 }
 WO_WEAK(Pcontrol)
+
+/* ---- datatypes the core lacks ---- */
+
+/* One zero-size type for them all, made once MPI is initialized; before
+ * that, no valid handle (the call fails as on any bad datatype). */
+int wo_unavailable_type(void)
+{
+    static int made;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    if (!made) {
+        int t = 0, init = 0;
+        wcore_PMPI_Initialized(&init);
+        if (init && wcore_PMPI_Type_contiguous(0, CORE_MPI_BYTE, &t) == CORE_MPI_SUCCESS &&
+            wcore_PMPI_Type_commit(&t) == CORE_MPI_SUCCESS)
+            made = t;
+    }
+    pthread_mutex_unlock(&lock);
+    return made;
+}

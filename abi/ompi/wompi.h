@@ -30,6 +30,8 @@ static inline void *wo_enc(int c)
     return (void *)(uintptr_t)((WO_TAG << 48) | (uint32_t)c);
 }
 
+int wo_unavailable_type(void);
+
 /* The core handle of an Open MPI handle; 0 (no valid core handle) for NULL
  * or a pointer to something that is not ours, so that the core reports
  * the invalid handle with its usual error. */
@@ -41,7 +43,9 @@ static inline int wo_dec(const void *p)
     if (!p)
         return 0;
     const struct wo_head *h = p;
-    return h->magic == WO_MAGIC ? h->core : 0;
+    if (h->magic != WO_MAGIC)
+        return 0;
+    return h->core == WO_UNAVAILABLE ? wo_unavailable_type() : h->core;
 }
 
 #define wo_comm_in(h) wo_dec(h)
