@@ -357,6 +357,14 @@ def objects_c(predef, values):
             size = KINDS[ctype][1]
             core = core_value(names[sym], ctype, values)
         out.append("WO_OBJECT(%s, 0x%x, %s)" % (sym, size, core))
+    # Where each object is once loaded (the program's copy, when the
+    # program copied it): handles.c learns from these which addresses may
+    # be dereferenced.
+    out.append("\nconst struct wo_place wo_places[] = {")
+    for sym, ctype in order:
+        size = FILE_OBJECT_SIZE if ctype == "MPI_File" else KINDS[ctype][1]
+        out.append("    {&%s, 0x%x}," % (sym, size))
+    out.append("};\nconst int wo_place_count = %d;" % len(order))
     return "\n".join(out) + "\n"
 
 

@@ -27,4 +27,12 @@ struct wo_head {
     } sym = {{WO_MAGIC, (int32_t)(core_handle)}, {0}};                       \
     __attribute__((visibility("default"))) void *sym##_addr = &sym;
 
+/* An object's address and size, for the table of every predefined object. */
+struct wo_place {
+    const void *at;
+    unsigned size;
+};
+extern const struct wo_place wo_places[];
+extern const int wo_place_count;
+
 #endif

@@ -32,6 +32,14 @@ static inline void *wo_enc(int c)
 
 int wo_unavailable_type(void);
 
+/* The address ranges that hold predefined objects: those of the program
+ * (objects it copied) and of this library. A pointer outside both is no
+ * handle of ours and is never read (handles.c). */
+struct wo_range {
+    uintptr_t lo, span;
+};
+extern struct wo_range wo_ranges[2];
+
 /* The core handle of an Open MPI handle; 0 (no valid core handle) for NULL
  * or a pointer to something that is not ours, so that the core reports
  * the invalid handle with its usual error. */
@@ -40,7 +48,7 @@ static inline int wo_dec(const void *p)
     uintptr_t v = (uintptr_t)p;
     if ((v >> 48) == WO_TAG)
         return (int)(uint32_t)v;
-    if (!p)
+    if (v - wo_ranges[0].lo >= wo_ranges[0].span && v - wo_ranges[1].lo >= wo_ranges[1].span)
         return 0;
     const struct wo_head *h = p;
     if (h->magic != WO_MAGIC)
