@@ -13,10 +13,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn lib_env(transport: &str) -> Vec<(&'static str, String)> {
-    vec![
-        ("LD_LIBRARY_PATH", prefix().join("lib").display().to_string()),
-        ("WANMPI_TRANSPORT", transport.to_string()),
-    ]
+    vec![("LD_LIBRARY_PATH", prefix().join("lib").display().to_string()), ("WANMPI_TRANSPORT", transport.to_string())]
 }
 
 /// Compiles tests/c/NAME.c with Open MPI's wrapper and checks the binary
