@@ -240,11 +240,12 @@ def translate_param(fn, p, b):
             return False
         if kind:
             inout = INOUT_FN.search(fn.name)
-            b.pre.append("int c_%s;" % n)
-            if inout:
-                b.pre.append("c_%s = %s ? wo_%s_in(*%s) : 0;" % (n, n, kind, n))
+            b.pre.append("int c_%s = %s;" % (n, "%s ? wo_%s_in(*%s) : 0" % (n, kind, n) if inout else "0"))
             b.args.append("%s ? &c_%s : NULL" % (n, n))
-            b.post.append("if (%s) *%s = wo_%s_out(c_%s);" % (n, n, kind, n))
+            # An output is written only when the call made one; a handle
+            # passed in and out (a request completed on error) always.
+            cond = n if inout else "%s && wo_rc == CORE_MPI_SUCCESS" % n
+            b.post.append("if (%s) *%s = wo_%s_out(c_%s);" % (cond, n, kind, n))
             return True
         if t == "MPI_File":
             inout = INOUT_FN.search(fn.name)
