@@ -67,44 +67,41 @@ static struct wf_keyval *wf_keyval_new(void *copy, void *del, MPI_Aint extra, in
     return k;
 }
 
-void mpi_comm_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
+void pmpi_comm_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
 {
     struct wf_keyval *k = wf_keyval_new(copy, del, *extra, 0);
     wf_set(ierror, k == NULL ? WF_OOM
                              : MPI_Comm_create_keyval((MPI_Comm_copy_attr_function *)wf_copy,
                                                       (MPI_Comm_delete_attr_function *)wf_delete, keyval, k));
 }
-WF_ALIASES(mpi_comm_create_keyval_, pmpi_comm_create_keyval_, mpi_comm_create_keyval__, MPI_COMM_CREATE_KEYVAL,
-           PMPI_COMM_CREATE_KEYVAL)
+WF_NAMES(mpi_comm_create_keyval, MPI_COMM_CREATE_KEYVAL)
 
-void mpi_type_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
+void pmpi_type_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
 {
     struct wf_keyval *k = wf_keyval_new(copy, del, *extra, 0);
     wf_set(ierror, k == NULL ? WF_OOM
                              : MPI_Type_create_keyval((MPI_Type_copy_attr_function *)wf_copy,
                                                       (MPI_Type_delete_attr_function *)wf_delete, keyval, k));
 }
-WF_ALIASES(mpi_type_create_keyval_, pmpi_type_create_keyval_, mpi_type_create_keyval__, MPI_TYPE_CREATE_KEYVAL,
-           PMPI_TYPE_CREATE_KEYVAL)
+WF_NAMES(mpi_type_create_keyval, MPI_TYPE_CREATE_KEYVAL)
 
-void mpi_win_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
+void pmpi_win_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
 {
     struct wf_keyval *k = wf_keyval_new(copy, del, *extra, 0);
     wf_set(ierror, k == NULL ? WF_OOM
                              : MPI_Win_create_keyval((MPI_Win_copy_attr_function *)wf_copy,
                                                      (MPI_Win_delete_attr_function *)wf_delete, keyval, k));
 }
-WF_ALIASES(mpi_win_create_keyval_, pmpi_win_create_keyval_, mpi_win_create_keyval__, MPI_WIN_CREATE_KEYVAL,
-           PMPI_WIN_CREATE_KEYVAL)
+WF_NAMES(mpi_win_create_keyval, MPI_WIN_CREATE_KEYVAL)
 
-void mpi_keyval_create_(void *copy, void *del, MPI_Fint *keyval, MPI_Fint *extra, MPI_Fint *ierror)
+void pmpi_keyval_create_(void *copy, void *del, MPI_Fint *keyval, MPI_Fint *extra, MPI_Fint *ierror)
 {
     struct wf_keyval *k = wf_keyval_new(copy, del, *extra, 1);
     wf_set(ierror, k == NULL ? WF_OOM
                              : MPI_Comm_create_keyval((MPI_Comm_copy_attr_function *)wf_copy,
                                                       (MPI_Comm_delete_attr_function *)wf_delete, keyval, k));
 }
-WF_ALIASES(mpi_keyval_create_, pmpi_keyval_create_, mpi_keyval_create__, MPI_KEYVAL_CREATE, PMPI_KEYVAL_CREATE)
+WF_NAMES(mpi_keyval_create, MPI_KEYVAL_CREATE)
 
 /* The Fortran value of an attribute C returned as v. */
 static MPI_Aint wf_comm_value(int keyval, void *v)
@@ -137,7 +134,7 @@ static MPI_Aint wf_win_value(int keyval, void *v)
     }
 }
 
-void mpi_comm_get_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
+void pmpi_comm_get_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
 {
     void *v = NULL;
     int f = 0;
@@ -149,24 +146,24 @@ void mpi_comm_get_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *value, MPI_F
     }
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_comm_get_attr_, pmpi_comm_get_attr_, mpi_comm_get_attr__, MPI_COMM_GET_ATTR, PMPI_COMM_GET_ATTR)
+WF_NAMES(mpi_comm_get_attr, MPI_COMM_GET_ATTR)
 
-void mpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag, MPI_Fint *ierror)
+void pmpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag, MPI_Fint *ierror)
 {
     MPI_Aint v = 0;
-    mpi_comm_get_attr_(comm, keyval, &v, flag, ierror);
+    pmpi_comm_get_attr_(comm, keyval, &v, flag, ierror);
     if (*flag)
         *value = (MPI_Fint)v;
 }
-WF_ALIASES(mpi_attr_get_, pmpi_attr_get_, mpi_attr_get__, MPI_ATTR_GET, PMPI_ATTR_GET)
+WF_NAMES(mpi_attr_get, MPI_ATTR_GET)
 
-void mpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierror)
+void pmpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierror)
 {
     wf_set(ierror, MPI_Comm_set_attr(*comm, *keyval, (void *)(intptr_t)*value));
 }
-WF_ALIASES(mpi_attr_put_, pmpi_attr_put_, mpi_attr_put__, MPI_ATTR_PUT, PMPI_ATTR_PUT)
+WF_NAMES(mpi_attr_put, MPI_ATTR_PUT)
 
-void mpi_type_get_attr_(MPI_Fint *type, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
+void pmpi_type_get_attr_(MPI_Fint *type, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
 {
     void *v = NULL;
     int f = 0;
@@ -178,9 +175,9 @@ void mpi_type_get_attr_(MPI_Fint *type, MPI_Fint *keyval, MPI_Aint *value, MPI_F
     }
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_type_get_attr_, pmpi_type_get_attr_, mpi_type_get_attr__, MPI_TYPE_GET_ATTR, PMPI_TYPE_GET_ATTR)
+WF_NAMES(mpi_type_get_attr, MPI_TYPE_GET_ATTR)
 
-void mpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
+void pmpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
 {
     void *v = NULL;
     int f = 0;
@@ -192,4 +189,4 @@ void mpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fin
     }
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_win_get_attr_, pmpi_win_get_attr_, mpi_win_get_attr__, MPI_WIN_GET_ATTR, PMPI_WIN_GET_ATTR)
+WF_NAMES(mpi_win_get_attr, MPI_WIN_GET_ATTR)

@@ -55,6 +55,24 @@ fn use_mpi_f08() {
     suite("usempi_f08.f90", "usempi_f08", &[1, 2, 4]);
 }
 
+/// Profiling wrappers written in Fortran: the program's own MPI_SEND
+/// (mpif.h, `use mpi`) or MPI_Send_f08 (`use mpi_f08`) replaces the
+/// library's weak one, counts its calls and reaches the library through
+/// PMPI_SEND; each program checks its counts and the data moved.
+#[test]
+fn profiling_wrappers() {
+    suite("profile77.f", "profile77", &[1, 2, 3]);
+    suite("profile.f90", "profile", &[1, 2, 3]);
+    suite("profile_f08.f90", "profile_f08", &[1, 2, 3]);
+}
+
+/// mpi_f08's INTEGER(KIND=MPI_COUNT_KIND) overloads reach the `_c` forms
+/// (a type of 2**32 + 5 bytes, messages and collectives checked for content).
+#[test]
+fn mpi_f08_large_counts() {
+    suite("largecount_f08.f90", "largecount_f08", &[1, 2, 4]);
+}
+
 /// mpifort -show names the compiler, the module path and both libraries;
 /// mpif90 and mpif77 are the same wrapper.
 #[test]
@@ -70,11 +88,24 @@ fn wrapper_show() {
     }
 }
 
-/// The exported names of a shared library (`nm -D --defined-only`).
-fn exported(lib: &std::path::Path) -> std::collections::BTreeSet<String> {
+/// The exported names of a shared library (`nm -D --defined-only`), each
+/// with its symbol type (`T` defined, `W` weak).
+fn exported_kinds(lib: &std::path::Path) -> std::collections::BTreeMap<String, String> {
     let out = Command::new("nm").args(["-D", "--defined-only"]).arg(lib).output().expect("run nm");
     assert!(out.status.success(), "nm {} failed", lib.display());
-    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned)).collect()
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let kind = f.nth(1)?.to_owned();
+            Some((f.next()?.to_owned(), kind))
+        })
+        .collect()
+}
+
+/// The exported names of a shared library.
+fn exported(lib: &std::path::Path) -> std::collections::BTreeSet<String> {
+    exported_kinds(lib).into_keys().collect()
 }
 
 /// Every MPI function of libmpi.so has gfortran's symbol in libmpifort.so,
@@ -98,4 +129,27 @@ fn every_mpi_function_has_a_fortran_symbol() {
         .collect();
     assert!(missing.is_empty(), "no Fortran symbol for: {missing:?}");
     assert!(f.contains("mpi_send_") && f.contains("pmpi_send_") && f.contains("MPI_SEND") && f.contains("mpi_send__"));
+}
+
+/// The profiling names are the library's own symbols and the MPI names weak
+/// ones (as MPICH's), for generated and hand-written glue alike, and
+/// mpi_f08's specific procedures (standard and large count) have both.
+#[test]
+fn mpi_names_are_weak_and_pmpi_names_strong() {
+    let f = exported_kinds(&prefix().join("lib/libmpifort.so.12"));
+    for stem in ["mpi_send", "mpi_init", "mpi_comm_get_attr", "mpi_wtime", "mpi_send_c"] {
+        let upper = stem.to_uppercase();
+        for (name, kind) in [
+            (format!("{stem}_"), "W"),
+            (format!("{stem}__"), "W"),
+            (upper.clone(), "W"),
+            (format!("{stem}_f08_"), "W"),
+            (format!("p{stem}_"), "T"),
+            (format!("p{stem}__"), "T"),
+            (format!("P{upper}"), "T"),
+            (format!("p{stem}_f08_"), "T"),
+        ] {
+            assert_eq!(f.get(&name).map(String::as_str), Some(kind), "{name} in libmpifort.so");
+        }
+    }
 }
