@@ -1,7 +1,8 @@
 ! `use mpi` (explicit interfaces): sendrecv, probe, gatherv/scatter,
 ! in-place allgather, alltoall, a subarray type, names and info strings,
 ! a keyval with Fortran copy and delete callbacks across MPI_COMM_DUP, a
-! user error handler, MPI_COMPLEX and DOUBLE COMPLEX sums. Prints PASS usempi.
+! user error handler, MPI_COMPLEX and DOUBLE COMPLEX sums, a window's
+! flavor and model attributes. Prints PASS usempi.
 ! The callbacks, in a module (an internal procedure passed as a callback
 ! would need a trampoline on an executable stack).
 module usempi_callbacks
@@ -38,6 +39,9 @@ program usempi
   implicit none
   integer :: ierr, rank, np, i, errs, total, left, right, cnt, sub, dup, key, eh
   integer :: status(MPI_STATUS_SIZE), info, nlen
+  integer :: win, winbuf(4)
+  integer(kind=MPI_ADDRESS_KIND) :: wval
+  logical :: found
   integer, allocatable :: counts(:), displs(:), all(:), mine(:), a2a(:), back(:)
   integer :: grid(4, 3), piece(2, 2), sizes(2), subsizes(2), starts(2)
   integer(kind=MPI_ADDRESS_KIND) :: val, extra
@@ -154,6 +158,15 @@ program usempi
   if (cnt /= 4) errs = errs + 1
   call MPI_Sizeof(1_8, cnt, ierr)
   if (cnt /= 8) errs = errs + 1
+
+  ! A window's flavor and memory model, against the enum constants.
+  call MPI_Win_create(winbuf, 16_MPI_ADDRESS_KIND, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, wval, found, ierr)
+  if (.not. found .or. wval /= MPI_WIN_FLAVOR_CREATE .or. MPI_WIN_FLAVOR_CREATE /= 1) errs = errs + 1
+  call MPI_Win_get_attr(win, MPI_WIN_MODEL, wval, found, ierr)
+  if (.not. found .or. (wval /= MPI_WIN_UNIFIED .and. wval /= MPI_WIN_SEPARATE)) errs = errs + 1
+  if (MPI_WIN_UNIFIED /= 2 .or. MPI_WIN_FLAVOR_SHARED /= 4) errs = errs + 1
+  call MPI_Win_free(win, ierr)
 
   call MPI_Reduce(errs, total, 1, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
   if (rank == 0 .and. total == 0) print '(a)', 'PASS usempi'
