@@ -195,6 +195,56 @@ def large_count_forms(functions):
     return out
 
 
+# mpi_f08's abstract interfaces of callbacks (MPI-4.0 A.4): (name, [(dummy,
+# declaration)]). Callback arguments of the procedures stay EXTERNAL; these
+# let a program declare its callbacks as `procedure(MPI_User_function)`.
+ADDR = "integer(kind=MPI_ADDRESS_KIND)"
+ABSTRACT = [
+    ("MPI_User_function", [("invec", "type(c_ptr), value"), ("inoutvec", "type(c_ptr), value"),
+                           ("len", "integer"), ("datatype", "type(MPI_Datatype)")]),
+    ("MPI_User_function_c", [("invec", "type(c_ptr), value"), ("inoutvec", "type(c_ptr), value"),
+                             ("len", "integer(kind=MPI_COUNT_KIND)"), ("datatype", "type(MPI_Datatype)")]),
+    ("MPI_Grequest_query_function", [("extra_state", ADDR), ("status", "type(MPI_Status)"),
+                                     ("ierror", "integer")]),
+    ("MPI_Grequest_free_function", [("extra_state", ADDR), ("ierror", "integer")]),
+    ("MPI_Grequest_cancel_function", [("extra_state", ADDR), ("complete", "logical"),
+                                      ("ierror", "integer")]),
+    ("MPI_Datarep_extent_function", [("datatype", "type(MPI_Datatype)"), ("extent", ADDR),
+                                     ("extra_state", ADDR), ("ierror", "integer")]),
+] + [
+    (name, [("userbuf", "type(c_ptr), value"), ("datatype", "type(MPI_Datatype)"), ("count", count),
+            ("filebuf", "type(c_ptr), value"), ("position", "integer(kind=MPI_OFFSET_KIND)"),
+            ("extra_state", ADDR), ("ierror", "integer")])
+    for name, count in (("MPI_Datarep_conversion_function", "integer"),
+                        ("MPI_Datarep_conversion_function_c", "integer(kind=MPI_COUNT_KIND)"))
+] + [
+    ("MPI_%s_copy_attr_function" % o, [("old%s" % o.lower(), "type(MPI_%s)" % ("Datatype" if o == "Type" else o)),
+                                        ("%s_keyval" % o.lower(), "integer"),
+                                        ("extra_state", ADDR), ("attribute_val_in", ADDR),
+                                        ("attribute_val_out", ADDR), ("flag", "logical"), ("ierror", "integer")])
+    for o in ("Comm", "Type", "Win")
+] + [
+    ("MPI_%s_delete_attr_function" % o, [(o.lower(), "type(MPI_%s)" % ("Datatype" if o == "Type" else o)),
+                                          ("%s_keyval" % o.lower(), "integer"), ("attribute_val", ADDR),
+                                          ("extra_state", ADDR), ("ierror", "integer")])
+    for o in ("Comm", "Type", "Win")
+] + [
+    ("MPI_%s_errhandler_function" % o, [(o.lower(), "type(MPI_%s)" % o), ("error_code", "integer")])
+    for o in ("Comm", "Win", "File", "Session")
+]
+
+
+def abstract_interfaces():
+    out = ["abstract interface\n"]
+    for name, dummies in ABSTRACT:
+        out.append(wrap("subroutine %s(%s)" % (name, ", ".join(d for d, _ in dummies))) + "\n")
+        out.append("  import\n  implicit none\n")
+        out += ["  %s :: %s\n" % (t, d) for d, t in dummies]
+        out.append("end subroutine %s\n" % name)
+    out.append("end interface\n")
+    return "".join(out)
+
+
 def f08_interfaces(functions):
     """mpi_f08's procedures: a generic MPI_X per procedure, whose specific
     is MPI_X_f08 (linker name mpi_x_f08_) and, for large counts, MPI_X_c_f08
@@ -331,7 +381,7 @@ def module_f08(functions, consts, values, kinds):
             + handle_types()
             + int_constants(consts, values, kinds, True)
             + common_blocks(True) + callbacks_decl(True)
-            + f08_interfaces(functions)
+            + abstract_interfaces() + f08_interfaces(functions)
             + sizeof_interface()
             + "contains\n" + handle_operators() + sizeof_procedures(True)
             + "end module mpi_f08\n")
