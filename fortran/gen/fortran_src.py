@@ -312,8 +312,12 @@ def callbacks_decl(f08):
 
 
 # MPI_SIZEOF's kinds: (name, Fortran type) of the numeric intrinsic types.
+# LOGICAL and CHARACTER too, as MPICH's (the standard names the numeric
+# types only): a CHARACTER's size is that of one character, MPI_CHARACTER's.
 SIZEOF_TYPES = [("i1", "integer(1)"), ("i2", "integer(2)"), ("i4", "integer(4)"), ("i8", "integer(8)"),
-                ("r4", "real(4)"), ("r8", "real(8)"), ("c4", "complex(4)"), ("c8", "complex(8)")]
+                ("r4", "real(4)"), ("r8", "real(8)"), ("c4", "complex(4)"), ("c8", "complex(8)"),
+                ("l1", "logical(1)"), ("l2", "logical(2)"), ("l4", "logical(4)"), ("l8", "logical(8)"),
+                ("ch", "character(len=*)")]
 
 
 def sizeof_interface():
@@ -333,8 +337,9 @@ def sizeof_procedures(f08):
         "  %s, intent(in) :: x(..)\n"
         "  integer, intent(out) :: size\n"
         "  integer%s, intent(out) :: ierror\n"
-        "  size = storage_size(x) / 8\n%s"
-        "end subroutine wanmpi_sizeof_%s\n" % (n, t, opt, set_err, n) for n, t in SIZEOF_TYPES)
+        "  size = %s\n%s"
+        "end subroutine wanmpi_sizeof_%s\n" % (n, t, opt, "1" if n == "ch" else "storage_size(x) / 8",
+                                                set_err, n) for n, t in SIZEOF_TYPES)
 
 
 def module_mpi(functions, consts, values, kinds):

@@ -158,6 +158,13 @@ program usempi
   if (cnt /= 4) errs = errs + 1
   call MPI_Sizeof(1_8, cnt, ierr)
   if (cnt /= 8) errs = errs + 1
+  ! LOGICAL and CHARACTER, as MPICH's MPI_SIZEOF has them.
+  call MPI_Sizeof([.true., .false.], cnt, ierr)
+  if (cnt /= 4) errs = errs + 1
+  call MPI_Sizeof(.true._1, cnt, ierr)
+  if (cnt /= 1) errs = errs + 1
+  call MPI_Sizeof(['ab', 'cd'], cnt, ierr)
+  if (cnt /= 1 .or. ierr /= MPI_SUCCESS) errs = errs + 1
 
   ! A window's flavor and memory model, against the enum constants.
   call MPI_Win_create(winbuf, 16_MPI_ADDRESS_KIND, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
