@@ -77,6 +77,14 @@ void wf_str_out(char *dst, size_t len, const char *src);
 
 #define WF_OOM MPI_ERR_OTHER
 
+/* Attribute values set from Fortran (boxes.c): a box holding the value,
+ * whose address C's attribute functions store; NULL when memory is short. */
+void *wf_box_new(MPI_Aint value);
+/* Whether p is a box of ours, and if so its value. */
+int wf_box_get(void *p, MPI_Aint *value);
+/* Frees p if it is a box of ours. */
+void wf_box_free(void *p);
+
 /* The names of one Fortran procedure, whose glue is defined as pmpi_x_
  * (stem mpi_x, upper-case name MPI_X): the profiling names pmpi_x_,
  * pmpi_x__, PMPI_X and mpi_f08's pmpi_x_f08_ strong, the MPI names mpi_x_,

@@ -15,22 +15,28 @@ use common::*;
 
 const TRANSPORTS: &[(&str, &str)] = &[("auto", "10"), ("tcp", "10"), ("sctp", "10"), ("sctp", "1"), ("wamp", "10"), ("adaptive", "10")];
 
-/// Compiles `tests/fortran/<file>` with the installed mpifort; module files
-/// the program defines go to its own directory.
-fn mpifort(file: &str, name: &str) -> PathBuf {
+/// Compiles `tests/fortran/<files>` (Fortran, and C beside it) into one
+/// program with the installed mpifort; module files the program defines go
+/// to its own directory.
+fn mpifort(files: &[&str], name: &str) -> PathBuf {
     let dir = out_dir("mpifort").join(name);
     std::fs::create_dir_all(&dir).expect("create the module directory");
     let exe = dir.join(name);
-    let src = root().join("tests/fortran").join(file);
+    let srcs = files.iter().map(|f| root().join("tests/fortran").join(f));
     let wrapper = prefix().join("bin/mpifort");
     assert!(wrapper.exists(), "{} missing: is gfortran installed (scripts/install-deps)?", wrapper.display());
-    let out = Command::new(&wrapper).args(["-O1", "-w", "-J"]).arg(&dir).arg("-o").arg(&exe).arg(&src).output().expect("run mpifort");
-    assert!(out.status.success(), "mpifort {file} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(&wrapper).args(["-O1", "-w", "-J"]).arg(&dir).arg("-o").arg(&exe).args(srcs).output().expect("run mpifort");
+    assert!(out.status.success(), "mpifort {files:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     exe
 }
 
 fn suite(file: &str, name: &str, ranks: &[usize]) {
-    let exe = mpifort(file, name);
+    suite_of(&[file], name, ranks);
+}
+
+/// Runs the program made of `files` on each of `ranks` over every transport.
+fn suite_of(files: &[&str], name: &str, ranks: &[usize]) {
+    let exe = mpifort(files, name);
     for (transport, streams) in TRANSPORTS {
         let env = [("WANMPI_TRANSPORT", transport.to_string()), ("WANMPI_SCTP_STREAMS", streams.to_string())];
         for &n in ranks {
@@ -64,6 +70,14 @@ fn profiling_wrappers() {
     suite("profile77.f", "profile77", &[1, 2, 3]);
     suite("profile.f90", "profile", &[1, 2, 3]);
     suite("profile_f08.f90", "profile_f08", &[1, 2, 3]);
+}
+
+/// Attributes across languages: a value Fortran sets is read in C as a
+/// pointer to it (also on a duplicate, through a Fortran copy callback), a
+/// pointer C sets is read in Fortran as its value.
+#[test]
+fn attributes_across_languages() {
+    suite_of(&["attrlang.f90", "attrlang_c.c"], "attrlang", &[1, 2]);
 }
 
 /// mpi_f08's INTEGER(KIND=MPI_COUNT_KIND) overloads reach the `_c` forms
