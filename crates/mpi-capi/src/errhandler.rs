@@ -90,14 +90,16 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let h = out(eh, "errhandler")?;
         // Builtin handlers cannot go. A user handler attached to a
-        // communicator lives on (MPI frees it when nothing uses it): a
-        // communicator made from that one later inherits it by its handle.
+        // communicator, window or file lives on (MPI frees it when nothing
+        // uses it): a communicator made from that one later inherits it by
+        // its handle.
         if !matches!(*h, ERRORS_ARE_FATAL | ERRORS_RETURN | ERRORS_ABORT) {
             let mut o = objs();
             if o.errhs.get(*h).is_none() {
                 return Err(MpiError::new(ErrorClass::Arg, format!("{:#x} is not a valid error handler", *h)));
             }
-            if !o.comm_errh.values().any(|v| v == h) && !crate::file::files().uses_errhandler(*h) {
+            let on_win = o.wins.iter().any(|(_, w)| w.errh == *h);
+            if !o.comm_errh.values().any(|v| v == h) && !on_win && !crate::file::files().uses_errhandler(*h) {
                 o.errhs.remove(*h);
             }
         }
