@@ -72,6 +72,37 @@ fn profiling_wrappers() {
     suite("profile_f08.f90", "profile_f08", &[1, 2, 3]);
 }
 
+/// The same wrappers compiled with Debian's MPICH (`mpifort.mpich`, its
+/// mpif.h and `use mpi`) run on wanmpi's Fortran library, found as
+/// libmpichfort.so.12 through LD_LIBRARY_PATH: the program's `mpi_send_`
+/// replaces the library's and its `pmpi_send_` reaches wanmpi.
+#[test]
+fn mpich_built_profiling_wrappers_run_on_our_library() {
+    let lib = prefix().join("lib").display().to_string();
+    for (file, name) in [("profile77.f", "profile77"), ("profile.f90", "profile")] {
+        let dir = out_dir("mpifort-mpich").join(name);
+        std::fs::create_dir_all(&dir).expect("create the program's directory");
+        let exe = dir.join(name);
+        let out = Command::new("mpifort.mpich")
+            .args(["-O1", "-w", "-J"])
+            .arg(&dir)
+            .arg("-o")
+            .arg(&exe)
+            .arg(root().join("tests/fortran").join(file))
+            .output()
+            .expect("run mpifort.mpich (Debian packages mpich, libmpich-dev)");
+        assert!(out.status.success(), "mpifort.mpich {file} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        let needed = Command::new("readelf").arg("-d").arg(&exe).output().expect("readelf");
+        assert!(String::from_utf8_lossy(&needed.stdout).contains("libmpichfort.so.12"), "{name} was not linked against MPICH");
+        for (transport, streams) in TRANSPORTS {
+            let env = [("LD_LIBRARY_PATH", lib.clone()), ("WANMPI_TRANSPORT", transport.to_string()), ("WANMPI_SCTP_STREAMS", streams.to_string())];
+            for n in [2, 3] {
+                assert_pass(&run(n, &exe, &[], &env), name, n);
+            }
+        }
+    }
+}
+
 /// Attributes across languages: a value Fortran sets is read in C as a
 /// pointer to it (also on a duplicate, through a Fortran copy callback), a
 /// pointer C sets is read in Fortran as its value.
