@@ -1,14 +1,15 @@
 ! `use mpi` (explicit interfaces): sendrecv, probe, gatherv/scatter,
 ! in-place allgather, alltoall, a subarray type, names and info strings,
 ! a keyval with Fortran copy and delete callbacks across MPI_COMM_DUP, a
-! user error handler, MPI_COMPLEX and DOUBLE COMPLEX sums, a window's
-! flavor and model attributes. Prints PASS usempi.
+! user error handler (with added error classes and codes), MPI_COMPLEX
+! and DOUBLE COMPLEX sums, a window's flavor and model attributes.
+! Prints PASS usempi.
 ! The callbacks, in a module (an internal procedure passed as a callback
 ! would need a trampoline on an executable stack).
 module usempi_callbacks
   use mpi
   implicit none
-  integer :: deletes = 0
+  integer :: deletes = 0, last_code = 0
 contains
 
   subroutine copy_fn(oldcomm, keyval, extra_state, val_in, val_out, flag, ierr)
@@ -31,6 +32,11 @@ contains
     integer :: comm, code
     if (code /= MPI_SUCCESS) deletes = deletes + 100
   end subroutine on_error
+
+  subroutine record_code(comm, code)
+    integer :: comm, code
+    last_code = code
+  end subroutine record_code
 end module usempi_callbacks
 
 program usempi
@@ -39,7 +45,7 @@ program usempi
   implicit none
   integer :: ierr, rank, np, i, errs, total, left, right, cnt, sub, dup, key, eh
   integer :: status(MPI_STATUS_SIZE), info, nlen
-  integer :: win, winbuf(4)
+  integer :: win, winbuf(4), uclass, ucode
   integer(kind=MPI_ADDRESS_KIND) :: wval
   logical :: found
   integer, allocatable :: counts(:), displs(:), all(:), mine(:), a2a(:), back(:)
@@ -142,6 +148,22 @@ program usempi
   if (ierr == MPI_SUCCESS .or. deletes /= 101) errs = errs + 1
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL, ierr)
   call MPI_Errhandler_free(eh, ierr)
+
+  ! A class and a code the program adds reach its handler as they are,
+  ! through MPI_COMM_CALL_ERRHANDLER, on a handler already freed.
+  call MPI_Add_error_class(uclass, ierr)
+  call MPI_Add_error_code(uclass, ucode, ierr)
+  call MPI_Comm_create_errhandler(record_code, eh, ierr)
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+  call MPI_Comm_set_errhandler(dup, eh, ierr)
+  call MPI_Errhandler_free(eh, ierr)
+  call MPI_Comm_call_errhandler(dup, ucode, ierr)
+  if (last_code /= ucode .or. ierr /= MPI_SUCCESS) errs = errs + 1
+  call MPI_Comm_call_errhandler(dup, uclass, ierr)
+  if (last_code /= uclass) errs = errs + 1
+  call MPI_Comm_call_errhandler(dup, MPI_ERR_TAG, ierr)
+  if (last_code /= MPI_ERR_TAG) errs = errs + 1
+  call MPI_Comm_free(dup, ierr)
 
   ! Complex sums.
   z = cmplx(rank, 1.0)
