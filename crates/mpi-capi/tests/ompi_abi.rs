@@ -16,11 +16,12 @@ fn lib_env(transport: &str) -> Vec<(&'static str, String)> {
     vec![("LD_LIBRARY_PATH", prefix().join("lib").display().to_string()), ("WANMPI_TRANSPORT", transport.to_string())]
 }
 
-/// Compiles tests/c/NAME.c with Open MPI's wrapper and checks the binary
-/// asks for Open MPI's library.
-fn compile_ompi(name: &str) -> std::path::PathBuf {
+/// Compiles tests/c/NAME.c with Open MPI's wrapper into a directory of the
+/// test's own (tests run at once: one compiling over a binary another runs
+/// would fail it) and checks the binary asks for Open MPI's library.
+fn compile_ompi(name: &str, tag: &str) -> std::path::PathBuf {
     let inc = format!("-I{}", root().join("tests/c").display());
-    let exe = out_dir("openmpi").join(name);
+    let exe = out_dir(tag).join(name);
     let out = Command::new("mpicc.openmpi")
         .args(["-std=c99", "-O1", &inc, "-o"])
         .arg(&exe)
@@ -55,7 +56,7 @@ fn open_mpi_compiled_conformance_programs_pass() {
         ("io", &[2]),
     ];
     for (name, ranks) in programs {
-        let exe = compile_ompi(name);
+        let exe = compile_ompi(name, "openmpi");
         for &n in *ranks {
             assert_pass(&run(n, &exe, &[], &lib_env("auto")), name, n);
         }
@@ -66,12 +67,40 @@ fn open_mpi_compiled_conformance_programs_pass() {
 fn open_mpi_compiled_programs_pass_on_every_transport() {
     assert!(library_built(), "libmpi.so.40 was not built");
     for name in ["p2p", "coll", "requests"] {
-        let exe = compile_ompi(name);
+        let exe = compile_ompi(name, "openmpi-transports");
         for transport in ["tcp", "sctp", "wamp", "adaptive"] {
             let n = if name == "coll" { 3 } else { 2 };
             assert_pass(&run(n, &exe, &[], &lib_env(transport)), name, n);
             eprintln!("{name} (Open MPI ABI): {n} ranks over {transport}: passed");
         }
+    }
+}
+
+/// An Open MPI binary across the WAN emulator: each rank in its own
+/// network namespace, 10 ms apart, 1 % loss, MTU 1500, on the default
+/// transport (wamp between hosts) and on tcp. Root only.
+#[test]
+fn open_mpi_compiled_program_runs_across_emulated_hosts() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !Path::new("/dev/net/tun").exists() {
+        eprintln!(
+            "SKIPPED open_mpi_compiled_program_runs_across_emulated_hosts: needs root and /dev/net/tun (network namespaces for the WAN emulator)"
+        );
+        return;
+    }
+    assert!(library_built(), "libmpi.so.40 was not built");
+    let exe = compile_ompi("p2p", "openmpi-emulated");
+    let lib = prefix().join("lib").display().to_string();
+    for transport in ["auto", "tcp"] {
+        let out = Command::new(mpirun())
+            .env("LD_LIBRARY_PATH", &lib)
+            .args(["-x", "LD_LIBRARY_PATH", "-n", "2", "--timeout", "120", "--emulate", "delay=10ms,loss=1%"])
+            .args(["--transport", transport])
+            .arg(&exe)
+            .output()
+            .expect("run mpirun");
+        assert_pass(&out, "p2p", 2);
+        eprintln!("p2p (Open MPI ABI): 2 emulated hosts over {transport}: passed");
     }
 }
 
