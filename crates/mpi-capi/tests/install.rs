@@ -135,6 +135,9 @@ fn deb_installs_registers_switches_and_removes_cleanly() {
         eprintln!("skipped deb: scripts/package-deb and dpkg -i need root here (a private mount namespace)");
         return;
     }
+    // The in-tree install first: package-deb's install-c then finds the
+    // static library built, rather than racing the other tests for it.
+    prefix();
     let dir = out_dir("install-deb");
     let out = Command::new(root().join("scripts/package-deb")).arg(&dir).output().expect("run scripts/package-deb");
     assert!(out.status.success(), "scripts/package-deb: {}", text(&out));
