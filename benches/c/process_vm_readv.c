@@ -1,6 +1,6 @@
 /* What one process_vm_readv costs against one memcpy, in this process
  * (the kernel pins the source pages, then copies): the floor of single
- * copy between ranks of one host (docs/benchmarks.md 36). Best of 5 runs
+ * copy between ranks of one host (docs/benchmarks.md "One host"). Best of 5 runs
  * of 300 copies per size; with an argument, buffers on transparent huge
  * pages (madvise), as a user buffer rarely is.
  * Build: cc -O2 -o readv benches/c/process_vm_readv.c */

@@ -18,7 +18,8 @@ KINDS = {"MPI_DISPLACEMENT_CURRENT": "MPI_OFFSET_KIND"}
 
 
 def defines(header_text):
-    """[(name, C type)] of the header's integer constants, in order."""
+    """[(name, C type)] of the header's integer constants: its defines in
+    order, then the members of its anonymous enums."""
     out, types = [], {}
     for name, value in re.findall(r"^#define\s+(MPIX?_\w+)\s+(.+?)\s*$", header_text, flags=re.M):
         value = re.sub(r"/\*.*", "", value).strip()
@@ -37,6 +38,10 @@ def defines(header_text):
             continue
         types[name] = t
         out.append((name, t))
+    # Anonymous enums of int constants (MPI_WIN_FLAVOR_*, MPI_WIN_UNIFIED).
+    for body in re.findall(r"^enum\s*\{([^}]*)\}\s*;", header_text, flags=re.M):
+        for name in re.findall(r"\b(MPIX?_\w+)\s*=", body):
+            out.append((name, "int"))
     return out
 
 

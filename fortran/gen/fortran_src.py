@@ -107,12 +107,13 @@ def ftype(p, f08):
     raise ValueError("no Fortran type for %s %s" % (p.ctype, p.name))
 
 
-def interface(fn, f08):
+def interface(fn, f08, pname=None):
+    """The interface body of one procedure, named `pname` (default MPI_X)."""
     ps = fortran_view.params(fn)
     names = [p.name for p in ps] + (["ierror"] if fortran_view.has_ierror(fn) else [])
     result = fortran_view.RESULTS.get(fn.name)
     head = ("function" if result else "subroutine")
-    pname = "MPI_" + fn.name
+    pname = pname or "MPI_" + fn.name
     lines = ["%s %s(%s)%s" % (head, pname, ", ".join(names),
                                " result(res)" if result else "")]
     lines.append("  import")
@@ -149,12 +150,120 @@ def wrap(line, width=100):
     return "\n".join(out)
 
 
-def interfaces(functions, f08):
+def interfaces(functions):
+    """`use mpi`'s interfaces: every procedure but those with a choice
+    buffer, as MPICH's module: a program or tool that profiles MPI_SEND
+    defines a subroutine MPI_SEND that itself uses the module, which
+    Fortran forbids when the module has an interface of that name. Those
+    procedures are called without an explicit interface (mpifort passes
+    -fallow-argument-mismatch)."""
     out = ["interface\n"]
     for fn in functions:
-        if fortran_view.in_fortran(fn):
-            out.append(interface(fn, f08))
+        if fortran_view.in_fortran(fn) and not any(p.kind == "buf" for p in fn.params):
+            out.append(interface(fn, False))
     out.append("end interface\n")
+    return "".join(out)
+
+
+def f08_signature(fn):
+    """What tells two specific procedures of a generic apart: each
+    argument's type, kind and rank (the three 8-byte kinds are one kind)."""
+    out = []
+    for p in fortran_view.params(fn):
+        t, d = ftype(p, True)
+        for k in WIDE.values():
+            t = t.replace(k, "8")
+        out.append((t, d))
+    return out
+
+
+def large_count_forms(functions):
+    """The _c functions that mpi_f08 offers as large-count specifics
+    (MPI-4.0 19.2): those whose standard form is in Fortran with generated
+    glue, and whose arguments differ from it in kind somewhere (not
+    MPI_Type_get_extent_c, whose MPI_Count outputs have the kind of the
+    MPI_Aint ones here, nor MPI_Op_create_c, which differs only in its
+    callback's interface)."""
+    by_name = {fn.name: fn for fn in functions}
+    out = []
+    for fn in functions:
+        base = by_name.get(fn.name[:-2]) if fn.name.endswith("_c") else None
+        if base is None or not fortran_view.generated_glue(base):
+            continue
+        if f08_signature(base) != f08_signature(fn):
+            out.append(fn)
+    return out
+
+
+# mpi_f08's abstract interfaces of callbacks (MPI-4.0 A.4): (name, [(dummy,
+# declaration)]). Callback arguments of the procedures stay EXTERNAL; these
+# let a program declare its callbacks as `procedure(MPI_User_function)`.
+ADDR = "integer(kind=MPI_ADDRESS_KIND)"
+ABSTRACT = [
+    ("MPI_User_function", [("invec", "type(c_ptr), value"), ("inoutvec", "type(c_ptr), value"),
+                           ("len", "integer"), ("datatype", "type(MPI_Datatype)")]),
+    ("MPI_User_function_c", [("invec", "type(c_ptr), value"), ("inoutvec", "type(c_ptr), value"),
+                             ("len", "integer(kind=MPI_COUNT_KIND)"), ("datatype", "type(MPI_Datatype)")]),
+    ("MPI_Grequest_query_function", [("extra_state", ADDR), ("status", "type(MPI_Status)"),
+                                     ("ierror", "integer")]),
+    ("MPI_Grequest_free_function", [("extra_state", ADDR), ("ierror", "integer")]),
+    ("MPI_Grequest_cancel_function", [("extra_state", ADDR), ("complete", "logical"),
+                                      ("ierror", "integer")]),
+    ("MPI_Datarep_extent_function", [("datatype", "type(MPI_Datatype)"), ("extent", ADDR),
+                                     ("extra_state", ADDR), ("ierror", "integer")]),
+] + [
+    (name, [("userbuf", "type(c_ptr), value"), ("datatype", "type(MPI_Datatype)"), ("count", count),
+            ("filebuf", "type(c_ptr), value"), ("position", "integer(kind=MPI_OFFSET_KIND)"),
+            ("extra_state", ADDR), ("ierror", "integer")])
+    for name, count in (("MPI_Datarep_conversion_function", "integer"),
+                        ("MPI_Datarep_conversion_function_c", "integer(kind=MPI_COUNT_KIND)"))
+] + [
+    ("MPI_%s_copy_attr_function" % o, [("old%s" % o.lower(), "type(MPI_%s)" % ("Datatype" if o == "Type" else o)),
+                                        ("%s_keyval" % o.lower(), "integer"),
+                                        ("extra_state", ADDR), ("attribute_val_in", ADDR),
+                                        ("attribute_val_out", ADDR), ("flag", "logical"), ("ierror", "integer")])
+    for o in ("Comm", "Type", "Win")
+] + [
+    ("MPI_%s_delete_attr_function" % o, [(o.lower(), "type(MPI_%s)" % ("Datatype" if o == "Type" else o)),
+                                          ("%s_keyval" % o.lower(), "integer"), ("attribute_val", ADDR),
+                                          ("extra_state", ADDR), ("ierror", "integer")])
+    for o in ("Comm", "Type", "Win")
+] + [
+    ("MPI_%s_errhandler_function" % o, [(o.lower(), "type(MPI_%s)" % o), ("error_code", "integer")])
+    for o in ("Comm", "Win", "File", "Session")
+]
+
+
+def abstract_interfaces():
+    out = ["abstract interface\n"]
+    for name, dummies in ABSTRACT:
+        out.append(wrap("subroutine %s(%s)" % (name, ", ".join(d for d, _ in dummies))) + "\n")
+        out.append("  import\n  implicit none\n")
+        out += ["  %s :: %s\n" % (t, d) for d, t in dummies]
+        out.append("end subroutine %s\n" % name)
+    out.append("end interface\n")
+    return "".join(out)
+
+
+def f08_interfaces(functions):
+    """mpi_f08's procedures: a generic MPI_X per procedure, whose specific
+    is MPI_X_f08 (linker name mpi_x_f08_) and, for large counts, MPI_X_c_f08
+    (INTEGER(KIND=MPI_COUNT_KIND) counts, reaching MPI_X_c), the names
+    MPI-4.0 19.1.5 gives when MPI_SUBARRAYS_SUPPORTED is .FALSE.; and the
+    same under PMPI_X for profiling tools, whose own MPI_X_f08 replaces
+    the library's (weak) one."""
+    large = {fn.name[:-2]: fn for fn in large_count_forms(functions)}
+    out = []
+    for fn in functions:
+        if not fortran_view.in_fortran(fn):
+            continue
+        for prefix in ("MPI_", "PMPI_"):
+            generic = prefix + fn.name
+            out.append("interface %s\n" % generic)
+            out.append(interface(fn, True, generic + "_f08"))
+            if fn.name in large:
+                out.append(interface(large[fn.name], True, generic + "_c_f08"))
+            out.append("end interface %s\n" % generic)
     return "".join(out)
 
 
@@ -194,16 +303,21 @@ def int_constants(consts, values, kinds, f08):
     return "\n".join(out) + "\n"
 
 
-def callbacks_decl():
-    """The predefined callbacks, and the profiling names of the two timer
-    functions (the interfaces declare MPI_Wtime and MPI_Wtick)."""
+def callbacks_decl(f08):
+    """The predefined callbacks, and in `use mpi` the profiling names of the
+    two timer functions (the interfaces declare MPI_Wtime and MPI_Wtick;
+    mpi_f08 has every PMPI_ generic)."""
     return (wrap("external :: %s" % ", ".join(CALLBACKS + ["MPI_CONVERSION_FN_NULL"])) + "\n"
-            + "double precision, external :: PMPI_Wtime, PMPI_Wtick\n")
+            + ("" if f08 else "double precision, external :: PMPI_Wtime, PMPI_Wtick\n"))
 
 
 # MPI_SIZEOF's kinds: (name, Fortran type) of the numeric intrinsic types.
+# LOGICAL and CHARACTER too, as MPICH's (the standard names the numeric
+# types only): a CHARACTER's size is that of one character, MPI_CHARACTER's.
 SIZEOF_TYPES = [("i1", "integer(1)"), ("i2", "integer(2)"), ("i4", "integer(4)"), ("i8", "integer(8)"),
-                ("r4", "real(4)"), ("r8", "real(8)"), ("c4", "complex(4)"), ("c8", "complex(8)")]
+                ("r4", "real(4)"), ("r8", "real(8)"), ("c4", "complex(4)"), ("c8", "complex(8)"),
+                ("l1", "logical(1)"), ("l2", "logical(2)"), ("l4", "logical(4)"), ("l8", "logical(8)"),
+                ("ch", "character(len=*)")]
 
 
 def sizeof_interface():
@@ -223,16 +337,17 @@ def sizeof_procedures(f08):
         "  %s, intent(in) :: x(..)\n"
         "  integer, intent(out) :: size\n"
         "  integer%s, intent(out) :: ierror\n"
-        "  size = storage_size(x) / 8\n%s"
-        "end subroutine wanmpi_sizeof_%s\n" % (n, t, opt, set_err, n) for n, t in SIZEOF_TYPES)
+        "  size = %s\n%s"
+        "end subroutine wanmpi_sizeof_%s\n" % (n, t, opt, "1" if n == "ch" else "storage_size(x) / 8",
+                                                set_err, n) for n, t in SIZEOF_TYPES)
 
 
 def module_mpi(functions, consts, values, kinds):
     return ("! Module mpi of wanmpi: generated by fortran/gen/main.py from include/mpi.h.\n"
             "module mpi\nimplicit none\n"
             + int_constants(consts, values, kinds, False)
-            + common_blocks(False) + callbacks_decl()
-            + interfaces(functions, False)
+            + common_blocks(False) + callbacks_decl(False)
+            + interfaces(functions)
             + sizeof_interface()
             + "contains\n" + sizeof_procedures(False)
             + "end module mpi\n")
@@ -270,8 +385,8 @@ def module_f08(functions, consts, values, kinds):
             "private :: c_ptr\n"
             + handle_types()
             + int_constants(consts, values, kinds, True)
-            + common_blocks(True) + callbacks_decl()
-            + interfaces(functions, True)
+            + common_blocks(True) + callbacks_decl(True)
+            + abstract_interfaces() + f08_interfaces(functions)
             + sizeof_interface()
             + "contains\n" + handle_operators() + sizeof_procedures(True)
             + "end module mpi_f08\n")

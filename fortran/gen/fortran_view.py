@@ -20,7 +20,8 @@ HAND_WRITTEN = {
     "Win_create_keyval", "Keyval_create", "Comm_spawn",
     "Comm_spawn_multiple", "Info_create_env", "Grequest_start", "Address",
     "Type_extent", "Type_lb", "Type_ub", "Type_hvector", "Type_hindexed",
-    "Type_struct", "Register_datarep",
+    "Type_struct", "Register_datarep", "Info_get_string", "Comm_set_attr",
+    "Type_set_attr", "Win_set_attr",
 }
 # Not in the Fortran bindings: see docs/fortran.md.
 LEFT_OUT = set()

@@ -34,7 +34,7 @@ def main():
     for name, body in files.items():
         with open(os.path.join(outdir, name), "w") as f:
             f.write(body)
-    glue_c.write(functions, os.path.join(outdir, "glue_gen.c"))
+    glue_c.write(functions, fortran_src.large_count_forms(functions), os.path.join(outdir, "glue_gen.c"))
 
 
 if __name__ == "__main__":

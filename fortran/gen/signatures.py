@@ -110,7 +110,7 @@ def classify(fn):
         t = p.ctype
         if p.kind == "varargs":
             continue
-        if t.endswith("function*"):
+        if t.endswith("function*") or t.endswith("function_c*"):
             p.kind = "callback"
         elif t == "char*" and p.const or (t == "char" and p.array and p.const):
             p.kind = "str_in"

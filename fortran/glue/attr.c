@@ -1,8 +1,10 @@
 /* Fortran glue for attributes and keyvals. A Fortran attribute value is an
  * INTEGER(KIND=MPI_ADDRESS_KIND) (a default INTEGER in MPI-1's MPI_ATTR_*
- * calls) stored in C's void * as the integer itself; the predefined
- * attributes that C hands out as pointers (MPI_TAG_UB, MPI_WIN_SIZE, ...)
- * are dereferenced on the way out.
+ * calls) stored in C's void * as the address of a box holding it
+ * (boxes.c), so that C reads a pointer to the integer, as MPI-4.0 19.3.7
+ * says; Fortran reads its own boxes' values, and a pointer C set as the
+ * pointer's value. The predefined attributes that C hands out as pointers
+ * (MPI_TAG_UB, MPI_WIN_SIZE, ...) are dereferenced on the way out.
  *
  * A keyval created from Fortran gets C callbacks that call the Fortran
  * procedures with Fortran's conventions (everything by reference, a LOGICAL
@@ -23,11 +25,18 @@ struct wf_keyval {
     int legacy; /* MPI_KEYVAL_CREATE: values and extra state are INTEGERs */
 };
 
+/* The Fortran value of a user attribute: a box's value, else the pointer. */
+static MPI_Aint wf_user_value(void *v)
+{
+    MPI_Aint value;
+    return wf_box_get(v, &value) ? value : (MPI_Aint)(intptr_t)v;
+}
+
 static int wf_copy(int old, int keyval, void *extra, void *in, void *out, int *flag)
 {
     struct wf_keyval *k = extra;
     MPI_Fint fold = old, fkey = keyval, fflag = 0, ierr = MPI_SUCCESS;
-    MPI_Aint vin = (MPI_Aint)(intptr_t)in, vout = 0;
+    MPI_Aint vin = wf_user_value(in), vout = 0;
     if (k->legacy) {
         MPI_Fint ein = (MPI_Fint)k->extra, in4 = (MPI_Fint)vin, out4 = 0;
         k->copy(&fold, &fkey, &ein, &in4, &out4, &fflag, &ierr);
@@ -36,8 +45,12 @@ static int wf_copy(int old, int keyval, void *extra, void *in, void *out, int *f
         k->copy(&fold, &fkey, &k->extra, &vin, &vout, &fflag, &ierr);
     }
     *flag = fflag != 0;
-    if (fflag)
-        *(void **)out = (void *)(intptr_t)vout;
+    if (fflag && ierr == MPI_SUCCESS) {
+        void *box = wf_box_new(vout);
+        if (box == NULL)
+            return WF_OOM;
+        *(void **)out = box;
+    }
     return ierr;
 }
 
@@ -45,13 +58,15 @@ static int wf_delete(int obj, int keyval, void *value, void *extra)
 {
     struct wf_keyval *k = extra;
     MPI_Fint fobj = obj, fkey = keyval, ierr = MPI_SUCCESS;
-    MPI_Aint v = (MPI_Aint)(intptr_t)value;
+    MPI_Aint v = wf_user_value(value);
     if (k->legacy) {
         MPI_Fint e4 = (MPI_Fint)k->extra, v4 = (MPI_Fint)v;
         k->del(&fobj, &fkey, &v4, &e4, &ierr);
     } else {
         k->del(&fobj, &fkey, &v, &k->extra, &ierr);
     }
+    if (ierr == MPI_SUCCESS)
+        wf_box_free(value);
     return ierr;
 }
 
@@ -67,44 +82,41 @@ static struct wf_keyval *wf_keyval_new(void *copy, void *del, MPI_Aint extra, in
     return k;
 }
 
-void mpi_comm_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
+void pmpi_comm_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
 {
     struct wf_keyval *k = wf_keyval_new(copy, del, *extra, 0);
     wf_set(ierror, k == NULL ? WF_OOM
                              : MPI_Comm_create_keyval((MPI_Comm_copy_attr_function *)wf_copy,
                                                       (MPI_Comm_delete_attr_function *)wf_delete, keyval, k));
 }
-WF_ALIASES(mpi_comm_create_keyval_, pmpi_comm_create_keyval_, mpi_comm_create_keyval__, MPI_COMM_CREATE_KEYVAL,
-           PMPI_COMM_CREATE_KEYVAL)
+WF_NAMES(mpi_comm_create_keyval, MPI_COMM_CREATE_KEYVAL)
 
-void mpi_type_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
+void pmpi_type_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
 {
     struct wf_keyval *k = wf_keyval_new(copy, del, *extra, 0);
     wf_set(ierror, k == NULL ? WF_OOM
                              : MPI_Type_create_keyval((MPI_Type_copy_attr_function *)wf_copy,
                                                       (MPI_Type_delete_attr_function *)wf_delete, keyval, k));
 }
-WF_ALIASES(mpi_type_create_keyval_, pmpi_type_create_keyval_, mpi_type_create_keyval__, MPI_TYPE_CREATE_KEYVAL,
-           PMPI_TYPE_CREATE_KEYVAL)
+WF_NAMES(mpi_type_create_keyval, MPI_TYPE_CREATE_KEYVAL)
 
-void mpi_win_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
+void pmpi_win_create_keyval_(void *copy, void *del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
 {
     struct wf_keyval *k = wf_keyval_new(copy, del, *extra, 0);
     wf_set(ierror, k == NULL ? WF_OOM
                              : MPI_Win_create_keyval((MPI_Win_copy_attr_function *)wf_copy,
                                                      (MPI_Win_delete_attr_function *)wf_delete, keyval, k));
 }
-WF_ALIASES(mpi_win_create_keyval_, pmpi_win_create_keyval_, mpi_win_create_keyval__, MPI_WIN_CREATE_KEYVAL,
-           PMPI_WIN_CREATE_KEYVAL)
+WF_NAMES(mpi_win_create_keyval, MPI_WIN_CREATE_KEYVAL)
 
-void mpi_keyval_create_(void *copy, void *del, MPI_Fint *keyval, MPI_Fint *extra, MPI_Fint *ierror)
+void pmpi_keyval_create_(void *copy, void *del, MPI_Fint *keyval, MPI_Fint *extra, MPI_Fint *ierror)
 {
     struct wf_keyval *k = wf_keyval_new(copy, del, *extra, 1);
     wf_set(ierror, k == NULL ? WF_OOM
                              : MPI_Comm_create_keyval((MPI_Comm_copy_attr_function *)wf_copy,
                                                       (MPI_Comm_delete_attr_function *)wf_delete, keyval, k));
 }
-WF_ALIASES(mpi_keyval_create_, pmpi_keyval_create_, mpi_keyval_create__, MPI_KEYVAL_CREATE, PMPI_KEYVAL_CREATE)
+WF_NAMES(mpi_keyval_create, MPI_KEYVAL_CREATE)
 
 /* The Fortran value of an attribute C returned as v. */
 static MPI_Aint wf_comm_value(int keyval, void *v)
@@ -119,7 +131,7 @@ static MPI_Aint wf_comm_value(int keyval, void *v)
     case MPI_APPNUM:
         return *(int *)v;
     default:
-        return (MPI_Aint)(intptr_t)v;
+        return wf_user_value(v);
     }
 }
 
@@ -133,11 +145,11 @@ static MPI_Aint wf_win_value(int keyval, void *v)
     case MPI_WIN_SIZE:
         return *(MPI_Aint *)v;
     default:
-        return (MPI_Aint)(intptr_t)v; /* MPI_WIN_BASE and user values */
+        return wf_user_value(v); /* MPI_WIN_BASE (C's) and user values */
     }
 }
 
-void mpi_comm_get_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
+void pmpi_comm_get_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
 {
     void *v = NULL;
     int f = 0;
@@ -149,24 +161,56 @@ void mpi_comm_get_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *value, MPI_F
     }
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_comm_get_attr_, pmpi_comm_get_attr_, mpi_comm_get_attr__, MPI_COMM_GET_ATTR, PMPI_COMM_GET_ATTR)
+WF_NAMES(mpi_comm_get_attr, MPI_COMM_GET_ATTR)
 
-void mpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag, MPI_Fint *ierror)
+void pmpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag, MPI_Fint *ierror)
 {
     MPI_Aint v = 0;
-    mpi_comm_get_attr_(comm, keyval, &v, flag, ierror);
+    pmpi_comm_get_attr_(comm, keyval, &v, flag, ierror);
     if (*flag)
         *value = (MPI_Fint)v;
 }
-WF_ALIASES(mpi_attr_get_, pmpi_attr_get_, mpi_attr_get__, MPI_ATTR_GET, PMPI_ATTR_GET)
+WF_NAMES(mpi_attr_get, MPI_ATTR_GET)
 
-void mpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierror)
+/* Sets a Fortran value through one of C's set functions. */
+typedef int (*wf_setter)(int obj, int keyval, void *value);
+
+static int wf_set_boxed(wf_setter set, int obj, int keyval, MPI_Aint value)
 {
-    wf_set(ierror, MPI_Comm_set_attr(*comm, *keyval, (void *)(intptr_t)*value));
+    void *box = wf_box_new(value);
+    if (box == NULL)
+        return WF_OOM;
+    int rc = set(obj, keyval, box);
+    if (rc != MPI_SUCCESS)
+        wf_box_free(box);
+    return rc;
 }
-WF_ALIASES(mpi_attr_put_, pmpi_attr_put_, mpi_attr_put__, MPI_ATTR_PUT, PMPI_ATTR_PUT)
 
-void mpi_type_get_attr_(MPI_Fint *type, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
+void pmpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierror)
+{
+    wf_set(ierror, wf_set_boxed((wf_setter)MPI_Comm_set_attr, *comm, *keyval, *value));
+}
+WF_NAMES(mpi_attr_put, MPI_ATTR_PUT)
+
+void pmpi_comm_set_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *ierror)
+{
+    wf_set(ierror, wf_set_boxed((wf_setter)MPI_Comm_set_attr, *comm, *keyval, *value));
+}
+WF_NAMES(mpi_comm_set_attr, MPI_COMM_SET_ATTR)
+
+void pmpi_type_set_attr_(MPI_Fint *type, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *ierror)
+{
+    wf_set(ierror, wf_set_boxed((wf_setter)MPI_Type_set_attr, *type, *keyval, *value));
+}
+WF_NAMES(mpi_type_set_attr, MPI_TYPE_SET_ATTR)
+
+void pmpi_win_set_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *ierror)
+{
+    wf_set(ierror, wf_set_boxed((wf_setter)MPI_Win_set_attr, *win, *keyval, *value));
+}
+WF_NAMES(mpi_win_set_attr, MPI_WIN_SET_ATTR)
+
+void pmpi_type_get_attr_(MPI_Fint *type, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
 {
     void *v = NULL;
     int f = 0;
@@ -174,13 +218,13 @@ void mpi_type_get_attr_(MPI_Fint *type, MPI_Fint *keyval, MPI_Aint *value, MPI_F
     if (rc == MPI_SUCCESS) {
         *flag = f != 0;
         if (f)
-            *value = (MPI_Aint)(intptr_t)v;
+            *value = wf_user_value(v);
     }
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_type_get_attr_, pmpi_type_get_attr_, mpi_type_get_attr__, MPI_TYPE_GET_ATTR, PMPI_TYPE_GET_ATTR)
+WF_NAMES(mpi_type_get_attr, MPI_TYPE_GET_ATTR)
 
-void mpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
+void pmpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierror)
 {
     void *v = NULL;
     int f = 0;
@@ -192,4 +236,4 @@ void mpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fin
     }
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_win_get_attr_, pmpi_win_get_attr_, mpi_win_get_attr__, MPI_WIN_GET_ATTR, PMPI_WIN_GET_ATTR)
+WF_NAMES(mpi_win_get_attr, MPI_WIN_GET_ATTR)

@@ -52,7 +52,7 @@ static int wf_is_null(void *f)
     return f == NULL || f == (void *)mpi_conversion_fn_null_;
 }
 
-void mpi_register_datarep_(char *name, void *read, void *write, void *extent, MPI_Aint *extra, MPI_Fint *ierror,
+void pmpi_register_datarep_(char *name, void *read, void *write, void *extent, MPI_Aint *extra, MPI_Fint *ierror,
                            size_t len_name)
 {
     struct wf_datarep *d = malloc(sizeof *d);
@@ -74,5 +74,4 @@ void mpi_register_datarep_(char *name, void *read, void *write, void *extent, MP
     free(c_name);
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_register_datarep_, pmpi_register_datarep_, mpi_register_datarep__, MPI_REGISTER_DATAREP,
-           PMPI_REGISTER_DATAREP)
+WF_NAMES(mpi_register_datarep, MPI_REGISTER_DATAREP)

@@ -77,13 +77,25 @@ void wf_str_out(char *dst, size_t len, const char *src);
 
 #define WF_OOM MPI_ERR_OTHER
 
-/* MPICH's other manglings of a Fortran name (pmpi_x_, mpi_x__, MPI_X,
- * PMPI_X) as aliases of gfortran's (mpi_x_). */
-#define WF_ALIASES(f, a, b, c, d) \
-    extern __typeof__(f) a __attribute__((alias(#f))); \
-    extern __typeof__(f) b __attribute__((alias(#f))); \
-    extern __typeof__(f) c __attribute__((alias(#f))); \
-    extern __typeof__(f) d __attribute__((alias(#f)));
+/* Attribute values set from Fortran (boxes.c): a box holding the value,
+ * whose address C's attribute functions store; NULL when memory is short. */
+void *wf_box_new(MPI_Aint value);
+/* Whether p is a box of ours, and if so its value. */
+int wf_box_get(void *p, MPI_Aint *value);
+/* Frees p if it is a box of ours. */
+void wf_box_free(void *p);
+
+/* The names of one Fortran procedure, whose glue is defined as pmpi_x_
+ * (stem mpi_x, upper-case name MPI_X): the profiling names pmpi_x_,
+ * pmpi_x__, PMPI_X and mpi_f08's pmpi_x_f08_ strong, the MPI names mpi_x_,
+ * mpi_x__, MPI_X and mpi_x_f08_ weak aliases of it, as MPICH's are, so a
+ * program or tool defining its own MPI_X (any mangling) replaces the MPI
+ * name and still reaches the library through PMPI_X. */
+#define WF_ALIAS(f, a) extern __typeof__(f) a __attribute__((alias(#f)));
+#define WF_WEAK(f, a) extern __typeof__(f) a __attribute__((weak, alias(#f)));
+#define WF_NAMES(s, S) \
+    WF_ALIAS(p##s##_, p##s##__) WF_ALIAS(p##s##_, P##S) WF_ALIAS(p##s##_, p##s##_f08_) \
+    WF_WEAK(p##s##_, s##_) WF_WEAK(p##s##_, s##__) WF_WEAK(p##s##_, S) WF_WEAK(p##s##_, s##_f08_)
 
 static inline void wf_set(MPI_Fint *ierror, int rc)
 {

@@ -44,7 +44,7 @@ static int wf_cancel(void *extra, int complete)
     return ierr;
 }
 
-void mpi_grequest_start_(void *query, void *freefn, void *cancel, MPI_Aint *extra, MPI_Fint *request,
+void pmpi_grequest_start_(void *query, void *freefn, void *cancel, MPI_Aint *extra, MPI_Fint *request,
                          MPI_Fint *ierror)
 {
     struct wf_grequest *g = malloc(sizeof *g);
@@ -61,5 +61,4 @@ void mpi_grequest_start_(void *query, void *freefn, void *cancel, MPI_Aint *extr
         free(g);
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_grequest_start_, pmpi_grequest_start_, mpi_grequest_start__, MPI_GREQUEST_START,
-           PMPI_GREQUEST_START)
+WF_NAMES(mpi_grequest_start, MPI_GREQUEST_START)

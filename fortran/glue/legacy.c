@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include "glue.h"
 
-void mpi_address_(void *location, MPI_Fint *address, MPI_Fint *ierror)
+void pmpi_address_(void *location, MPI_Fint *address, MPI_Fint *ierror)
 {
     MPI_Aint a = 0;
     int rc = MPI_Get_address(location, &a);
@@ -13,7 +13,7 @@ void mpi_address_(void *location, MPI_Fint *address, MPI_Fint *ierror)
         *address = (MPI_Fint)a;
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_address_, pmpi_address_, mpi_address__, MPI_ADDRESS, PMPI_ADDRESS)
+WF_NAMES(mpi_address, MPI_ADDRESS)
 
 typedef int (*wf_aint_query)(MPI_Datatype, MPI_Aint *);
 
@@ -26,30 +26,30 @@ static void wf_type_query(wf_aint_query f, MPI_Fint *type, MPI_Fint *out, MPI_Fi
     wf_set(ierror, rc);
 }
 
-void mpi_type_extent_(MPI_Fint *type, MPI_Fint *extent, MPI_Fint *ierror)
+void pmpi_type_extent_(MPI_Fint *type, MPI_Fint *extent, MPI_Fint *ierror)
 {
     wf_type_query(MPI_Type_extent, type, extent, ierror);
 }
-WF_ALIASES(mpi_type_extent_, pmpi_type_extent_, mpi_type_extent__, MPI_TYPE_EXTENT, PMPI_TYPE_EXTENT)
+WF_NAMES(mpi_type_extent, MPI_TYPE_EXTENT)
 
-void mpi_type_lb_(MPI_Fint *type, MPI_Fint *lb, MPI_Fint *ierror)
+void pmpi_type_lb_(MPI_Fint *type, MPI_Fint *lb, MPI_Fint *ierror)
 {
     wf_type_query(MPI_Type_lb, type, lb, ierror);
 }
-WF_ALIASES(mpi_type_lb_, pmpi_type_lb_, mpi_type_lb__, MPI_TYPE_LB, PMPI_TYPE_LB)
+WF_NAMES(mpi_type_lb, MPI_TYPE_LB)
 
-void mpi_type_ub_(MPI_Fint *type, MPI_Fint *ub, MPI_Fint *ierror)
+void pmpi_type_ub_(MPI_Fint *type, MPI_Fint *ub, MPI_Fint *ierror)
 {
     wf_type_query(MPI_Type_ub, type, ub, ierror);
 }
-WF_ALIASES(mpi_type_ub_, pmpi_type_ub_, mpi_type_ub__, MPI_TYPE_UB, PMPI_TYPE_UB)
+WF_NAMES(mpi_type_ub, MPI_TYPE_UB)
 
-void mpi_type_hvector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype,
+void pmpi_type_hvector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride, MPI_Fint *oldtype,
                        MPI_Fint *newtype, MPI_Fint *ierror)
 {
     wf_set(ierror, MPI_Type_create_hvector(*count, *blocklength, *stride, *oldtype, newtype));
 }
-WF_ALIASES(mpi_type_hvector_, pmpi_type_hvector_, mpi_type_hvector__, MPI_TYPE_HVECTOR, PMPI_TYPE_HVECTOR)
+WF_NAMES(mpi_type_hvector, MPI_TYPE_HVECTOR)
 
 /* The displacements widened to MPI_Aint; NULL when memory is short. */
 static MPI_Aint *wf_widen(const MPI_Fint *d, int n)
@@ -60,7 +60,7 @@ static MPI_Aint *wf_widen(const MPI_Fint *d, int n)
     return w;
 }
 
-void mpi_type_hindexed_(MPI_Fint *count, MPI_Fint *blocklengths, MPI_Fint *displacements, MPI_Fint *oldtype,
+void pmpi_type_hindexed_(MPI_Fint *count, MPI_Fint *blocklengths, MPI_Fint *displacements, MPI_Fint *oldtype,
                         MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Aint *w = wf_widen(displacements, *count);
@@ -68,9 +68,9 @@ void mpi_type_hindexed_(MPI_Fint *count, MPI_Fint *blocklengths, MPI_Fint *displ
     free(w);
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_type_hindexed_, pmpi_type_hindexed_, mpi_type_hindexed__, MPI_TYPE_HINDEXED, PMPI_TYPE_HINDEXED)
+WF_NAMES(mpi_type_hindexed, MPI_TYPE_HINDEXED)
 
-void mpi_type_struct_(MPI_Fint *count, MPI_Fint *blocklengths, MPI_Fint *displacements, MPI_Fint *types,
+void pmpi_type_struct_(MPI_Fint *count, MPI_Fint *blocklengths, MPI_Fint *displacements, MPI_Fint *types,
                       MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Aint *w = wf_widen(displacements, *count);
@@ -78,4 +78,4 @@ void mpi_type_struct_(MPI_Fint *count, MPI_Fint *blocklengths, MPI_Fint *displac
     free(w);
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_type_struct_, pmpi_type_struct_, mpi_type_struct__, MPI_TYPE_STRUCT, PMPI_TYPE_STRUCT)
+WF_NAMES(mpi_type_struct, MPI_TYPE_STRUCT)

@@ -39,7 +39,7 @@ static void wf_argv_free(char **v)
     free(v);
 }
 
-void mpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root,
+void pmpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root,
                      MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierror,
                      size_t len_command, size_t len_argv)
 {
@@ -53,9 +53,9 @@ void mpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *in
     wf_argv_free(c_argv);
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_comm_spawn_, pmpi_comm_spawn_, mpi_comm_spawn__, MPI_COMM_SPAWN, PMPI_COMM_SPAWN)
+WF_NAMES(mpi_comm_spawn, MPI_COMM_SPAWN)
 
-void mpi_comm_spawn_multiple_(MPI_Fint *count, char *commands, char *argvs, MPI_Fint *maxprocs, MPI_Fint *infos,
+void pmpi_comm_spawn_multiple_(MPI_Fint *count, char *commands, char *argvs, MPI_Fint *maxprocs, MPI_Fint *infos,
                               MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes,
                               MPI_Fint *ierror, size_t len_commands, size_t len_argvs)
 {
@@ -84,5 +84,4 @@ void mpi_comm_spawn_multiple_(MPI_Fint *count, char *commands, char *argvs, MPI_
     free(c_argvs);
     wf_set(ierror, rc);
 }
-WF_ALIASES(mpi_comm_spawn_multiple_, pmpi_comm_spawn_multiple_, mpi_comm_spawn_multiple__,
-           MPI_COMM_SPAWN_MULTIPLE, PMPI_COMM_SPAWN_MULTIPLE)
+WF_NAMES(mpi_comm_spawn_multiple, MPI_COMM_SPAWN_MULTIPLE)

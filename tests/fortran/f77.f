@@ -1,12 +1,13 @@
 ! Fixed-form Fortran 77 with mpif.h: point-to-point with wildcards and
 ! status fields, collectives (MPI_IN_PLACE, LOGICAL and MAXLOC reductions),
 ! a user reduction, derived types (a strided row, a struct sent from
-! MPI_BOTTOM), strings, attributes. Prints PASS f77 on rank 0.
+! MPI_BOTTOM), strings (MPI_INFO_GET_STRING's lengths), attributes.
+! Prints PASS f77 on rank 0.
       PROGRAM F77
       IMPLICIT NONE
       INCLUDE 'mpif.h'
       INTEGER IERR, RANK, NP, I, J, LEFT, RIGHT, ERRS, TOTAL, N
-      INTEGER STATUS(MPI_STATUS_SIZE), REQS(2), COUNT
+      INTEGER STATUS(MPI_STATUS_SIZE), REQS(2), COUNT, INFO, BUFL
       INTEGER SBUF(10), RBUF(10), ROWT, STRT, OP, COMM2, NLEN
       INTEGER BLENS(2), TYPES(2), PAIR(2), OUTP(2), IRES
       INTEGER(KIND=MPI_ADDRESS_KIND) DISPS(2), TAGUB
@@ -163,6 +164,26 @@
       CALL MPI_ERROR_STRING(MPI_ERR_TRUNCATE, ESTR, NLEN, IERR)
       IF (NLEN .LE. 0 .OR. IERR .NE. MPI_SUCCESS) ERRS = ERRS + 1
       IF (MPI_WTIME() .LE. 0.0D0) ERRS = ERRS + 1
+! MPI_INFO_GET_STRING counts characters, not C's NUL: BUFLEN 0 leaves
+! the value alone, 2 truncates, and either returns the value's length.
+      CALL MPI_INFO_CREATE(INFO, IERR)
+      CALL MPI_INFO_SET(INFO, 'colour', 'turquoise', IERR)
+      MSG = 'canary'
+      BUFL = 0
+      CALL MPI_INFO_GET_STRING(INFO, 'colour', BUFL, MSG, FLAG, IERR)
+      IF (.NOT. FLAG .OR. BUFL .NE. 9 .OR. MSG .NE. 'canary')
+     &   ERRS = ERRS + 1
+      BUFL = 2
+      CALL MPI_INFO_GET_STRING(INFO, 'colour', BUFL, MSG, FLAG, IERR)
+      IF (BUFL .NE. 9 .OR. MSG .NE. 'tu') ERRS = ERRS + 1
+      BUFL = 12
+      CALL MPI_INFO_GET_STRING(INFO, 'colour', BUFL, MSG, FLAG, IERR)
+      IF (BUFL .NE. 9 .OR. MSG .NE. 'turquoise') ERRS = ERRS + 1
+      BUFL = 5
+      MSG = 'canary'
+      CALL MPI_INFO_GET_STRING(INFO, 'shape', BUFL, MSG, FLAG, IERR)
+      IF (FLAG .OR. BUFL .NE. 5 .OR. MSG .NE. 'canary') ERRS = ERRS + 1
+      CALL MPI_INFO_FREE(INFO, IERR)
       CALL MPI_REDUCE(ERRS, TOTAL, 1, MPI_INTEGER, MPI_SUM, 0,
      &     MPI_COMM_WORLD, IERR)
       IF (RANK .EQ. 0 .AND. TOTAL .EQ. 0) PRINT '(A)', 'PASS f77'

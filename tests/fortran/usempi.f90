@@ -1,13 +1,15 @@
 ! `use mpi` (explicit interfaces): sendrecv, probe, gatherv/scatter,
 ! in-place allgather, alltoall, a subarray type, names and info strings,
 ! a keyval with Fortran copy and delete callbacks across MPI_COMM_DUP, a
-! user error handler, MPI_COMPLEX and DOUBLE COMPLEX sums. Prints PASS usempi.
+! user error handler (with added error classes and codes), MPI_COMPLEX
+! and DOUBLE COMPLEX sums, a window's flavor and model attributes.
+! Prints PASS usempi.
 ! The callbacks, in a module (an internal procedure passed as a callback
 ! would need a trampoline on an executable stack).
 module usempi_callbacks
   use mpi
   implicit none
-  integer :: deletes = 0
+  integer :: deletes = 0, last_code = 0
 contains
 
   subroutine copy_fn(oldcomm, keyval, extra_state, val_in, val_out, flag, ierr)
@@ -30,6 +32,11 @@ contains
     integer :: comm, code
     if (code /= MPI_SUCCESS) deletes = deletes + 100
   end subroutine on_error
+
+  subroutine record_code(comm, code)
+    integer :: comm, code
+    last_code = code
+  end subroutine record_code
 end module usempi_callbacks
 
 program usempi
@@ -38,6 +45,9 @@ program usempi
   implicit none
   integer :: ierr, rank, np, i, errs, total, left, right, cnt, sub, dup, key, eh
   integer :: status(MPI_STATUS_SIZE), info, nlen
+  integer :: win, winbuf(4), uclass, ucode
+  integer(kind=MPI_ADDRESS_KIND) :: wval
+  logical :: found
   integer, allocatable :: counts(:), displs(:), all(:), mine(:), a2a(:), back(:)
   integer :: grid(4, 3), piece(2, 2), sizes(2), subsizes(2), starts(2)
   integer(kind=MPI_ADDRESS_KIND) :: val, extra
@@ -139,6 +149,22 @@ program usempi
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL, ierr)
   call MPI_Errhandler_free(eh, ierr)
 
+  ! A class and a code the program adds reach its handler as they are,
+  ! through MPI_COMM_CALL_ERRHANDLER, on a handler already freed.
+  call MPI_Add_error_class(uclass, ierr)
+  call MPI_Add_error_code(uclass, ucode, ierr)
+  call MPI_Comm_create_errhandler(record_code, eh, ierr)
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+  call MPI_Comm_set_errhandler(dup, eh, ierr)
+  call MPI_Errhandler_free(eh, ierr)
+  call MPI_Comm_call_errhandler(dup, ucode, ierr)
+  if (last_code /= ucode .or. ierr /= MPI_SUCCESS) errs = errs + 1
+  call MPI_Comm_call_errhandler(dup, uclass, ierr)
+  if (last_code /= uclass) errs = errs + 1
+  call MPI_Comm_call_errhandler(dup, MPI_ERR_TAG, ierr)
+  if (last_code /= MPI_ERR_TAG) errs = errs + 1
+  call MPI_Comm_free(dup, ierr)
+
   ! Complex sums.
   z = cmplx(rank, 1.0)
   call MPI_Allreduce(z, zs, 1, MPI_COMPLEX, MPI_SUM, MPI_COMM_WORLD, ierr)
@@ -154,6 +180,22 @@ program usempi
   if (cnt /= 4) errs = errs + 1
   call MPI_Sizeof(1_8, cnt, ierr)
   if (cnt /= 8) errs = errs + 1
+  ! LOGICAL and CHARACTER, as MPICH's MPI_SIZEOF has them.
+  call MPI_Sizeof([.true., .false.], cnt, ierr)
+  if (cnt /= 4) errs = errs + 1
+  call MPI_Sizeof(.true._1, cnt, ierr)
+  if (cnt /= 1) errs = errs + 1
+  call MPI_Sizeof(['ab', 'cd'], cnt, ierr)
+  if (cnt /= 1 .or. ierr /= MPI_SUCCESS) errs = errs + 1
+
+  ! A window's flavor and memory model, against the enum constants.
+  call MPI_Win_create(winbuf, 16_MPI_ADDRESS_KIND, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, wval, found, ierr)
+  if (.not. found .or. wval /= MPI_WIN_FLAVOR_CREATE .or. MPI_WIN_FLAVOR_CREATE /= 1) errs = errs + 1
+  call MPI_Win_get_attr(win, MPI_WIN_MODEL, wval, found, ierr)
+  if (.not. found .or. (wval /= MPI_WIN_UNIFIED .and. wval /= MPI_WIN_SEPARATE)) errs = errs + 1
+  if (MPI_WIN_UNIFIED /= 2 .or. MPI_WIN_FLAVOR_SHARED /= 4) errs = errs + 1
+  call MPI_Win_free(win, ierr)
 
   call MPI_Reduce(errs, total, 1, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
   if (rank == 0 .and. total == 0) print '(a)', 'PASS usempi'

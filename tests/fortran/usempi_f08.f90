@@ -1,7 +1,8 @@
 ! `use mpi_f08`: derived-type handles and their comparisons, MPI_Status
 ! components, ierror left out, request arrays (waitall, waitany), matched
 ! probe (MPI_Message), a user reduction with mpi_f08's interface (C
-! pointers), MPI_IN_PLACE at the root of a reduce, a vector type, strings,
+! pointers, MPI_User_function), MPI_IN_PLACE at the root of a reduce, a
+! vector type, strings,
 ! kinds through MPI_Type_create_f90_*.
 ! Prints PASS usempi_f08.
 
@@ -40,6 +41,7 @@ program usempi_f08
   type(MPI_Datatype) :: vec, f90t
   type(MPI_Op) :: op
   type(MPI_Message) :: msg
+  procedure(MPI_User_function), pointer :: user_fn
   integer :: rank, np, left, right, errs, total, i, idx, cnt, ierr, size
   integer :: sbuf(6), rbuf(6), cols(3, 4), col(4)
   real(8) :: x(3), y(3)
@@ -84,7 +86,9 @@ program usempi_f08
   if (cnt /= 3 .or. rbuf(3) /= left * 10 + 3) errs = errs + 1
 
   ! A user reduction with mpi_f08's interface.
-  call MPI_Op_create(absmax, .true., op)
+  ! Through a pointer of mpi_f08's abstract interface, which absmax matches.
+  user_fn => absmax
+  call MPI_Op_create(user_fn, .true., op)
   x = [-dble(rank), dble(rank) * 0.5d0, merge(-1.0d0, 1.0d0, rank > 0)]
   call MPI_Allreduce(x, y, 3, MPI_DOUBLE_PRECISION, op, comm)
   if (y(1) /= np - 1 .or. y(2) /= (np - 1) * 0.5d0 .or. y(3) /= 1.0d0) errs = errs + 1

@@ -12,7 +12,7 @@ pub struct EngineConfig {
     /// Long messages of at least this many bytes to a process of this
     /// host that the engine may read from (`Engine::set_local_read`) go by
     /// one copy: the receiver reads them out of the sender's memory
-    /// (WANMPI_SHM_CMA_FROM; the default is measured, docs/benchmarks.md 39).
+    /// (WANMPI_SHM_CMA_FROM; the default is measured, docs/benchmarks.md "One host").
     pub single_copy_from: usize,
 }
 
@@ -23,7 +23,7 @@ impl Default for EngineConfig {
 }
 
 /// Default of `EngineConfig::single_copy_from`, where single copy is on
-/// (docs/benchmarks.md 39): on a host with more ranks than cores it beat
+/// (docs/benchmarks.md "One host"): on a host with more ranks than cores it beat
 /// the ring by about 15% at 1 and 4 MiB; with a core per rank the ring,
 /// whose two copies run on both ranks' cores at once, was twice as fast at
 /// every size, so the runtime then leaves single copy off unless asked.

@@ -6,7 +6,7 @@
 //! `wanmpi_emulator::scenario`, the ssh-like agent). The ranks' statistics
 //! show which candidate each connection used. An ignored test measures the
 //! 8 B ping-pong latency through 1:1 NAT against the same links without NAT
-//! (`-- --ignored --nocapture nat_latency`; docs/benchmarks.md).
+//! (`-- --ignored --nocapture nat_latency`; docs/benchmarks.md "NAT").
 //!
 //! Needs root and the sibling binaries (hello, pingpong, wanmpi-emu); says
 //! why and skips otherwise.

@@ -310,7 +310,7 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Measures (run by hand, figures in docs/benchmarks.md): the 8-byte round
+/// Measures (run by hand, figures in docs/benchmarks.md "NAT"): the 8-byte round
 /// trip through masquerading NATs on both sides against the same hosts
 /// without NAT, 5 ms per link; the two alternate, so a change in the
 /// machine's load falls on both.

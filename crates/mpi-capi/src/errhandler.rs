@@ -2,6 +2,7 @@
 //! functions become runtime `ErrHandler::User` closures that call them with
 //! the communicator's handle and the error code.
 
+use std::cell::Cell;
 use std::ffi::c_char;
 use std::os::raw::c_int;
 use std::sync::Arc;
@@ -12,6 +13,13 @@ use crate::args::{comm_id, out, write_str};
 use crate::error::{call, class_of, describe, fail, raise, R};
 use crate::global::{objs, rt, CErrhFn};
 use crate::predef::{self, COMM_WORLD, ERRHANDLER_NULL, ERRORS_ABORT, ERRORS_ARE_FATAL, ERRORS_RETURN};
+
+thread_local! {
+    /// The code MPI_Comm_call_errhandler hands a user handler while it
+    /// runs: a class or code the program added (MPI_Add_error_class/_code)
+    /// has no ErrorClass, so it travels beside the error.
+    static CALLED_CODE: Cell<Option<c_int>> = const { Cell::new(None) };
+}
 
 /// Sets handler `eh` on communicator handle `comm`.
 pub fn set(comm: c_int, eh: c_int) -> R<()> {
@@ -24,7 +32,7 @@ pub fn set(comm: c_int, eh: c_int) -> R<()> {
             let f: CErrhFn = *objs().errhs.get(eh).ok_or_else(|| MpiError::new(ErrorClass::Arg, format!("{eh:#x} is not a valid error handler")))?;
             ErrHandler::User(Arc::new(move |on: wanmpi_runtime::CommId, e: &MpiError| {
                 let mut c = crate::args::comm_handle(on);
-                let mut code = e.class as c_int;
+                let mut code = CALLED_CODE.with(Cell::take).unwrap_or(e.class as c_int);
                 // SAFETY: the user's handler, called as MPI specifies.
                 unsafe { f(&mut c, &mut code) };
             }))
@@ -90,14 +98,16 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut c_int) -> c_int {
     call(COMM_WORLD, || {
         let h = out(eh, "errhandler")?;
         // Builtin handlers cannot go. A user handler attached to a
-        // communicator lives on (MPI frees it when nothing uses it): a
-        // communicator made from that one later inherits it by its handle.
+        // communicator, window or file lives on (MPI frees it when nothing
+        // uses it): a communicator made from that one later inherits it by
+        // its handle.
         if !matches!(*h, ERRORS_ARE_FATAL | ERRORS_RETURN | ERRORS_ABORT) {
             let mut o = objs();
             if o.errhs.get(*h).is_none() {
                 return Err(MpiError::new(ErrorClass::Arg, format!("{:#x} is not a valid error handler", *h)));
             }
-            if !o.comm_errh.values().any(|v| v == h) && !crate::file::files().uses_errhandler(*h) {
+            let on_win = o.wins.iter().any(|(_, w)| w.errh == *h);
+            if !o.comm_errh.values().any(|v| v == h) && !on_win && !crate::file::files().uses_errhandler(*h) {
                 o.errhs.remove(*h);
             }
         }
@@ -109,7 +119,9 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(eh: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_call_errhandler(comm: c_int, code: c_int) -> c_int {
     let class = crate::error::class_from_int(code).unwrap_or(ErrorClass::Other);
+    CALLED_CODE.with(|c| c.set(Some(code)));
     raise(comm, MpiError::new(class, format!("MPI_Comm_call_errhandler with code {code}")));
+    CALLED_CODE.with(|c| c.set(None));
     crate::error::SUCCESS
 }
 

@@ -4,7 +4,8 @@
 //! already in the ring), rank 1 answers, rank 0 receives. The time per
 //! round is four calls' work on one core; a ping-pong between two cores
 //! adds the cache-line transfers on top. Used to find and cut cycles on
-//! the one-host path (docs/benchmarks.md section 29).
+//! the one-host path (docs/benchmarks.md "One host"; the runs it was used
+//! in: that page's section 29 at commit 52d70dc).
 //!
 //! `cargo run --release -p wanmpi-runtime --example one_core_cost [ROUNDS] [BYTES]`
 

@@ -36,7 +36,8 @@ pub struct RuntimeOptions {
     /// 16 MiB within `wan_buffer`, 0 turns the window off: rendezvous as to
     /// a near peer). 4 MiB was too little: a farm worker at 80 ms spent it
     /// before its connection's rate ramped up, fell back to rendezvous, and
-    /// the manager paid a round trip per result (docs/benchmarks.md 23).
+    /// the manager paid a round trip per result (docs/benchmarks.md at
+    /// commit 52d70dc, section 23; today's farm: "WAN farm").
     pub wan_window: u64,
     /// WANMPI_WAN_BUFFER: all far peers' windows together at most (default
     /// 64 MiB): with many ranks each gets a smaller share.
@@ -50,8 +51,8 @@ pub struct RuntimeOptions {
     /// shared-memory ring. WANMPI_SHM_CMA=0 or 1 (or a threshold set with
     /// WANMPI_SHM_CMA_FROM, `engine.single_copy_from`) decides; unset
     /// (None), it is on only where the host runs more ranks than a rank
-    /// has CPUs (`oversubscribed`, measured: docs/benchmarks.md 39) or
-    /// is crowded (`crowded`: memory, docs/benchmarks.md 40).
+    /// has CPUs (`oversubscribed`, measured: docs/benchmarks.md "One host") or
+    /// is crowded (`crowded`: memory, docs/benchmarks.md "Memory").
     pub single_copy: Option<bool>,
     /// Names this job among jobs that join (dynamic processes): equal in
     /// all its processes, different from other jobs'. `Runtime::init`
@@ -88,7 +89,7 @@ pub fn oversubscribed(ranks_on_host: usize, cpus: usize) -> bool {
 /// More ranks than this on one host make it crowded. An all-to-all
 /// writes into every ring of the host, and a ring keeps the pages its
 /// longest message touched: at 128 ranks, 1 B to 64 KiB per peer left
-/// 3.2 GiB of rings written (docs/benchmarks.md 40); at 64 ranks 0.5 GiB.
+/// 3.2 GiB of rings written (docs/benchmarks.md "Memory"); at 64 ranks 0.5 GiB.
 pub const CROWDED_HOST: usize = 64;
 /// Where single copy starts on a crowded host (unless WANMPI_SHM_CMA_FROM
 /// says otherwise): the rings then carry messages below 16 KiB, a ring

@@ -25,7 +25,7 @@ pub const WAN_KNOWN: &[&str] = &["tcp", "sctp", "wamp", "adaptive"];
 pub const ENV_WAN_TRANSPORT: &str = "WANMPI_WAN_TRANSPORT";
 /// The WAN transport unless told: on the plain-MPI farm across 20 and 80 ms,
 /// lossy or not, wamp to far peers beat tcp in every cell measured
-/// (docs/benchmarks.md sections 13 to 15).
+/// (docs/benchmarks.md "WAN farm" and "Ping-pong across the emulator").
 pub const DEFAULT_WAN: &str = "wamp";
 /// `0` keeps `auto` off shared memory (ranks of one host use tcp).
 pub const ENV_SHM: &str = "WANMPI_SHM";

@@ -1,6 +1,7 @@
 //! The adaptive choice between tcp and wamp, as the WAMP paper proposes: per
 //! peer, from what the path measures. The rule comes from the ping-pong
-//! grids in docs/benchmarks.md sections 11, 13 and 25:
+//! grids in docs/benchmarks.md "Ping-pong across the emulator" (the
+//! earlier grids: its sections 11, 13 and 25 at commit 52d70dc):
 //!
 //! - across the emulator wamp won every cell with a round trip of 40 ms or
 //!   more, lossy or not (no slow start per message, losses repaired without

@@ -7,7 +7,8 @@ use wanmpi_transport::{PathStats, PeerId};
 /// transport's path measurements: a system call for tcp, about a
 /// microsecond; it happens only when a frame goes to that peer). Short
 /// enough that on a sub-millisecond lossy path a peer leaves tcp after a few
-/// round trips, not 50 ms of them (docs/benchmarks.md section 25).
+/// round trips, not 50 ms of them (docs/benchmarks.md "Ping-pong across
+/// the emulator", a sub-millisecond lossy path).
 pub const EVALUATE_EVERY: Duration = Duration::from_millis(5);
 
 /// Where frames to one peer go until the route is asked again: frames

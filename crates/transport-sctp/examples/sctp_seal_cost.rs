@@ -3,7 +3,7 @@
 //! messages of each size over a plain and a sealed pair, alternating short
 //! batches of each so that both see the same load; prints the median round
 //! trip and bandwidth of each and the median of the batches' ratios (as
-//! tcp's `seal_cost`; docs/benchmarks.md). A message larger than a frame
+//! tcp's `seal_cost`; docs/benchmarks.md "Sealing"). A message larger than a frame
 //! (256 KiB) goes as frames of 64 KiB on one stream, as the engine cuts it.
 //!
 //! With `serial`, one thread plays both ranks and the time is its CPU

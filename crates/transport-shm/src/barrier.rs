@@ -7,7 +7,8 @@
 //! store: Intel SDM vol. 3A §9.2.3, AMD APM vol. 2 §7.4.2) at about 13
 //! cycles. The shm path pays one per message on each side, so the
 //! difference is a tenth of a one-byte message's latency on one host
-//! (docs/benchmarks.md section 29). Elsewhere: `fence(SeqCst)`.
+//! (docs/benchmarks.md "One host"; the before/after: its section 29 at
+//! commit 52d70dc). Elsewhere: `fence(SeqCst)`.
 
 /// A full (StoreLoad) barrier, also a compiler barrier.
 #[inline(always)]

@@ -146,7 +146,8 @@ impl Producer {
     /// in once and warm in the cache, instead of streaming through all of
     /// it: every first touch of a 4 KiB page of a fresh 4 MiB ring was a
     /// page fault (about one per 85 one-byte messages), and every record a
-    /// line fetched from far away (docs/benchmarks.md section 29). Looks
+    /// line fetched from far away (docs/benchmarks.md "One host"; the
+    /// before/after: its section 29 at commit 52d70dc). Looks
     /// at the consumer's counter (a line of the other core) at most once
     /// per `recycle_at` bytes written. `rec`: the record about to go, which
     /// must fit before `off` (with the word after it).

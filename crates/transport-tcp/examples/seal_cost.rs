@@ -3,7 +3,7 @@
 //! of each size over a plain and a sealed pair, alternating short batches
 //! of each so that both see the same load; prints the median round trip and
 //! bandwidth of each and the median of the batches' ratios
-//! (docs/benchmarks.md section 21).
+//! (docs/benchmarks.md "Sealing").
 //!
 //! Both ranks poll without sleeping (as the runtime's spin phase does), so
 //! on a 2-core machine this wants the cores to itself. With `serial`, one

@@ -53,7 +53,7 @@ pub struct WampOptions {
     /// 128). An MPI job's first messages to a far peer are often its largest
     /// burst (a farm hands every worker its first tasks at once); 32 packets
     /// cost the 128 KiB plain-MPI farm at 80 ms one way about 0.3 s more at
-    /// no loss and made it stall at 1 % (docs/benchmarks.md section 15).
+    /// no loss and made it stall at 1 % (docs/benchmarks.md "wamp").
     pub initial_window: u32,
     /// AEAD on every datagram (WANMPI_WAMP_ENCRYPT, 1; 0 only to measure the cost).
     pub encrypt: bool,

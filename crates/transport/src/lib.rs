@@ -48,7 +48,7 @@ pub struct PathStats {
 /// Round trip from which a peer counts as far: across a WAN rather than in
 /// one machine room. The adaptive transport, wamp's wish for a progress
 /// thread and the runtime's WAN window all draw the line here (the grids
-/// behind it: docs/benchmarks.md sections 11 and 13).
+/// behind it: docs/benchmarks.md "Ping-pong across the emulator").
 pub const FAR_RTT: Duration = Duration::from_millis(2);
 
 impl PathStats {

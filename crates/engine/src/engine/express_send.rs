@@ -8,7 +8,8 @@
 //! the caller then takes the ordinary path (`send_now`), which plans the
 //! same message with the same sequence number. The receiving side's
 //! counterpart is `express.rs`; together they are most of a one-byte
-//! message's cost on one host (docs/benchmarks.md section 29).
+//! message's cost on one host (docs/benchmarks.md "One host"; the
+//! before/after: its section 29 at commit 52d70dc).
 
 use wanmpi_transport::{PeerId, SendStatus};
 use wanmpi_wire::{plain_eager_header, Envelope};

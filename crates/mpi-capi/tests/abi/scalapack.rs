@@ -1,8 +1,9 @@
 //! Part of abi.rs (its C library is installed once): Debian's ScaLAPACK
-//! test drivers built against MPICH (package
-//! scalapack-mpi-test, `mpich-tests`), run on wanmpi's libmpi.so.12 under
-//! the name libmpich.so.12, on 4 ranks over the default transport (shared
-//! memory on one host): every residual check must pass. Skipped, saying
+//! test drivers (package scalapack-mpi-test) built against MPICH
+//! (`mpich-tests`, run on wanmpi's libmpi.so.12 under the name
+//! libmpich.so.12) and against Open MPI (`openmpi-tests`, run on wanmpi's
+//! libmpi.so.40, the Open MPI ABI), on 4 ranks over the default transport
+//! (shared memory on one host): every residual check must pass. Skipped, saying
 //! so, when the package is not installed (scripts/install-deps installs
 //! it).
 //!
@@ -17,7 +18,8 @@ use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const DRIVERS: &str = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests";
+const MPICH_DRIVERS: &str = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests";
+const OPENMPI_DRIVERS: &str = "/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests";
 
 /// The preload library, built once per test binary.
 fn lacon_est() -> PathBuf {
@@ -36,10 +38,10 @@ fn lacon_est() -> PathBuf {
 
 /// Runs one driver from its directory (it reads its .dat file from the
 /// working directory and prints to stdout); mpirun's --timeout bounds it.
-fn run_driver(name: &str, preload: &Path) -> Output {
+fn run_driver(dir: &str, name: &str, preload: &Path) -> Output {
     let lib = prefix().join("lib");
     Command::new(mpirun())
-        .current_dir(DRIVERS)
+        .current_dir(dir)
         .env("LD_LIBRARY_PATH", &lib)
         .env("LD_PRELOAD", preload)
         .env("WANMPI_TRANSPORT", "auto")
@@ -79,14 +81,24 @@ fn assert_all_checks_pass(name: &str, out: &Output) {
     eprintln!("{name}: {} of {} residual checks passed on 4 ranks (default transport)", passed.unwrap_or(0), finished.unwrap_or(0));
 }
 
-#[test]
-fn lu_and_cholesky_drivers_pass_every_check() {
-    if !Path::new(DRIVERS).join("xslu").exists() {
-        eprintln!("SKIPPED: {DRIVERS}/xslu not found (Debian package scalapack-mpi-test; scripts/install-deps installs it)");
+fn drivers_pass(dir: &str) {
+    if !Path::new(dir).join("xslu").exists() {
+        eprintln!("SKIPPED: {dir}/xslu not found (Debian package scalapack-mpi-test; scripts/install-deps installs it)");
         return;
     }
     let preload = lacon_est();
     for name in ["xslu", "xsllt"] {
-        assert_all_checks_pass(name, &run_driver(name, &preload));
+        assert_all_checks_pass(name, &run_driver(dir, name, &preload));
     }
+}
+
+#[test]
+fn lu_and_cholesky_drivers_pass_every_check() {
+    drivers_pass(MPICH_DRIVERS);
+}
+
+#[test]
+fn open_mpi_built_lu_and_cholesky_drivers_pass_every_check() {
+    assert!(prefix().join("lib/libmpi.so.40").exists(), "libmpi.so.40 was not built (abi/install)");
+    drivers_pass(OPENMPI_DRIVERS);
 }

@@ -257,6 +257,7 @@ impl Runtime {
                     win.send_request(engine, world, &req);
                 }
                 self.progress(&mut st)?;
+                self.settle_self(&mut st, w, world)?;
                 return Ok(None);
             }
         }
@@ -305,9 +306,33 @@ impl Runtime {
         let id = win.access.issue(world, sink, req);
         win.send_request(engine, world, &make(id));
         self.progress(&mut st)?;
+        self.settle_self(&mut st, w, world)?;
         Ok(req)
     }
+
+    /// An operation on this process's own window is applied and answered
+    /// before the call returns, as MPICH and Open MPI do: programs (mpi4py's
+    /// tests among them) free a result buffer before the epoch ends once a
+    /// self-targeted call has returned. The request and its reply each take
+    /// one progress step; a lock another process holds can delay both, so
+    /// the steps are bounded and the operation then completes as any other.
+    fn settle_self(&self, st: &mut State, w: WinId, world: u32) -> MpiResult<()> {
+        if world != st.engine.rank() {
+            return Ok(());
+        }
+        for _ in 0..SELF_STEPS {
+            let pending = st.wins.map.get(&w.0).map_or(0, |win| win.access.unanswered(Some(world)));
+            if pending == 0 {
+                break;
+            }
+            self.progress(st)?;
+        }
+        Ok(())
+    }
 }
+
+/// Progress steps a self-targeted operation may take inside its call.
+const SELF_STEPS: usize = 4;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,144 @@
+/* The Open MPI ABI over wanmpi's core (docs/c-api.md "Open MPI's ABI").
+ *
+ * Included after Open MPI's own mpi.h, so that MPI_Comm, MPI_INT, MPI_Status
+ * and every constant here are Open MPI 4.1's; the core's (MPICH's) are the
+ * CORE_ names of the generated core.h. An Open MPI handle is a pointer:
+ * either to one of our predefined objects (objects.h), which holds the core
+ * handle it stands for, or a core handle encoded in a pointer no process can
+ * map (WO_TAG in its top 16 bits). Translating is therefore a load or a
+ * shift, never a table lookup under a lock. */
+#ifndef WOMPI_H
+#define WOMPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "compat.h"
+#include "core.h"
+#include "objects.h"
+
+/* Top 16 bits of a core handle carried in an Open MPI handle: a
+ * non-canonical x86-64 address, so never that of a real object. */
+#define WO_TAG 0x5741ULL
+
+static inline void *wo_enc(int c)
+{
+    return (void *)(uintptr_t)((WO_TAG << 48) | (uint32_t)c);
+}
+
+int wo_unavailable_type(void);
+
+/* The address ranges that hold predefined objects: those of the program
+ * (objects it copied) and of this library. A pointer outside both is no
+ * handle of ours and is never read (handles.c). */
+struct wo_range {
+    uintptr_t lo, span;
+};
+extern struct wo_range wo_ranges[2];
+
+/* The core handle of an Open MPI handle; 0 (no valid core handle) for NULL
+ * or a pointer to something that is not ours, so that the core reports
+ * the invalid handle with its usual error. */
+static inline int wo_dec(const void *p)
+{
+    uintptr_t v = (uintptr_t)p;
+    if ((v >> 48) == WO_TAG)
+        return (int)(uint32_t)v;
+    if (v - wo_ranges[0].lo >= wo_ranges[0].span && v - wo_ranges[1].lo >= wo_ranges[1].span)
+        return 0;
+    const struct wo_head *h = p;
+    if (h->magic != WO_MAGIC)
+        return 0;
+    return h->core == WO_UNAVAILABLE ? wo_unavailable_type() : h->core;
+}
+
+#define wo_comm_in(h) wo_dec(h)
+#define wo_group_in(h) wo_dec(h)
+#define wo_type_in(h) wo_dec(h)
+#define wo_op_in(h) wo_dec(h)
+#define wo_req_in(h) wo_dec(h)
+#define wo_msg_in(h) wo_dec(h)
+#define wo_eh_in(h) wo_dec(h)
+#define wo_info_in(h) wo_dec(h)
+#define wo_win_in(h) wo_dec(h)
+#define wo_sess_in(h) ((h) == MPI_SESSION_NULL ? CORE_MPI_SESSION_NULL : wo_dec(h))
+
+/* Files are pointers in the core too: Open MPI's null file is ours. */
+static inline void *wo_file_in(MPI_File f)
+{
+    return f == MPI_FILE_NULL ? NULL : (void *)f;
+}
+
+static inline MPI_File wo_file_out(void *f)
+{
+    return f ? (MPI_File)f : MPI_FILE_NULL;
+}
+
+static inline void *wo_buf_in(const void *b)
+{
+    return b == MPI_IN_PLACE ? CORE_IN_PLACE : (void *)b;
+}
+
+extern int *const wcore_MPI_UNWEIGHTED;
+extern int *const wcore_MPI_WEIGHTS_EMPTY;
+
+static inline int *wo_weights_in(const int *w)
+{
+    if (w == MPI_UNWEIGHTED)
+        return wcore_MPI_UNWEIGHTED;
+    if (w == MPI_WEIGHTS_EMPTY)
+        return wcore_MPI_WEIGHTS_EMPTY;
+    return (int *)w;
+}
+
+static inline int wo_len(long n)
+{
+    return n < 0 ? 0 : (int)n;
+}
+
+/* Scratch arrays for translated handles and statuses: on the stack when
+ * small (a call's usual case), else on the heap. */
+#define WO_STACK 32
+#define WO_TMP(type, name, n)                                                                  \
+    type name##_stack[WO_STACK];                                                               \
+    type *name = (n) <= WO_STACK ? name##_stack : (type *)malloc(sizeof(type) * (size_t)(n)); \
+    if (!name)                                                                                 \
+    return MPI_ERR_NO_MEM
+#define WO_FREE(name)             \
+    do {                          \
+        if (name != name##_stack) \
+            free(name);           \
+    } while (0)
+
+/* MPI_X is a weak alias of PMPI_X, so that a tool's MPI_X wrapper can call
+ * PMPI_X (the profiling interface). */
+#define WO_WEAK(name) extern __typeof__(PMPI_##name) MPI_##name __attribute__((weak, alias("PMPI_" #name)));
+
+#include "maps.h"
+
+/* Bits of an RMA assertion (values differ between the ABIs). */
+int wo_assert_in(int a);
+
+/* Statuses (status.c). */
+void wo_status_clear(wc_status *c);
+void wo_statuses_clear(wc_status *c, int n);
+void wo_status_out(MPI_Status *o, const wc_status *c);
+void wo_statuses_out(MPI_Status *o, const wc_status *c, int n);
+void wo_status_in(wc_status *c, const MPI_Status *o);
+
+/* How many send (WO_OUT) or receive (WO_IN) types an alltoallw-like call
+ * on core communicator comm reads: the group's size, the remote group's
+ * on an inter-communicator, the topology's degrees for neighbourhood
+ * collectives. */
+enum { WO_IN = 0, WO_OUT = 1 };
+int wo_peer_count(int comm, int neighbor, int side);
+
+/* Copies a string the core wrote into a caller's buffer of Open MPI's
+ * bound (which may be shorter than the core's). */
+void wo_str_out(char *dst, int max, const char *src, int *resultlen);
+
+#endif
