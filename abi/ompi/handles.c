@@ -4,7 +4,7 @@
  * outside them is rejected with the core's invalid-handle error instead of
  * being read; one inside them lands on readable data whose magic does not
  * match. Computed once, before any MPI call, by a constructor. */
-#include "wompi.h"
+#include "wabi.h"
 
 struct wo_range wo_ranges[2];
 

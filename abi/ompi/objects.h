@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 #define WO_MAGIC 0x574e4d50u /* "WNMP" */
-/* The core handle of a datatype the core lacks (no core handle is 1):
- * translated to a zero-size type made at first use. */
-#define WO_UNAVAILABLE 1
+#ifndef WO_UNAVAILABLE
+#define WO_UNAVAILABLE 1 /* as in wabi.h: objects.c is compiled without it */
+#endif
 
 struct wo_head {
     uint32_t magic;

@@ -4,23 +4,7 @@
  * codes, and the helpers the generated code calls. */
 #include <pthread.h>
 
-#include "wompi.h"
-
-int wo_assert_in(int a)
-{
-    int c = 0;
-    if (a & MPI_MODE_NOCHECK)
-        c |= CORE_MPI_MODE_NOCHECK;
-    if (a & MPI_MODE_NOSTORE)
-        c |= CORE_MPI_MODE_NOSTORE;
-    if (a & MPI_MODE_NOPUT)
-        c |= CORE_MPI_MODE_NOPUT;
-    if (a & MPI_MODE_NOPRECEDE)
-        c |= CORE_MPI_MODE_NOPRECEDE;
-    if (a & MPI_MODE_NOSUCCEED)
-        c |= CORE_MPI_MODE_NOSUCCEED;
-    return c;
-}
+#include "wabi.h"
 
 int wo_peer_count(int comm, int neighbor, int side)
 {
@@ -60,7 +44,7 @@ int wo_peer_count(int comm, int neighbor, int side)
 /* The values of predefined attributes that differ between the ABIs (a
  * rank or MPI_PROC_NULL; the memory model), kept where the program's
  * pointer can go on pointing at them. */
-static int host_value, io_value, model_value;
+static int host_value, io_value, model_value, flavor_value;
 
 static void predefined_value(int keyval, void *attribute_val, int flag)
 {
@@ -76,6 +60,9 @@ static void predefined_value(int keyval, void *attribute_val, int flag)
     } else if (keyval == MPI_WIN_MODEL) {
         model_value = wo_model_out(**out);
         *out = &model_value;
+    } else if (keyval == MPI_WIN_CREATE_FLAVOR) {
+        flavor_value = wo_flavor_out(**out);
+        *out = &flavor_value;
     }
 }
 

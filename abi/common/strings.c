@@ -3,7 +3,7 @@
  * 256 and 512, MPI_MAX_LIBRARY_VERSION_STRING 256 and 8192,
  * MPI_MAX_INFO_KEY 36 and 255): an Open MPI program's buffer is only as
  * large as its header says. */
-#include "wompi.h"
+#include "wabi.h"
 
 void wo_str_out(char *dst, int max, const char *src, int *resultlen)
 {

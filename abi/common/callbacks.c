@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "wompi.h"
+#include "wabi.h"
 
 /* ---- slots: which program function a trampoline calls ---- */
 
@@ -265,7 +265,8 @@ static int kv_delete(int obj, int keyval, void *value, void *extra)
 
 /* The core copies nothing when the copy function is null and deletes
  * nothing when the delete function is; Open MPI's predefined ones are
- * functions (OMPI_C_MPI_*), called like the program's own. */
+ * functions (OMPI_C_MPI_*, abi/ompi/predefined_fns.c), called like the
+ * program's own. */
 static int kv_create(int kind, void *copy, void *del, int *keyval, void *extra)
 {
     if (!keyval)
@@ -274,7 +275,10 @@ static int kv_create(int kind, void *copy, void *del, int *keyval, void *extra)
     if (!w)
         return MPI_ERR_NO_MEM;
     *w = (struct kv_wrap){kind, copy, del, extra};
-    void *c = copy ? (void *)kv_copy : NULL, *d = del ? (void *)kv_delete : NULL;
+    /* The standard ABI's DUP_FN is a sentinel: the core's own duplicate
+     * takes its place (it needs no translation). */
+    void *c = WO_COPY_IS_DUP(copy) ? (void *)wcore_MPIR_Dup_fn : copy ? (void *)kv_copy : NULL;
+    void *d = del ? (void *)kv_delete : NULL;
     int rc;
     switch (kind) {
     case KV_COMM: rc = wcore_PMPI_Comm_create_keyval(c, d, keyval, w); break;
@@ -316,47 +320,6 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
     return kv_create(KV_WIN, (void *)win_copy_attr_fn, (void *)win_delete_attr_fn, win_keyval, extra_state);
 }
 WO_WEAK(Win_create_keyval)
-
-/* Open MPI's predefined attribute functions (MPI_COMM_DUP_FN is
- * OMPI_C_MPI_COMM_DUP_FN in its mpi.h). */
-static int null_copy(void *in, void *out, int *flag)
-{
-    (void)in, (void)out;
-    *flag = 0;
-    return MPI_SUCCESS;
-}
-
-static int dup_copy(void *in, void *out, int *flag)
-{
-    *(void **)out = in;
-    *flag = 1;
-    return MPI_SUCCESS;
-}
-
-#define WO_COPY_FN(name, htype, body)                                                             \
-    int name(htype h, int k, void *extra, void *in, void *out, int *flag)                        \
-    {                                                                                             \
-        (void)h, (void)k, (void)extra;                                                            \
-        return body(in, out, flag);                                                               \
-    }
-#define WO_DELETE_FN(name, htype)                                                                 \
-    int name(htype h, int k, void *value, void *extra)                                           \
-    {                                                                                             \
-        (void)h, (void)k, (void)value, (void)extra;                                               \
-        return MPI_SUCCESS;                                                                       \
-    }
-WO_COPY_FN(OMPI_C_MPI_COMM_NULL_COPY_FN, MPI_Comm, null_copy)
-WO_COPY_FN(OMPI_C_MPI_COMM_DUP_FN, MPI_Comm, dup_copy)
-WO_DELETE_FN(OMPI_C_MPI_COMM_NULL_DELETE_FN, MPI_Comm)
-WO_COPY_FN(OMPI_C_MPI_TYPE_NULL_COPY_FN, MPI_Datatype, null_copy)
-WO_COPY_FN(OMPI_C_MPI_TYPE_DUP_FN, MPI_Datatype, dup_copy)
-WO_DELETE_FN(OMPI_C_MPI_TYPE_NULL_DELETE_FN, MPI_Datatype)
-WO_COPY_FN(OMPI_C_MPI_WIN_NULL_COPY_FN, MPI_Win, null_copy)
-WO_COPY_FN(OMPI_C_MPI_WIN_DUP_FN, MPI_Win, dup_copy)
-WO_DELETE_FN(OMPI_C_MPI_WIN_NULL_DELETE_FN, MPI_Win)
-WO_COPY_FN(OMPI_C_MPI_NULL_COPY_FN, MPI_Comm, null_copy)
-WO_COPY_FN(OMPI_C_MPI_DUP_FN, MPI_Comm, dup_copy)
-WO_DELETE_FN(OMPI_C_MPI_NULL_DELETE_FN, MPI_Comm)
 
 /* ---- generalized requests ---- */
 

@@ -1,27 +1,25 @@
-/* The Open MPI ABI over wanmpi's core (docs/c-api.md "Open MPI's ABI").
+/* Another ABI over wanmpi's core: what both translators share (Open MPI's,
+ * abi/ompi, and the MPI standard's, abi/standard; docs/openmpi-abi.md and
+ * docs/standard-abi.md).
  *
- * Included after Open MPI's own mpi.h, so that MPI_Comm, MPI_INT, MPI_Status
- * and every constant here are Open MPI 4.1's; the core's (MPICH's) are the
- * CORE_ names of the generated core.h. An Open MPI handle is a pointer:
- * either to one of our predefined objects (objects.h), which holds the core
- * handle it stands for, or a core handle encoded in a pointer no process can
- * map (WO_TAG in its top 16 bits). Translating is therefore a load or a
- * shift, never a table lookup under a lock. */
-#ifndef WOMPI_H
-#define WOMPI_H
+ * profile.h (found on the include path of the ABI being built) includes
+ * that ABI's mpi.h, so that MPI_Comm, MPI_INT, MPI_Status and every constant
+ * here are the foreign ABI's; the core's (MPICH's) are the CORE_ names of
+ * the generated core.h. A foreign handle is a pointer: a predefined one
+ * (an object of ours for Open MPI, a small integer for the standard ABI)
+ * that profile.h's wo_dec turns into the core handle it stands for, or a
+ * core handle encoded in a pointer no process can map (WO_TAG in its top
+ * 16 bits). Translating is therefore a shift, a load or a table index,
+ * never a lookup under a lock. */
+#ifndef WABI_H
+#define WABI_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <mpi.h>
-
-#include "compat.h"
-#include "core.h"
-#include "objects.h"
-
-/* Top 16 bits of a core handle carried in an Open MPI handle: a
+/* Top 16 bits of a core handle carried in a foreign handle: a
  * non-canonical x86-64 address, so never that of a real object. */
 #define WO_TAG 0x5741ULL
 
@@ -30,31 +28,17 @@ static inline void *wo_enc(int c)
     return (void *)(uintptr_t)((WO_TAG << 48) | (uint32_t)c);
 }
 
+/* The core handle of a predefined datatype the core lacks (no core handle
+ * is 1): translated to a zero-size type made at first use. */
+#define WO_UNAVAILABLE 1
 int wo_unavailable_type(void);
 
-/* The address ranges that hold predefined objects: those of the program
- * (objects it copied) and of this library. A pointer outside both is no
- * handle of ours and is never read (handles.c). */
-struct wo_range {
-    uintptr_t lo, span;
-};
-extern struct wo_range wo_ranges[2];
+/* The ABI's mpi.h and its wo_dec (the core handle of a foreign handle; 0,
+ * no valid core handle, for anything that is not one, so that the core
+ * reports the invalid handle with its usual error). */
+#include "profile.h"
 
-/* The core handle of an Open MPI handle; 0 (no valid core handle) for NULL
- * or a pointer to something that is not ours, so that the core reports
- * the invalid handle with its usual error. */
-static inline int wo_dec(const void *p)
-{
-    uintptr_t v = (uintptr_t)p;
-    if ((v >> 48) == WO_TAG)
-        return (int)(uint32_t)v;
-    if (v - wo_ranges[0].lo >= wo_ranges[0].span && v - wo_ranges[1].lo >= wo_ranges[1].span)
-        return 0;
-    const struct wo_head *h = p;
-    if (h->magic != WO_MAGIC)
-        return 0;
-    return h->core == WO_UNAVAILABLE ? wo_unavailable_type() : h->core;
-}
+#include "core.h"
 
 #define wo_comm_in(h) wo_dec(h)
 #define wo_group_in(h) wo_dec(h)
@@ -119,9 +103,6 @@ static inline int wo_len(long n)
 #define WO_WEAK(name) extern __typeof__(PMPI_##name) MPI_##name __attribute__((weak, alias("PMPI_" #name)));
 
 #include "maps.h"
-
-/* Bits of an RMA assertion (values differ between the ABIs). */
-int wo_assert_in(int a);
 
 /* Statuses (status.c). */
 void wo_status_clear(wc_status *c);

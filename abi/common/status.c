@@ -1,9 +1,10 @@
-/* MPI_Status between the ABIs. Open MPI's: source, tag, error, then a
- * cancelled flag and the byte count as a size_t. The core's (MPICH's): the
- * byte count split over two ints, the cancelled flag in the low bit of the
- * second, then source, tag, error. Ranks and error codes have values of
- * their own in each ABI, so they are translated too. */
-#include "wompi.h"
+/* MPI_Status between the ABIs. The foreign one: source, tag, error, then
+ * where its profile.h keeps the cancelled flag and the byte count. The
+ * core's (MPICH's): the byte count split over two ints, the cancelled flag
+ * in the low bit of the second, then source, tag, error. Ranks, tags and
+ * error codes have values of their own in each ABI, so they are translated
+ * too. */
+#include "wabi.h"
 
 void wo_status_clear(wc_status *c)
 {
@@ -24,10 +25,10 @@ void wo_status_out(MPI_Status *o, const wc_status *c)
 {
     uint64_t bytes = (uint64_t)(uint32_t)c->count_lo | ((uint64_t)((uint32_t)c->count_hi_and_cancelled >> 1) << 32);
     o->MPI_SOURCE = wo_rank_out(c->MPI_SOURCE);
-    o->MPI_TAG = c->MPI_TAG;
+    o->MPI_TAG = wo_tag_out(c->MPI_TAG);
     o->MPI_ERROR = wo_err_out(c->MPI_ERROR);
-    o->_cancelled = c->count_hi_and_cancelled & 1;
-    o->_ucount = (size_t)bytes;
+    WO_STATUS_SET_CANCELLED(o, c->count_hi_and_cancelled & 1);
+    WO_STATUS_SET_COUNT(o, bytes);
 }
 
 void wo_statuses_out(MPI_Status *o, const wc_status *c, int n)
@@ -38,16 +39,16 @@ void wo_statuses_out(MPI_Status *o, const wc_status *c, int n)
 
 void wo_status_in(wc_status *c, const MPI_Status *o)
 {
-    uint64_t bytes = (uint64_t)o->_ucount;
+    uint64_t bytes = WO_STATUS_COUNT(o);
     c->count_lo = (int)(uint32_t)bytes;
-    c->count_hi_and_cancelled = (int)(((uint32_t)(bytes >> 32) << 1) | (o->_cancelled ? 1u : 0u));
+    c->count_hi_and_cancelled = (int)(((uint32_t)(bytes >> 32) << 1) | (WO_STATUS_CANCELLED(o) ? 1u : 0u));
     c->MPI_SOURCE = wo_rank_in(o->MPI_SOURCE);
-    c->MPI_TAG = o->MPI_TAG;
+    c->MPI_TAG = wo_tag_in(o->MPI_TAG);
     c->MPI_ERROR = wo_err_in(o->MPI_ERROR);
 }
 
-/* Open MPI's Fortran status is its C status as integers (MPI_STATUS_SIZE
- * 6): a copy either way. */
+/* The Fortran status of both ABIs is their C status as integers (Open
+ * MPI's MPI_STATUS_SIZE 6, the standard's 8): a copy either way. */
 int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
     if (!c_status || !f_status)

@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
-"""Generates the Open MPI ABI translator (libmpi.so.40) from include/mpi.h.
+"""Generates a translator from another MPI ABI to wanmpi's core, from
+include/mpi.h: Open MPI's (libmpi.so.40) or the MPI standard's
+(libmpi_abi.so).
 
-    python3 abi/gen/ompi.py include/mpi.h OMPI_MPI_H OUTDIR
+    python3 abi/gen/translator.py ompi include/mpi.h OMPI_MPI_H OUTDIR
+    python3 abi/gen/translator.py standard include/mpi.h MPI_ABI_H OUTDIR
 
-OMPI_MPI_H is Open MPI's mpi.h (Debian's libopenmpi-dev): the translator is
-compiled against it, so every definition is checked against the prototype
-an Open MPI binary was built with. Writes into OUTDIR:
+The foreign header (Open MPI's own mpi.h from Debian's libopenmpi-dev, or
+our mpi_abi.h written by mpi_abi_h.py) is the one the translator is compiled
+against, so every definition is checked against the prototype a foreign
+binary was built with. Writes into OUTDIR:
 
   core.h        the core's constants (CORE_MPI_...) and the renamed core
                 functions (wcore_PMPI_Send, ...) with MPICH-ABI types
-  objects.c     the predefined objects Open MPI binaries refer to
+  objects.c     (ompi) the predefined objects Open MPI binaries refer to
                 (ompi_mpi_comm_world, ompi_mpi_int, ...), each holding the
                 core handle it stands for
-  maps.h        switches from core handles and values to Open MPI's
+  predefined.c  (standard) the core handle of each small-integer handle
+  maps.h        switches from core handles and values to the foreign ones
   translate.c   one function per MPI procedure: arguments to the core's
                 form, the core's call, results back
 
-Functions named in HAND are written by hand in abi/ompi/*.c. Nothing
+Functions named in HAND are written by hand in abi/common/*.c. Nothing
 generated is committed: abi/install runs this at build time."""
 
 import os
@@ -25,6 +30,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "fortran", "gen"))
+sys.path.insert(0, os.path.join(HERE, "..", "standard"))
 
 import constants  # noqa: E402
 import signatures  # noqa: E402
@@ -63,12 +69,16 @@ HAND = {
 SKIP_TYPES = {"MPI_F08_status", "MPI_Handler_function"}
 
 RANK_NAMES = {"dest", "source", "root", "target_rank", "local_leader", "remote_leader"}
+TAG_NAMES = {"tag", "sendtag", "recvtag"}
 KEYVAL_NAMES = {"keyval", "comm_keyval", "type_keyval", "win_keyval"}
 # int parameters with values of their own in each ABI: name -> map.
-VALUE_NAMES = {"order": "order", "lock_type": "lock", "assert": "assert",
-               "split_type": "split", "typeclass": "typeclass"}
+VALUE_NAMES = {"order": "order", "lock_type": "lock", "assert": "assert", "split_type": "split",
+               "typeclass": "typeclass", "required": "thread", "amode": "amode", "whence": "seek"}
 # Output ints: name -> map applied after the call.
-OUT_VALUES = {"rank_source": "rank", "rank_dest": "rank", "combiner": "combiner"}
+OUT_VALUES = {"rank_source": "rank", "rank_dest": "rank", "combiner": "combiner", "provided": "thread",
+              "amode": "amode"}
+# Output ints whose map depends on the procedure.
+OUT_VALUES_BY_FN = {("Comm_compare", "result"): "compare", ("Group_compare", "result"): "compare"}
 # Handle pointers that carry a handle in as well as out.
 INOUT_FN = re.compile(r"(_free$|^Free|_close$|_commit$|^Wait$|^Test$|^Start$|^Cancel$|"
                       r"_disconnect$|_finalize$|^Mrecv|^Imrecv|^Request_free$)")
@@ -83,6 +93,9 @@ ARRAY_LEN = {
     "array_of_distribs": ["ndims"],
     "array_of_dargs": ["ndims"],
 }
+# The core's integer types are 8 bytes each; declared as the foreign ABI
+# spells them (Open MPI: long long; the standard: int64_t, long here), so
+# that pointers to them pass without casts.
 CORE_TYPES = {"MPI_Aint": "long", "MPI_Count": "long long", "MPI_Offset": "long long", "MPI_Fint": "int",
               "MPI_File": "void *", "MPI_Status": "wc_status", "MPI_F08_status": "void"}
 
@@ -152,6 +165,8 @@ def translate_param(fn, p, b):
             b.args.append("wo_file_in(%s)" % n)
         elif t == "int" and n in RANK_NAMES:
             b.args.append("wo_rank_in(%s)" % n)
+        elif t == "int" and n in TAG_NAMES:
+            b.args.append("wo_tag_in(%s)" % n)
         elif t == "int" and n in KEYVAL_NAMES:
             b.args.append("wo_keyval_in(%s)" % n)
         elif t == "int" and n == "errorcode" and fn.name != "Abort":
@@ -240,12 +255,13 @@ def translate_param(fn, p, b):
             return False
         if kind:
             inout = INOUT_FN.search(fn.name)
-            b.pre.append("int c_%s = %s;" % (n, "%s ? wo_%s_in(*%s) : 0" % (n, kind, n) if inout else "0"))
+            # An output starts as the null handle: a failed call that
+            # writes nothing gives the program its ABI's null (MPICH sets a
+            # failed MPI_Comm_dup's result to MPI_COMM_NULL; programs test it).
+            null = "CORE_" + null_of(t)
+            b.pre.append("int c_%s = %s;" % (n, "%s ? wo_%s_in(*%s) : %s" % (n, kind, n, null) if inout else null))
             b.args.append("%s ? &c_%s : NULL" % (n, n))
-            # An output is written only when the call made one; a handle
-            # passed in and out (a request completed on error) always.
-            cond = n if inout else "%s && wo_rc == CORE_MPI_SUCCESS" % n
-            b.post.append("if (%s) *%s = wo_%s_out(c_%s);" % (cond, n, kind, n))
+            b.post.append("if (%s) *%s = wo_%s_out(c_%s);" % (n, n, kind, n))
             return True
         if t == "MPI_File":
             inout = INOUT_FN.search(fn.name)
@@ -253,8 +269,9 @@ def translate_param(fn, p, b):
             b.args.append("%s ? &c_%s : NULL" % (n, n))
             b.post.append("if (%s) *%s = wo_file_out(c_%s);" % (n, n, n))
             return True
-        if t == "int" and n in OUT_VALUES and not p.array:
-            b.post.append("if (%s && wo_rc == CORE_MPI_SUCCESS) *%s = wo_%s_out(*%s);" % (n, n, OUT_VALUES[n], n))
+        out_map = OUT_VALUES_BY_FN.get((fn.name, n), OUT_VALUES.get(n))
+        if t == "int" and out_map and not p.array:
+            b.post.append("if (%s && wo_rc == CORE_MPI_SUCCESS) *%s = wo_%s_out(*%s);" % (n, n, out_map, n))
             b.args.append(n)
             return True
         if t == "int" and n in ("errorclass", "errorcode") and not p.array:
@@ -345,7 +362,7 @@ def core_value(names, ctype, values):
 
 def objects_c(predef, values):
     """The predefined objects: magic, core handle, padding to Open MPI's size."""
-    out = ['/* Generated by abi/gen/ompi.py: do not edit. */', '#include "objects.h"', ""]
+    out = ['/* Generated by abi/gen/translator.py: do not edit. */', '#include "objects.h"', ""]
     names, order = {}, []
     for mpi, ctype, sym in predef:
         if sym not in names:
@@ -376,42 +393,57 @@ def null_of(ctype):
             "MPI_Session": "MPI_SESSION_NULL"}[ctype]
 
 
-def maps_h(predef, values, ompi_text, our_names):
-    """Switches from core handles to Open MPI's objects, and value maps."""
-    out = ["/* Generated by abi/gen/ompi.py: do not edit. */", ""]
+def foreign_has(name, foreign_text):
+    """Whether the foreign header names `name` (a define or an enum member:
+    the C compiler, not this script, knows an enum's value)."""
+    return re.search(r"\b%s\b" % name, foreign_text) is not None
+
+
+def maps_h(predef, values, foreign_text, our_names):
+    """Switches from core handles to the foreign ones, and value maps."""
+    out = ["/* Generated by abi/gen/translator.py: do not edit. */", ""]
     by_kind = {}
     for mpi, ctype, _sym in predef:
         if ctype == "MPI_File" or ctype not in KINDS:
             continue
         by_kind.setdefault(ctype, [])
-        # The null handle first: names the core lacks share its value.
         by_kind[ctype].append(mpi)
     for ctype, names in by_kind.items():
         kind = KINDS[ctype][0]
         null = null_of(ctype)
+        # The null handle first: names the core lacks share its value.
         names = [null] + [n for n in names if n != null]
         out.append("static inline %s wo_%s_out(int c)\n{\n    switch (c) {" % (ctype, kind))
         used = set()
         for n in names:
-            v = values.get(n)
+            v = values.get(n, values.get(FALLBACK.get(n)))
             if v is None or v in used:
                 continue
             used.add(v)
             out.append("    case %d: return %s;" % (v, n))
         out.append("    }\n    return (%s)wo_enc(c);\n}" % ctype)
-    for kind in ("sess",):
-        if "MPI_Session" not in by_kind:
-            out.append("static inline MPI_Session wo_sess_out(int c)\n{\n"
-                       "    return c == CORE_MPI_SESSION_NULL ? MPI_SESSION_NULL : (MPI_Session)wo_enc(c);\n}")
-    # Value maps: names both headers define (Open MPI's may be enums, so
-    # the C compiler, not this script, knows their values).
+    if "MPI_Session" not in by_kind:
+        out.append("static inline MPI_Session wo_sess_out(int c)\n{\n"
+                   "    return c == CORE_MPI_SESSION_NULL ? MPI_SESSION_NULL : (MPI_Session)wo_enc(c);\n}")
     for fname, names in VALUE_MAPS.items():
-        pairs = [(ours, theirs) for ours, theirs in names if ours in values]
+        pairs = [(ours, theirs) for ours, theirs in names
+                 if ours in values and foreign_has(theirs, foreign_text)]
         out.append(value_map(fname, pairs, values))
+    for fname, names in BITMASKS.items():
+        out.append(bitmask_map(fname, [n for n in names if n in values and foreign_has(n, foreign_text)], values))
     errs = [n for n in our_names if re.match(r"^MPI_(T_)?ERR_\w+$", n) and n != "MPI_ERR_LASTCODE"
-            and re.search(r"#define\s+%s\b" % n, ompi_text)]
+            and foreign_has(n, foreign_text)]
     out.append(value_map("err", [("MPI_SUCCESS", "MPI_SUCCESS")] + [(n, n) for n in errs], values))
     return "\n".join(out) + "\n"
+
+
+def bitmask_map(fname, names, values):
+    """wo_F_in and wo_F_out for a set of flags, bit by bit."""
+    ins = "".join("    if (v & %s)\n        c |= %d;\n" % (n, values[n]) for n in names)
+    outs = "".join("    if (v & %d)\n        c |= %s;\n" % (values[n], n) for n in names)
+    return ("static inline int wo_%s_in(int v)\n{\n    int c = 0;\n%s    return c;\n}\n"
+            "static inline int wo_%s_out(int v)\n{\n    int c = 0;\n%s    return c;\n}"
+            % (fname, ins, fname, outs))
 
 
 def value_map(fname, pairs, values):
@@ -434,17 +466,23 @@ def _same(*names):
 
 VALUE_MAPS = {
     "rank": _same("MPI_ANY_SOURCE", "MPI_PROC_NULL", "MPI_ROOT"),
+    "tag": _same("MPI_ANY_TAG"),
+    "thread": _same("MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"),
+    "compare": _same("MPI_IDENT", "MPI_CONGRUENT", "MPI_SIMILAR", "MPI_UNEQUAL"),
     "order": _same("MPI_ORDER_C", "MPI_ORDER_FORTRAN"),
     "distrib": _same("MPI_DISTRIBUTE_BLOCK", "MPI_DISTRIBUTE_CYCLIC", "MPI_DISTRIBUTE_NONE"),
     "darg": _same("MPI_DISTRIBUTE_DFLT_DARG"),
     "typeclass": _same("MPI_TYPECLASS_REAL", "MPI_TYPECLASS_INTEGER", "MPI_TYPECLASS_COMPLEX"),
     "lock": _same("MPI_LOCK_EXCLUSIVE", "MPI_LOCK_SHARED"),
     "topo": _same("MPI_GRAPH", "MPI_CART", "MPI_DIST_GRAPH"),
-    "split": _same("MPI_COMM_TYPE_SHARED"),
+    "split": _same("MPI_COMM_TYPE_SHARED", "MPI_COMM_TYPE_HW_GUIDED", "MPI_COMM_TYPE_HW_UNGUIDED"),
+    "seek": _same("MPI_SEEK_SET", "MPI_SEEK_CUR", "MPI_SEEK_END"),
     "keyval": _same("MPI_TAG_UB", "MPI_HOST", "MPI_IO", "MPI_WTIME_IS_GLOBAL", "MPI_UNIVERSE_SIZE",
                     "MPI_LASTUSEDCODE", "MPI_APPNUM", "MPI_KEYVAL_INVALID", "MPI_WIN_BASE", "MPI_WIN_SIZE",
                     "MPI_WIN_DISP_UNIT", "MPI_WIN_CREATE_FLAVOR", "MPI_WIN_MODEL"),
     "model": _same("MPI_WIN_SEPARATE", "MPI_WIN_UNIFIED"),
+    "flavor": _same("MPI_WIN_FLAVOR_CREATE", "MPI_WIN_FLAVOR_ALLOCATE", "MPI_WIN_FLAVOR_DYNAMIC",
+                    "MPI_WIN_FLAVOR_SHARED"),
     "combiner": _same("MPI_COMBINER_NAMED", "MPI_COMBINER_DUP", "MPI_COMBINER_CONTIGUOUS",
                       "MPI_COMBINER_VECTOR", "MPI_COMBINER_HVECTOR", "MPI_COMBINER_INDEXED",
                       "MPI_COMBINER_HINDEXED", "MPI_COMBINER_INDEXED_BLOCK", "MPI_COMBINER_STRUCT",
@@ -455,15 +493,24 @@ VALUE_MAPS = {
        ("MPI_COMBINER_HINDEXED_INTEGER", "OMPI_WAS_MPI_COMBINER_HINDEXED_INTEGER"),
        ("MPI_COMBINER_STRUCT_INTEGER", "OMPI_WAS_MPI_COMBINER_STRUCT_INTEGER")],
 }
+# Flags that combine: translated bit by bit.
+BITMASKS = {
+    "assert": ["MPI_MODE_NOCHECK", "MPI_MODE_NOSTORE", "MPI_MODE_NOPUT", "MPI_MODE_NOPRECEDE",
+               "MPI_MODE_NOSUCCEED"],
+    "amode": ["MPI_MODE_CREATE", "MPI_MODE_RDONLY", "MPI_MODE_WRONLY", "MPI_MODE_RDWR",
+              "MPI_MODE_DELETE_ON_CLOSE", "MPI_MODE_UNIQUE_OPEN", "MPI_MODE_EXCL", "MPI_MODE_APPEND",
+              "MPI_MODE_SEQUENTIAL"],
+}
 
 
 def core_h(functions, raws, consts, values):
-    out = ["/* Generated by abi/gen/ompi.py from include/mpi.h: do not edit. */",
+    out = ["/* Generated by abi/gen/translator.py from include/mpi.h: do not edit. */",
            "#ifndef WO_CORE_H", "#define WO_CORE_H",
            "typedef struct { int count_lo, count_hi_and_cancelled, MPI_SOURCE, MPI_TAG, MPI_ERROR; } wc_status;",
            "#define CORE_STATUS_IGNORE ((wc_status *)1)",
            "#define CORE_STATUSES_IGNORE ((wc_status *)1)",
-           "#define CORE_IN_PLACE ((void *)-1)"]
+           "#define CORE_IN_PLACE ((void *)-1)",
+           "int wcore_MPIR_Dup_fn(int, int, void *, void *, void *, int *);"]
     for n, _t in consts:
         if n in values:
             out.append("#define CORE_%s (%d)" % (n, values[n]))
@@ -472,23 +519,47 @@ def core_h(functions, raws, consts, values):
     return "\n".join(out) + "\n"
 
 
+def standard_predefined():
+    """[(MPI name, C type, None)] of the standard ABI's predefined handles."""
+    import values as standard
+    return [(n, t, None) for n, t, _v in standard.HANDLES]
+
+
+def predefined_c(values):
+    """The core handle of each small-integer handle of the standard ABI."""
+    import values as standard
+    out = ["/* Generated by abi/gen/translator.py: do not edit. */", '#include "wabi.h"', "",
+           "const int wo_small[WO_SMALL] = {"]
+    for n, t, v in standard.HANDLES:
+        if t == "MPI_File":
+            continue
+        out.append("    [0x%03x] = %s, /* %s */" % (v, core_value([n], t, values), n))
+    out.append("};")
+    return "\n".join(out) + "\n"
+
+
 def main():
-    header, ompi_header, outdir = sys.argv[1:4]
+    profile, header, foreign_header, outdir = sys.argv[1:5]
+    if profile not in ("ompi", "standard"):
+        sys.exit("translator.py: profile must be ompi or standard")
     text = open(header).read()
-    ompi_text = open(ompi_header).read()
+    foreign_text = open(foreign_header).read()
     functions = [signatures.classify(f) for f in signatures.parse(text)]
     raws = raw_params(text)
     consts = constants.defines(text)
     names = [n for n, _ in consts]
     # Enum constants of include/mpi.h the maps need beside its defines.
-    extra = ["MPI_WIN_SEPARATE", "MPI_WIN_UNIFIED"]
-    predef = ompi_predefined(ompi_text)
+    extra = ["MPI_WIN_SEPARATE", "MPI_WIN_UNIFIED", "MPI_WIN_FLAVOR_CREATE", "MPI_WIN_FLAVOR_ALLOCATE",
+             "MPI_WIN_FLAVOR_DYNAMIC", "MPI_WIN_FLAVOR_SHARED"]
+    predef = ompi_predefined(foreign_text) if profile == "ompi" else standard_predefined()
+    if profile == "standard":
+        CORE_TYPES.update({"MPI_Count": "long", "MPI_Offset": "long"})
     values = constants.evaluate(header, names + extra, os.environ.get("CC", "cc"))
     os.makedirs(outdir, exist_ok=True)
-    body = ["/* Generated by abi/gen/ompi.py from include/mpi.h: do not edit. */", '#include "wompi.h"', ""]
+    body = ["/* Generated by abi/gen/translator.py from include/mpi.h: do not edit. */", '#include "wabi.h"', ""]
     done, left = 0, []
-    # Procedures Open MPI's header makes macros (MPI_Aint_add): no symbol.
-    macros = set(re.findall(r"#define\s+MPI_(\w+)\(", ompi_text))
+    # Procedures the foreign header makes macros (Open MPI's MPI_Aint_add): no symbol.
+    macros = set(re.findall(r"#define\s+MPI_(\w+)\(", foreign_text))
     for f in functions:
         if f.name in macros:
             continue
@@ -501,17 +572,20 @@ def main():
         done += 1
     files = {
         "core.h": core_h(functions, raws, consts, values),
-        "objects.c": objects_c(predef, values),
-        "maps.h": maps_h(predef, values, ompi_text, names + extra),
+        "maps.h": maps_h(predef, values, foreign_text, names + extra),
         "translate.c": "\n".join(body),
     }
+    if profile == "ompi":
+        files["objects.c"] = objects_c(predef, values)
+    else:
+        files["predefined.c"] = predefined_c(values)
     for name, content in files.items():
         with open(os.path.join(outdir, name), "w") as fh:
             fh.write(content)
     with open(os.path.join(outdir, "untranslated.txt"), "w") as fh:
         fh.write("\n".join(left) + "\n")
-    print("abi/gen/ompi.py: %d functions generated, %d by hand, %d left out (%s)"
-          % (done, len(HAND), len(left), os.path.join(outdir, "untranslated.txt")))
+    print("abi/gen/translator.py (%s): %d functions generated, %d by hand, %d left out (%s)"
+          % (profile, done, len(HAND), len(left), os.path.join(outdir, "untranslated.txt")))
 
 
 if __name__ == "__main__":
