@@ -5,8 +5,12 @@
  * Intel MPI, MVAPICH and Cray MPT): handles are ints with MPICH's values and
  * bit layout, MPI_Status has MPICH's five-int layout, and the special
  * pointers have MPICH's values, so programs compiled against MPICH's header
- * run on libmpi.so.12 from wanmpi without recompiling. wanmpi is not MPICH:
- * MPICH_NAME/MPICH_VERSION are deliberately not defined.
+ * run on libmpi.so.12 from wanmpi without recompiling. Because that ABI is
+ * MPICH 4.0's, the header also says so with MPICH's version macros (the
+ * MPICH_NUMVERSION of Debian 12's MPICH 4.0.2), so that software which asks
+ * "is this MPICH, and which ABI?" (PETSc's petscsys.h, for one) accepts it;
+ * compile with -DWANMPI_NO_MPICH_VERSION to leave them out. WANMPI tells
+ * wanmpi apart.
  *
  * Every function exists as PMPI_name and as a weak MPI_name alias (the
  * profiling interface). Functions listed under "not supported" at the end
@@ -25,6 +29,21 @@ extern "C" {
 #define WANMPI 1
 #define WANMPI_VERSION "0.1.0"
 #define WANMPI_NUMVERSION 100
+/* The MPICH ABI we implement, in MPICH's terms: MPICH 4.0.2, a release
+ * ("patch" type 3, patch level 0). MPICH_NUMVERSION is
+ * MAJOR*10000000 + MINOR*100000 + REVISION*1000 + TYPE*100 + PATCH. */
+#ifndef WANMPI_NO_MPICH_VERSION
+#define MPICH_NAME 4
+#define MPICH_HAS_C2F 1
+#define MPICH_VERSION "4.0.2"
+#define MPICH_NUMVERSION 40002300
+#define MPICH_RELEASE_TYPE_ALPHA 0
+#define MPICH_RELEASE_TYPE_BETA  1
+#define MPICH_RELEASE_TYPE_RC    2
+#define MPICH_RELEASE_TYPE_PATCH 3
+#define MPICH_CALC_VERSION(major, minor, revision, type, patch) \
+    ((major) * 10000000 + (minor) * 100000 + (revision) * 1000 + (type) * 100 + (patch))
+#endif
 
 /* ---- basic types ---- */
 typedef long MPI_Aint;
