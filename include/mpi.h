@@ -675,6 +675,7 @@ WANMPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, i
 WANMPI_FN(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
 WANMPI_FN(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count))
 WANMPI_FN(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count))
+WANMPI_FN(int, Status_set_elements_c, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count))
 WANMPI_FN(int, Status_set_cancelled, (MPI_Status *status, int flag))
 
 /* Datatypes (chapter 4) */

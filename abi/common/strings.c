@@ -3,6 +3,8 @@
  * 256 and 512, MPI_MAX_LIBRARY_VERSION_STRING 256 and 8192,
  * MPI_MAX_INFO_KEY 36 and 255): an Open MPI program's buffer is only as
  * large as its header says. */
+#include <stdio.h>
+
 #include "wabi.h"
 
 void wo_str_out(char *dst, int max, const char *src, int *resultlen)
@@ -19,6 +21,13 @@ int PMPI_Get_library_version(char *version, int *resultlen)
     char buf[CORE_MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     int rc = wcore_PMPI_Get_library_version(buf, &len);
+    /* Say which ABI the program came through, not the core's. */
+    char *abi = strstr(buf, "MPICH ABI");
+    if (abi && strlen(buf) + strlen(WO_ABI_NAME) < sizeof buf) {
+        char rest[CORE_MPI_MAX_LIBRARY_VERSION_STRING];
+        snprintf(rest, sizeof rest, "%s%s", WO_ABI_NAME, abi + strlen("MPICH ABI"));
+        strcpy(abi, rest);
+    }
     if (rc == CORE_MPI_SUCCESS && version)
         wo_str_out(version, MPI_MAX_LIBRARY_VERSION_STRING, buf, resultlen);
     return wo_err_out(rc);

@@ -68,7 +68,7 @@ HAND = {
 # using them are left out (Open MPI has no such function).
 SKIP_TYPES = {"MPI_F08_status", "MPI_Handler_function"}
 
-RANK_NAMES = {"dest", "source", "root", "target_rank", "local_leader", "remote_leader"}
+RANK_NAMES = {"dest", "source", "root", "rank", "target_rank", "local_leader", "remote_leader"}
 TAG_NAMES = {"tag", "sendtag", "recvtag"}
 KEYVAL_NAMES = {"keyval", "comm_keyval", "type_keyval", "win_keyval"}
 # int parameters with values of their own in each ABI: name -> map.
@@ -415,9 +415,12 @@ def maps_h(predef, values, foreign_text, our_names):
         names = [null] + [n for n in names if n != null]
         out.append("static inline %s wo_%s_out(int c)\n{\n    switch (c) {" % (ctype, kind))
         used = set()
-        for n in names:
-            v = values.get(n, values.get(FALLBACK.get(n)))
-            if v is None or v in used:
+        # A core handle goes back to the name that is its own before one
+        # that borrows it (MPI_INTEGER1 before MPI_LOGICAL1).
+        own = [(n, values[n]) for n in names if n in values]
+        borrowed = [(n, values[FALLBACK[n]]) for n in names if n not in values and FALLBACK.get(n) in values]
+        for n, v in own + borrowed:
+            if v in used:
                 continue
             used.add(v)
             out.append("    case %d: return %s;" % (v, n))

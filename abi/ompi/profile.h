@@ -39,4 +39,7 @@ static inline int wo_dec(const void *p)
     return h->core == WO_UNAVAILABLE ? wo_unavailable_type() : h->core;
 }
 
+/* What MPI_Get_library_version says the program came through. */
+#define WO_ABI_NAME "Open MPI 4.1 ABI"
+
 #endif

@@ -32,4 +32,7 @@ static inline int wo_dec(const void *p)
     return c == WO_UNAVAILABLE ? wo_unavailable_type() : c;
 }
 
+/* What MPI_Get_library_version says the program came through. */
+#define WO_ABI_NAME "MPI standard ABI 1.0"
+
 #endif

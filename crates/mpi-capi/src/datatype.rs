@@ -722,6 +722,12 @@ pub unsafe extern "C" fn PMPI_Status_set_elements(st: *mut MPI_Status, dt: c_int
     PMPI_Status_set_elements_x(st, dt, c as libc::c_long)
 }
 
+/// MPI-4's large-count name of `MPI_Status_set_elements_x` (§5.1.14).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements_c(st: *mut MPI_Status, dt: c_int, c: libc::c_long) -> c_int {
+    PMPI_Status_set_elements_x(st, dt, c)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Status_set_cancelled(st: *mut MPI_Status, flag: c_int) -> c_int {
     call(COMM_WORLD, || {
