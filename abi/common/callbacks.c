@@ -3,8 +3,9 @@
  * The core calls them with its own handles and codes; the program's
  * function wants Open MPI's. Where MPI lets a callback carry extra state
  * (attributes, generalized requests, data representations) the translator
- * passes a wrapper of its own as that state; reductions and error handlers
- * carry none, so each gets one of a fixed set of trampolines (a slot). */
+ * passes a wrapper of its own as that state. Reductions carry none, so each
+ * gets one of a fixed set of trampolines (a slot, released by MPI_Op_free);
+ * error handlers find theirs through the object they are called for. */
 #include <pthread.h>
 #include <stdio.h>
 
@@ -29,7 +30,7 @@ static int take_slot(void **table, void *fn)
     }
     pthread_mutex_unlock(&slot_lock);
     if (got < 0)
-        fprintf(stderr, "wanmpi (Open MPI ABI): more than %d user functions of one kind at once\n", WO_SLOTS);
+        fprintf(stderr, "wanmpi (%s): more than %d user reductions at once\n", WO_ABI_NAME, WO_SLOTS);
     return got;
 }
 
@@ -122,73 +123,142 @@ int PMPI_Op_free(MPI_Op *op)
 }
 WO_WEAK(Op_free)
 
-/* ---- error handlers: fn(handle *, int *code, ...) ---- */
+/* ---- error handlers: fn(handle *, int *code, ...) ----
+ *
+ * One trampoline per kind of object: the core calls it with the object, and
+ * the object's current error handler (asked of the core: the handler the
+ * core is running) says which program function to call. Error handlers are
+ * created by the thousand in some programs (MPICH's errhan tests) and a
+ * freed one may stay attached, so a table of every handler ever created,
+ * searched only when an error is reported, fits better than slots. */
 
-enum { EH_COMM, EH_WIN, EH_FILE, EH_SESSION, EH_KINDS };
-static void *eh_fns[EH_KINDS][WO_SLOTS];
+enum { EH_COMM, EH_WIN, EH_FILE, EH_SESSION };
+struct eh_entry {
+    int core;
+    void *fn;
+};
+static struct eh_entry *eh_table;
+static size_t eh_len, eh_cap;
 
-static void eh_call(int kind, int slot, void *handle, int *code)
+static void *eh_find(int core)
 {
+    void *fn = NULL;
+    pthread_mutex_lock(&slot_lock);
+    for (size_t i = eh_len; i-- > 0;) {
+        if (eh_table[i].core == core) {
+            fn = eh_table[i].fn;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&slot_lock);
+    return fn;
+}
+
+static int eh_remember(int core, void *fn)
+{
+    pthread_mutex_lock(&slot_lock);
+    if (eh_len == eh_cap) {
+        size_t cap = eh_cap ? 2 * eh_cap : 64;
+        struct eh_entry *t = realloc(eh_table, cap * sizeof *t);
+        if (!t) {
+            pthread_mutex_unlock(&slot_lock);
+            return 0;
+        }
+        eh_table = t;
+        eh_cap = cap;
+    }
+    eh_table[eh_len++] = (struct eh_entry){core, fn};
+    pthread_mutex_unlock(&slot_lock);
+    return 1;
+}
+
+/* The program function of the handler now set on an object, and the
+ * reference the core's get took released. */
+static void *eh_current(int kind, void *handle)
+{
+    int eh = 0, rc;
+    switch (kind) {
+    case EH_COMM: rc = wcore_PMPI_Comm_get_errhandler(*(int *)handle, &eh); break;
+    case EH_WIN: rc = wcore_PMPI_Win_get_errhandler(*(int *)handle, &eh); break;
+    case EH_FILE: rc = wcore_PMPI_File_get_errhandler(*(void **)handle, &eh); break;
+    default: rc = wcore_PMPI_Session_get_errhandler(*(int *)handle, &eh); break;
+    }
+    if (rc != CORE_MPI_SUCCESS)
+        return NULL;
+    void *fn = eh_find(eh);
+    wcore_PMPI_Errhandler_free(&eh);
+    return fn;
+}
+
+static void eh_call(int kind, void *handle, int *code)
+{
+    void *fn = eh_current(kind, handle);
     int ocode = wo_err_out(*code);
+    if (!fn) {
+        fprintf(stderr, "wanmpi (%s): an error handler of the program is gone (error %d)\n", WO_ABI_NAME, ocode);
+        return;
+    }
     switch (kind) {
     case EH_COMM: {
         MPI_Comm c = wo_comm_out(*(int *)handle);
-        ((MPI_Comm_errhandler_function *)eh_fns[kind][slot])(&c, &ocode);
+        ((MPI_Comm_errhandler_function *)fn)(&c, &ocode);
         break;
     }
     case EH_WIN: {
         MPI_Win w = wo_win_out(*(int *)handle);
-        ((MPI_Win_errhandler_function *)eh_fns[kind][slot])(&w, &ocode);
+        ((MPI_Win_errhandler_function *)fn)(&w, &ocode);
         break;
     }
     case EH_FILE: {
         MPI_File f = wo_file_out(*(void **)handle);
-        ((MPI_File_errhandler_function *)eh_fns[kind][slot])(&f, &ocode);
+        ((MPI_File_errhandler_function *)fn)(&f, &ocode);
         break;
     }
     default: {
-        MPI_Session s = wo_sess_out(*(int *)handle);
-        ((MPI_Session_errhandler_function *)eh_fns[kind][slot])(&s, &ocode);
+        MPI_Session x = wo_sess_out(*(int *)handle);
+        ((MPI_Session_errhandler_function *)fn)(&x, &ocode);
         break;
     }
     }
 }
 
-#define WO_EH_TRAMP(b, d)                                                                  \
-    static void eh_c_##b##_##d(void *h, int *code, ...) { eh_call(EH_COMM, (b) * 8 + (d), h, code); }    \
-    static void eh_w_##b##_##d(void *h, int *code, ...) { eh_call(EH_WIN, (b) * 8 + (d), h, code); }     \
-    static void eh_f_##b##_##d(void *h, int *code, ...) { eh_call(EH_FILE, (b) * 8 + (d), h, code); }    \
-    static void eh_s_##b##_##d(void *h, int *code, ...) { eh_call(EH_SESSION, (b) * 8 + (d), h, code); }
-WO_REPEAT128(WO_EH_TRAMP)
-typedef void (*eh_tramp)(void *, int *, ...);
-#define WO_EH_C(b, d) eh_c_##b##_##d,
-#define WO_EH_W(b, d) eh_w_##b##_##d,
-#define WO_EH_F(b, d) eh_f_##b##_##d,
-#define WO_EH_S(b, d) eh_s_##b##_##d,
-static const eh_tramp eh_tramps[EH_KINDS][WO_SLOTS] = {
-    {WO_REPEAT128(WO_EH_C)}, {WO_REPEAT128(WO_EH_W)}, {WO_REPEAT128(WO_EH_F)}, {WO_REPEAT128(WO_EH_S)}};
+static void eh_comm(void *h, int *code, ...)
+{
+    eh_call(EH_COMM, h, code);
+}
+
+static void eh_win(void *h, int *code, ...)
+{
+    eh_call(EH_WIN, h, code);
+}
+
+static void eh_file(void *h, int *code, ...)
+{
+    eh_call(EH_FILE, h, code);
+}
+
+static void eh_session(void *h, int *code, ...)
+{
+    eh_call(EH_SESSION, h, code);
+}
 
 static int eh_create(int kind, void *fn, MPI_Errhandler *errhandler)
 {
     if (!fn || !errhandler)
         return MPI_ERR_ARG;
-    int slot = take_slot(eh_fns[kind], fn);
-    if (slot < 0)
-        return MPI_ERR_INTERN;
-    void *t = (void *)eh_tramps[kind][slot];
     int c = 0, rc;
     switch (kind) {
-    case EH_COMM: rc = wcore_PMPI_Comm_create_errhandler(t, &c); break;
-    case EH_WIN: rc = wcore_PMPI_Win_create_errhandler(t, &c); break;
-    case EH_FILE: rc = wcore_PMPI_File_create_errhandler(t, &c); break;
-    default: rc = wcore_PMPI_Session_create_errhandler(t, &c); break;
+    case EH_COMM: rc = wcore_PMPI_Comm_create_errhandler((void *)eh_comm, &c); break;
+    case EH_WIN: rc = wcore_PMPI_Win_create_errhandler((void *)eh_win, &c); break;
+    case EH_FILE: rc = wcore_PMPI_File_create_errhandler((void *)eh_file, &c); break;
+    default: rc = wcore_PMPI_Session_create_errhandler((void *)eh_session, &c); break;
     }
-    if (rc != CORE_MPI_SUCCESS) {
-        eh_fns[kind][slot] = NULL;
+    if (rc != CORE_MPI_SUCCESS)
         return wo_err_out(rc);
+    if (!eh_remember(c, fn)) {
+        wcore_PMPI_Errhandler_free(&c);
+        return MPI_ERR_NO_MEM;
     }
-    /* Error handlers are few and live as long as the program: the slot is
-     * kept (a freed handler may still be attached to an object). */
     *errhandler = wo_eh_out(c);
     return MPI_SUCCESS;
 }

@@ -21,6 +21,12 @@ void wo_statuses_clear(wc_status *c, int n)
         wo_status_clear(&c[i]);
 }
 
+void wo_statuses_keep_error(wc_status *c, const MPI_Status *o, int n)
+{
+    for (int i = 0; i < n; i++)
+        c[i].MPI_ERROR = wo_err_in(o[i].MPI_ERROR);
+}
+
 void wo_status_out(MPI_Status *o, const wc_status *c)
 {
     uint64_t bytes = (uint64_t)(uint32_t)c->count_lo | ((uint64_t)((uint32_t)c->count_hi_and_cancelled >> 1) << 32);

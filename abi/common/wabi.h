@@ -107,6 +107,9 @@ static inline int wo_len(long n)
 /* Statuses (status.c). */
 void wo_status_clear(wc_status *c);
 void wo_statuses_clear(wc_status *c, int n);
+/* The program's MPI_ERROR fields into the core's statuses, where the call
+ * may leave them. */
+void wo_statuses_keep_error(wc_status *c, const MPI_Status *o, int n);
 void wo_status_out(MPI_Status *o, const wc_status *c);
 void wo_statuses_out(MPI_Status *o, const wc_status *c, int n);
 void wo_status_in(wc_status *c, const MPI_Status *o);

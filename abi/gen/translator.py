@@ -204,6 +204,7 @@ def translate_param(fn, p, b):
             b.pre.append("int wo_n_%s = %s ? wo_len(%s) : 0;" % (n, n, ln))
             b.pre.append("WO_TMP(wc_status, c_%s, wo_n_%s);" % (n, n))
             b.pre.append("wo_statuses_clear(c_%s, wo_n_%s);" % (n, n))
+            b.pre.append("if (%s) wo_statuses_keep_error(c_%s, %s, wo_n_%s);" % (n, n, n, n))
             b.args.append("%s ? c_%s : CORE_STATUSES_IGNORE" % (n, n))
             b.post.append("if (%s) wo_statuses_out(%s, c_%s, wo_n_%s);" % (n, n, n, n))
             b.cleanup.append("WO_FREE(c_%s);" % n)
@@ -215,8 +216,11 @@ def translate_param(fn, p, b):
             return True
         inout = fn.name.startswith("Status_set")
         b.pre.append("wc_status c_%s;" % n)
+        # An output status keeps the program's MPI_ERROR unless the call
+        # sets it (MPI leaves it alone for single completions: MPICH's
+        # pt2pt/mprobe checks that).
         b.pre.append("if (%s) wo_status_in(&c_%s, %s); else wo_status_clear(&c_%s);" % (n, n, n, n)
-                     if inout else "wo_status_clear(&c_%s);" % n)
+                     if inout else "wo_status_clear(&c_%s);\n    if (%s) wo_statuses_keep_error(&c_%s, %s, 1);" % (n, n, n, n))
         b.args.append("%s ? &c_%s : CORE_STATUS_IGNORE" % (n, n))
         b.post.append("if (%s) wo_status_out(%s, &c_%s);" % (n, n, n))
         return True
