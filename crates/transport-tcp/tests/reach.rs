@@ -12,8 +12,11 @@ use std::time::{Duration, Instant};
 use wanmpi_bootstrap::{local_kv_world, Candidates};
 use wanmpi_transport_tcp::{TcpOptions, TcpTransport, Transport};
 
-/// An address no packet reaches an answer from (TEST-NET-2, RFC 5737).
-const NOWHERE: &str = "198.51.100.7";
+/// An address no dial reaches and no packet leaves the machine for: the
+/// kernel refuses a TCP connection to the broadcast address at once. (A
+/// documentation address went out of the machine, where a middlebox may
+/// answer for it and turn "no path" into a handshake that never ends.)
+const NOWHERE: &str = "255.255.255.255";
 
 /// Options of a rank whose published addresses all lead nowhere: its
 /// listener is on loopback, its candidates say otherwise.
