@@ -16,22 +16,8 @@ fn lib_env(transport: &str) -> Vec<(&'static str, String)> {
     vec![("LD_LIBRARY_PATH", prefix().join("lib").display().to_string()), ("WANMPI_TRANSPORT", transport.to_string())]
 }
 
-/// Compiles tests/c/NAME.c with Open MPI's wrapper into a directory of the
-/// test's own (tests run at once: one compiling over a binary another runs
-/// would fail it) and checks the binary asks for Open MPI's library.
 fn compile_ompi(name: &str, tag: &str) -> std::path::PathBuf {
-    let inc = format!("-I{}", root().join("tests/c").display());
-    let exe = out_dir(tag).join(name);
-    let out = Command::new("mpicc.openmpi")
-        .args(["-std=c99", "-O1", &inc, "-o"])
-        .arg(&exe)
-        .arg(root().join("tests/c").join(format!("{name}.c")))
-        .output()
-        .expect("mpicc.openmpi (Debian package libopenmpi-dev)");
-    assert!(out.status.success(), "mpicc.openmpi {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    let needed = Command::new("readelf").arg("-d").arg(&exe).output().expect("readelf");
-    assert!(String::from_utf8_lossy(&needed.stdout).contains("libmpi.so.40"), "{name} was not linked against Open MPI");
-    exe
+    compile_for(Path::new("mpicc.openmpi"), name, tag, "libmpi.so.40")
 }
 
 fn library_built() -> bool {
@@ -66,14 +52,7 @@ fn open_mpi_compiled_conformance_programs_pass() {
 #[test]
 fn open_mpi_compiled_programs_pass_on_every_transport() {
     assert!(library_built(), "libmpi.so.40 was not built");
-    for name in ["p2p", "coll", "requests"] {
-        let exe = compile_ompi(name, "openmpi-transports");
-        for transport in ["tcp", "sctp", "wamp", "adaptive"] {
-            let n = if name == "coll" { 3 } else { 2 };
-            assert_pass(&run(n, &exe, &[], &lib_env(transport)), name, n);
-            eprintln!("{name} (Open MPI ABI): {n} ranks over {transport}: passed");
-        }
-    }
+    pass_on_every_transport("Open MPI ABI", |name| compile_ompi(name, "openmpi-transports"), lib_env);
 }
 
 /// An Open MPI binary across the WAN emulator: each rank in its own

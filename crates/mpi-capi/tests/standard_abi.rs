@@ -10,23 +10,8 @@ mod common;
 use common::*;
 use std::process::Command;
 
-/// Compiles tests/c/NAME.c with `mpicc_abi` into a directory of the test's
-/// own and checks the binary asks for the standard ABI's library.
 fn compile_abi(name: &str, tag: &str) -> std::path::PathBuf {
-    let inc = format!("-I{}", root().join("tests/c").display());
-    let exe = out_dir(tag).join(name);
-    let out = Command::new(prefix().join("bin/mpicc_abi"))
-        // No -Werror: gcc warns on the standard's MPI_UNWEIGHTED ((int *)10) passed
-        // as an array, which is what the standard makes it.
-        .args(["-std=c99", "-O1", &inc, "-o"])
-        .arg(&exe)
-        .arg(root().join("tests/c").join(format!("{name}.c")))
-        .output()
-        .expect("run mpicc_abi");
-    assert!(out.status.success(), "mpicc_abi {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    let needed = Command::new("readelf").arg("-d").arg(&exe).output().expect("readelf");
-    assert!(String::from_utf8_lossy(&needed.stdout).contains("libmpi_abi.so.1"), "{name} was not linked against libmpi_abi");
-    exe
+    compile_for(&prefix().join("bin/mpicc_abi"), name, tag, "libmpi_abi.so.1")
 }
 
 fn transport(t: &str) -> Vec<(&'static str, String)> {
@@ -64,14 +49,7 @@ fn conformance_programs_pass_on_the_standard_abi() {
 
 #[test]
 fn standard_abi_programs_pass_on_every_transport() {
-    for name in ["p2p", "coll", "requests"] {
-        let exe = compile_abi(name, "abi-transports");
-        for t in ["tcp", "sctp", "wamp", "adaptive"] {
-            let n = if name == "coll" { 3 } else { 2 };
-            assert_pass(&run(n, &exe, &[], &transport(t)), name, n);
-            eprintln!("{name} (standard ABI): {n} ranks over {t}: passed");
-        }
-    }
+    pass_on_every_transport("standard ABI", |name| compile_abi(name, "abi-transports"), transport);
 }
 
 /// What only the standard ABI has: its version and the sizes of its

@@ -84,3 +84,37 @@ pub fn assert_pass(out: &Output, name: &str, n: usize) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Compiles `tests/c/<name>.c` with `compiler` (another MPI's wrapper, or
+/// ours for another ABI) into a directory of the caller's own (tests run at
+/// once: one compiling over a binary another runs would fail it) and checks
+/// the binary asks for `library`, the ABI under test.
+pub fn compile_for(compiler: &Path, name: &str, tag: &str, library: &str) -> PathBuf {
+    let inc = format!("-I{}", root().join("tests/c").display());
+    let exe = out_dir(tag).join(name);
+    // No -Werror: gcc warns on sentinels such as the standard ABI's
+    // MPI_UNWEIGHTED ((int *)10) passed as an array, which they are.
+    let out = Command::new(compiler)
+        .args(["-std=c99", "-O1", &inc, "-o"])
+        .arg(&exe)
+        .arg(root().join("tests/c").join(format!("{name}.c")))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", compiler.display()));
+    assert!(out.status.success(), "{} {name}.c failed:\n{}", compiler.display(), String::from_utf8_lossy(&out.stderr));
+    let needed = Command::new("readelf").arg("-d").arg(&exe).output().expect("readelf");
+    assert!(String::from_utf8_lossy(&needed.stdout).contains(library), "{name} was not linked against {library}");
+    exe
+}
+
+/// p2p, coll and requests, built by `compile`, pass over tcp, sctp, wamp
+/// and adaptive with the environment `env` gives for each transport.
+pub fn pass_on_every_transport(abi: &str, compile: impl Fn(&str) -> PathBuf, env: impl Fn(&str) -> Vec<(&'static str, String)>) {
+    for name in ["p2p", "coll", "requests"] {
+        let exe = compile(name);
+        for transport in ["tcp", "sctp", "wamp", "adaptive"] {
+            let n = if name == "coll" { 3 } else { 2 };
+            assert_pass(&run(n, &exe, &[], &env(transport)), name, n);
+            eprintln!("{name} ({abi}): {n} ranks over {transport}: passed");
+        }
+    }
+}
