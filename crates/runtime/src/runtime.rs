@@ -283,10 +283,9 @@ impl Runtime {
                     unsafe { libc::read(waker, (&mut v as *mut u64).cast(), 8) };
                 }
             }
-            None => {
-                let mut st = self.lock();
-                let _ = st.transport.wait(timeout.min(Duration::from_millis(1)));
-            }
+            // Nothing to poll: nap without the lock, which a caller (or the
+            // progress thread) waiting for it would otherwise never get.
+            None => std::thread::sleep(timeout.min(Duration::from_millis(1))),
         }
     }
 

@@ -5,12 +5,40 @@
 
 use crate::{Caps, Incoming, PeerId, SendStatus, Transport, TransportError};
 use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 struct Inbox {
     frames: Mutex<VecDeque<(PeerId, u16, Vec<u8>)>>,
     ready: Condvar,
+    /// Readable while frames may wait: the runtime's progress thread sleeps
+    /// on it outside its lock, as it does on a socket transport's fd.
+    bell: OwnedFd,
+}
+
+impl Inbox {
+    fn new() -> Inbox {
+        // SAFETY: eventfd takes no pointers; a valid fd is owned at once.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        assert!(fd >= 0, "loopback: eventfd: {}", std::io::Error::last_os_error());
+        // SAFETY: fd was just created and nothing else owns it.
+        Inbox { frames: Mutex::new(VecDeque::new()), ready: Condvar::new(), bell: unsafe { OwnedFd::from_raw_fd(fd) } }
+    }
+
+    fn ring(&self) {
+        let one = 1u64;
+        // SAFETY: writes 8 bytes from `one` to our own eventfd.
+        unsafe { libc::write(self.bell.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+
+    /// Quiets the bell before the queue is drained: a frame pushed after
+    /// this rings it again.
+    fn quiet(&self) {
+        let mut v = 0u64;
+        // SAFETY: reads 8 bytes into `v` from our own nonblocking eventfd.
+        unsafe { libc::read(self.bell.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
+    }
 }
 
 /// One rank's end of a loopback world.
@@ -24,7 +52,7 @@ pub struct Loopback {
 
 /// `n` connected loopback transports with `channels` channels per peer.
 pub fn loopback_world(n: u32, channels: u16) -> Vec<Loopback> {
-    let inboxes: Arc<Vec<Inbox>> = Arc::new((0..n).map(|_| Inbox { frames: Mutex::new(VecDeque::new()), ready: Condvar::new() }).collect());
+    let inboxes: Arc<Vec<Inbox>> = Arc::new((0..n).map(|_| Inbox::new()).collect());
     (0..n)
         .map(|rank| Loopback {
             rank,
@@ -81,12 +109,16 @@ impl Transport for Loopback {
         }
         q.push_back((self.rank, channel, parts.concat()));
         inbox.ready.notify_all();
+        drop(q);
+        inbox.ring();
         Ok(SendStatus::Sent)
     }
 
     fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
+        let inbox = &self.inboxes[self.rank as usize];
+        inbox.quiet();
         let taken: Vec<_> = {
-            let mut q = self.inboxes[self.rank as usize].frames.lock().expect("loopback inbox poisoned");
+            let mut q = inbox.frames.lock().expect("loopback inbox poisoned");
             q.drain(..).collect()
         };
         for (peer, channel, bytes) in &taken {
@@ -106,6 +138,10 @@ impl Transport for Loopback {
             let _ = inbox.ready.wait_timeout(q, timeout).expect("loopback inbox poisoned");
         }
         Ok(())
+    }
+
+    fn readiness_fd(&self) -> Option<i32> {
+        Some(self.inboxes[self.rank as usize].bell.as_raw_fd())
     }
 
     fn shutdown(&mut self, _timeout: Duration) -> Result<(), TransportError> {
