@@ -76,6 +76,10 @@ pub struct Args {
     /// Seed of the emulator's loss draws.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Rate of every link (e.g. 200mbit), behind a drop-tail queue (the
+    /// emulator's default: 100 ms of bytes). Default: unlimited.
+    #[arg(long, value_name = "RATE")]
+    pub rate: Option<String>,
     /// Cut every link AT seconds into each run, for SECS seconds (AT:SECS,
     /// e.g. 5:60): how each implementation rides through a WAN outage.
     #[arg(long, value_name = "AT:SECS")]
@@ -190,6 +194,7 @@ fn run_in(args: &Args, grid: Grid, limit: Duration, work_dir: &Path, cancel: Opt
         sites,
         lan: args.lan.clone(),
         seed: args.seed,
+        rate: args.rate.clone(),
         outage: args.outage.as_deref().map(crate::outage::Outage::parse).transpose()?,
         work_dir: work_dir.to_path_buf(),
         cancel,

@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub lan: String,
     /// Seed of the emulator's loss draws.
     pub seed: u64,
+    /// Rate of every link of the grid's networks (`rate=` of a profile).
+    pub rate: Option<String>,
     /// Links cut in every run (`--outage`).
     pub outage: Option<crate::outage::Outage>,
     /// Where compiled programs and the agent script live during the run.
@@ -77,8 +79,9 @@ pub fn run_grid(opts: &RunOptions) -> Result<Vec<Row>, BenchError> {
         if cancelled(&opts.cancel) {
             break;
         }
-        bar.set_message(format!("bringing up {}", net.profile()));
-        let wan = LinkProfile::parse(&net.profile())?;
+        let profile = net.profile() + &opts.rate.as_ref().map(|r| format!(",rate={r}")).unwrap_or_default();
+        bar.set_message(format!("bringing up {profile}"));
+        let wan = LinkProfile::parse(&profile)?;
         let mut topo = match opts.sites {
             Some((s, h)) => Topology::sites(s, h, LinkProfile::parse(&opts.lan)?, wan),
             None => Topology::uniform(opts.np, wan),

@@ -118,6 +118,9 @@ pub struct Conn {
     largest_acked: Option<u64>,
     rtt: Rtt,
     rate: Rate,
+    /// Losses of packets numbered below this were sent before the rate
+    /// model's last reaction and do not feed it again.
+    loss_epoch: u64,
     pacer: Pacer,
     delivered: u64,
     delivered_time: Instant,
@@ -166,6 +169,7 @@ impl Conn {
             largest_acked: None,
             rtt: Rtt::new(cfg.initial_rtt),
             rate,
+            loss_epoch: 0,
             pacer: Pacer::new(),
             delivered: 0,
             delivered_time: now,
@@ -251,10 +255,32 @@ impl Conn {
         self.close_acked && self.peer_closed
     }
 
+    /// Bytes near enough the end of what the sender holds that a loss
+    /// among them would delay the last frame's delivery: those sent within
+    /// the round trip and a half before the queue runs dry (detecting a
+    /// loss takes 9/8 of a round trip, its resend half of one). Forward
+    /// error correction protects only these.
+    fn tail_bytes(&self) -> u64 {
+        let rtt = self.rtt.srtt.max(self.rtt.min);
+        ((self.rate.bandwidth() * rtt.as_secs_f64() * 1.125) as u64).max(64 << 10)
+    }
+
+    fn in_tail(&self) -> bool {
+        self.send.unsent_bytes() as u64 <= self.tail_bytes()
+    }
+
+    /// Bytes `offer` queues: the configured bound, or twice the tail when
+    /// that is more, within four times the bound (else a long path's whole
+    /// queue would count as its tail).
+    fn send_queue(&self) -> usize {
+        let tail = self.tail_bytes().min(usize::MAX as u64 / 4) as usize;
+        (2 * tail).clamp(self.cfg.send_queue, 4 * self.cfg.send_queue)
+    }
+
     /// Queues a frame; false when the send queue is full (try later).
     pub fn offer(&mut self, channel: u16, parts: &[&[u8]]) -> bool {
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        if self.send.unsent_bytes() > 0 && self.send.unsent_bytes() + len > self.cfg.send_queue {
+        if self.send.unsent_bytes() > 0 && self.send.unsent_bytes() + len > self.send_queue() {
             return false;
         }
         self.send.offer(channel, parts);
@@ -407,8 +433,11 @@ impl Conn {
             self.largest_acked = Some(largest);
         }
         let Some((pn, sent_at)) = newly_largest else { return };
+        let mut rtt = None;
         if pn == largest {
-            self.rtt.sample(now.saturating_duration_since(sent_at), Duration::from_micros(a.delay_us as u64));
+            let r = now.saturating_duration_since(sent_at);
+            self.rtt.sample(r, Duration::from_micros(a.delay_us as u64));
+            rtt = Some(r);
         }
         self.pto_count = 0;
         let train = self.train_sample(now);
@@ -416,8 +445,11 @@ impl Conn {
             Some(t) if t > s.rate => Sample { rate: t, app_limited: true },
             _ => s,
         });
-        let acked = Acked { bytes: acked_bytes, sample: rs, min_rtt: self.rtt.min, round: self.round, new_round, inflight: self.in_flight };
+        let acked = Acked { bytes: acked_bytes, sample: rs, min_rtt: self.rtt.min, round: self.round, new_round, inflight: self.in_flight, rtt };
         self.rate.on_ack(now, acked);
+        if self.rate.take_reaction() {
+            self.loss_epoch = self.next_pn;
+        }
         self.detect_lost(now);
         self.trim_sent();
     }
@@ -480,7 +512,9 @@ impl Conn {
             if largest - pn >= threshold || now >= s.time + delay {
                 let s = self.sent[i].take().expect("checked");
                 self.in_flight -= s.size as u64;
-                lost_bytes += s.size as u64;
+                if pn >= self.loss_epoch {
+                    lost_bytes += s.size as u64;
+                }
                 lost_packets += 1;
                 for &r in &s.chunks {
                     self.send.lost(r);
@@ -496,7 +530,9 @@ impl Conn {
         }
         if lost_packets > 0 {
             self.stats.packets_lost += lost_packets;
-            self.rate.on_loss(lost_bytes);
+            if lost_bytes > 0 {
+                self.rate.on_loss(lost_bytes);
+            }
             self.note_loss(lost_packets);
         }
     }
@@ -657,9 +693,11 @@ impl Conn {
         self.pacer.next_send(now, self.rate.pacing_rate(), self.cfg.max_payload) <= now
     }
 
-    /// When pacing will let the next data packet go, if pacing is what holds it.
+    /// When pacing will let the next data or repair packet go, if pacing
+    /// is what holds it.
     fn pacing_deadline(&mut self, now: Instant) -> Option<Instant> {
-        if self.send.peek(self.peer_credit).is_none() || self.in_flight + self.cfg.max_payload as u64 > self.rate.cwnd() {
+        let data_held = self.send.peek(self.peer_credit).is_some() && self.in_flight + self.cfg.max_payload as u64 <= self.rate.cwnd();
+        if !data_held && !self.fec_send.has_pending() {
             return None;
         }
         let t = self.pacer.next_send(now, self.rate.pacing_rate(), self.cfg.max_payload);
@@ -673,10 +711,15 @@ impl Conn {
             return false;
         }
         let start = out.len();
-        if let Some(shard) = self.fec_send.poll_repair(now) {
+        // Repairs are paced as data is: sent at once they overfilled a
+        // bottleneck's queue by their share of the bytes.
+        let paced = |c: &mut Self| c.pacer.next_send(now, c.rate.pacing_rate(), c.cfg.max_payload) <= now;
+        if self.fec_send.has_pending() && paced(self) {
+            let shard = self.fec_send.poll_repair().expect("pending");
             out.extend_from_slice(&self.floor().to_be_bytes());
             packet::emit_repair(out, shard.first, shard.k, shard.m, shard.index, &shard.bytes);
             self.finish_unreliable(start, out);
+            self.pacer.on_send(out.len() - start);
             self.stats.repairs_sent += 1;
             return true;
         }
@@ -749,7 +792,8 @@ impl Conn {
             self.count_sent_for_loss();
             self.probes_due = self.probes_due.saturating_sub(1);
         }
-        self.fec_send.source(now, self.next_pn, &out[start..], eliciting, self.send.nothing_to_send());
+        let tail = self.in_tail();
+        self.fec_send.source(now, self.next_pn, &out[start..], eliciting, self.send.nothing_to_send(), tail);
         self.next_pn += 1;
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += size as u64;

@@ -1,7 +1,9 @@
 //! Forward error correction beyond the paper: after a group of k
 //! consecutive packets (or fewer, when the sender runs out of data: that is
 //! what protects a message's tail) the sender adds m Reed-Solomon repair
-//! packets. A receiver that got any k of the k + m rebuilds the missing
+//! packets. Only packets the connection calls the tail are protected: in a
+//! bulk transfer a loss far from the end is resent while the pipe is busy
+//! anyway, and repairs there would only take the link's bytes. A receiver that got any k of the k + m rebuilds the missing
 //! packets' plaintext and takes them as if they had arrived, so a random
 //! loss costs no round trip. Sized from the measured loss rate by default:
 //! without loss, no repair packet is sent.
@@ -108,9 +110,15 @@ impl FecSend {
 
     /// Packet `pn` with plaintext `payload` was just sent; `idle` says no
     /// more data waits, so the group closes now. Only a packet that carries
-    /// data (`eliciting`) opens a group: lone ACKs are not protected.
-    pub fn source(&mut self, now: Instant, pn: u64, payload: &[u8], eliciting: bool, idle: bool) {
+    /// data (`eliciting`) opens a group: lone ACKs are not protected. A
+    /// packet outside the tail (`protect` false) closes the open group
+    /// and joins none.
+    pub fn source(&mut self, now: Instant, pn: u64, payload: &[u8], eliciting: bool, idle: bool, protect: bool) {
         let Some((k, _)) = self.shape() else { return };
+        if !protect {
+            self.close_group();
+            return;
+        }
         if self.group.is_empty() && !eliciting {
             return;
         }
@@ -162,8 +170,13 @@ impl FecSend {
         }
     }
 
+    /// Repair packets wait to be sent.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// The next repair packet to send, if any.
-    pub fn poll_repair(&mut self, _now: Instant) -> Option<Shard> {
+    pub fn poll_repair(&mut self) -> Option<Shard> {
         self.pending.pop_front()
     }
 }
@@ -289,9 +302,9 @@ mod tests {
     fn send_group(s: &mut FecSend, payloads: &[&[u8]], first: u64) -> Vec<Shard> {
         let t = Instant::now();
         for (i, p) in payloads.iter().enumerate() {
-            s.source(t, first + i as u64, p, true, i + 1 == payloads.len());
+            s.source(t, first + i as u64, p, true, i + 1 == payloads.len(), true);
         }
-        std::iter::from_fn(|| s.poll_repair(t)).collect()
+        std::iter::from_fn(|| s.poll_repair()).collect()
     }
 
     #[test]

@@ -10,8 +10,14 @@
 //!   nothing. Unlike BBR v1 it does back off on loss that says the path is
 //!   congested: a round trip that lost more than `HEAVY_LOSS` of its bytes
 //!   (a drop-tail queue overflowing, not 1-2 % random loss) cuts the
-//!   bandwidth estimate to 85 %. Probe-RTT is left out: min RTT is kept for
-//!   the whole connection (a job's paths do not move).
+//!   bandwidth estimate to 85 %, once per loss epoch (the losses of packets
+//!   sent before a reaction do not cause another). Startup ends, as in
+//!   BBRv2, when the bandwidth stops growing, when a round trip's smallest
+//!   RTT says a queue is building, or when a round lost more than
+//!   `STARTUP_LOSS` of its bytes; the losses of its overshoot do not cut the
+//!   estimate (the delivery rate measured meanwhile is the link's).
+//!   Probe-RTT is left out: min RTT is kept for the whole connection (a
+//!   job's paths do not move).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -29,6 +35,23 @@ const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 const BW_WINDOW_ROUNDS: u64 = 10;
 /// Fraction of a round's bytes lost that counts as congestion.
 const HEAVY_LOSS: f64 = 0.15;
+/// Fraction of a round's bytes lost that ends startup (BBRv2's 2 %), when
+/// at least `STARTUP_LOSS_PACKETS` were lost in it (BBRv2's 8): a round of
+/// a hundred packets on a path with 1 % random loss may lose three.
+const STARTUP_LOSS: f64 = 0.02;
+const STARTUP_LOSS_PACKETS: u64 = 8;
+/// A probe-bw cycle whose estimate grew this much (of the 1.25x it probed
+/// with) found a path far from full (startup ended early, or others left
+/// it): startup again, since
+/// probing at 1.25x one round in eight climbs only ~3 % per round trip.
+const REGROW: f64 = 1.15;
+
+/// How far above the path's minimum a round's smallest RTT must rise to
+/// say startup filled a queue (HyStart++'s bounds: 1/8 of the minimum,
+/// within 4-16 ms).
+fn queue_signal(min_rtt: Duration) -> Duration {
+    (min_rtt / 8).clamp(Duration::from_millis(4), Duration::from_millis(16))
+}
 
 /// What one ACK delivered, as the rate model needs it.
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +65,8 @@ pub struct Acked {
     pub new_round: bool,
     /// Bytes still in flight after it.
     pub inflight: u64,
+    /// The round-trip sample this ACK gave, if any.
+    pub rtt: Option<Duration>,
 }
 
 /// One delivery-rate sample, taken when a packet is acknowledged.
@@ -72,6 +97,13 @@ pub struct Rate {
     full_bw_rounds: u32,
     round_lost: u64,
     round_delivered: u64,
+    /// Smallest RTT sample of the current round.
+    round_min_rtt: Option<Duration>,
+    /// Set when the model reacted to loss or left startup; the connection
+    /// then starts a new loss epoch (`take_reaction`).
+    reacted: bool,
+    /// The estimate when the current probe-bw cycle began.
+    cycle_bw: f64,
 }
 
 impl Rate {
@@ -90,7 +122,16 @@ impl Rate {
             full_bw_rounds: 0,
             round_lost: 0,
             round_delivered: 0,
+            round_min_rtt: None,
+            reacted: false,
+            cycle_bw: 0.0,
         }
+    }
+
+    /// Whether the model reacted since the last call: losses of packets
+    /// sent before now are then no news.
+    pub fn take_reaction(&mut self) -> bool {
+        std::mem::take(&mut self.reacted)
     }
 
     pub fn mode(&self) -> Mode {
@@ -138,9 +179,12 @@ impl Rate {
         if self.mode == Mode::Paper {
             return;
         }
-        let Acked { bytes, sample, min_rtt, round, new_round, inflight } = a;
+        let Acked { bytes, sample, min_rtt, round, new_round, inflight, rtt } = a;
         self.min_rtt = min_rtt.max(Duration::from_micros(10));
         self.round_delivered += bytes;
+        if let Some(r) = rtt {
+            self.round_min_rtt = Some(self.round_min_rtt.map_or(r, |m| m.min(r)));
+        }
         if let Some(s) = sample {
             if !s.app_limited || s.rate >= self.btl_bw {
                 match self.bw_rounds.back_mut() {
@@ -150,7 +194,11 @@ impl Rate {
                 while self.bw_rounds.front().is_some_and(|&(r, _)| r + BW_WINDOW_ROUNDS < round) {
                     self.bw_rounds.pop_front();
                 }
-                self.btl_bw = self.bw_rounds.iter().map(|&(_, v)| v).fold(0.0, f64::max);
+                let filtered = self.bw_rounds.iter().map(|&(_, v)| v).fold(0.0, f64::max);
+                // Startup never slows down (as BBR's pacing rate before the
+                // pipe is full): the first samples of a fresh connection see
+                // a packet or two per round trip, far below the initial rate.
+                self.btl_bw = if self.phase == Phase::Startup { self.btl_bw.max(filtered) } else { filtered };
             }
             if new_round && !s.app_limited && self.phase == Phase::Startup {
                 self.check_full_bw();
@@ -169,24 +217,37 @@ impl Rate {
         } else {
             self.full_bw_rounds += 1;
             if self.full_bw_rounds >= 3 {
-                self.phase = Phase::Drain;
+                self.leave_startup();
             }
+        }
+    }
+
+    fn leave_startup(&mut self) {
+        if self.phase == Phase::Startup {
+            self.phase = Phase::Drain;
+            self.reacted = true;
         }
     }
 
     fn end_round(&mut self) {
         let total = self.round_lost + self.round_delivered;
-        if self.round_lost >= 3 * self.mss && total > 0 && self.round_lost as f64 / total as f64 > HEAVY_LOSS {
+        let lost = if self.round_lost >= 3 * self.mss && total > 0 { self.round_lost as f64 / total as f64 } else { 0.0 };
+        if self.phase == Phase::Startup {
+            let queued = self.round_min_rtt.is_some_and(|r| r > self.min_rtt + queue_signal(self.min_rtt));
+            let lossy = lost > STARTUP_LOSS && self.round_lost >= STARTUP_LOSS_PACKETS * self.mss;
+            if lossy || queued {
+                self.leave_startup();
+            }
+        } else if lost > HEAVY_LOSS {
             for (_, v) in self.bw_rounds.iter_mut() {
                 *v *= 0.85;
             }
             self.btl_bw *= 0.85;
-            if self.phase == Phase::Startup {
-                self.phase = Phase::Drain;
-            }
+            self.reacted = true;
         }
         self.round_lost = 0;
         self.round_delivered = 0;
+        self.round_min_rtt = None;
     }
 
     fn advance_phase(&mut self, now: Instant, inflight: u64) {
@@ -196,7 +257,18 @@ impl Rate {
             Phase::ProbeBw { index, since }
                 if now.saturating_duration_since(since) >= self.min_rtt && (index != 1 || (inflight as f64) <= self.bdp()) =>
             {
-                self.phase = Phase::ProbeBw { index: (index + 1) % CYCLE.len(), since: now };
+                let next = (index + 1) % CYCLE.len();
+                if next == 0 {
+                    self.cycle_bw = self.btl_bw;
+                }
+                // The probe's samples are in once its drain phase ends.
+                if next == 2 && self.cycle_bw > 0.0 && self.btl_bw >= REGROW * self.cycle_bw {
+                    self.phase = Phase::Startup;
+                    self.full_bw = self.btl_bw;
+                    self.full_bw_rounds = 0;
+                } else {
+                    self.phase = Phase::ProbeBw { index: next, since: now };
+                }
             }
             _ => {}
         }
@@ -276,28 +348,105 @@ mod tests {
     #[test]
     fn random_loss_does_not_cut_the_estimate_but_heavy_loss_does() {
         let t = Instant::now();
-        let mut r = Rate::new(Mode::Model, 1000, Duration::from_millis(10), 10_000, Duration::ZERO);
-        let s = Sample { rate: 10e6, app_limited: false };
-        r.on_ack(t, Acked { bytes: 100_000, sample: Some(s), min_rtt: Duration::from_millis(10), round: 1, new_round: true, inflight: 0 });
+        let ms10 = Duration::from_millis(10);
+        let ack = |bytes, rate: f64, round, app_limited| Acked {
+            bytes,
+            sample: Some(Sample { rate, app_limited }),
+            min_rtt: ms10,
+            round,
+            new_round: true,
+            inflight: 0,
+            rtt: Some(ms10),
+        };
+        let mut r = Rate::new(Mode::Model, 1000, ms10, 10_000, Duration::ZERO);
+        r.on_ack(t, ack(100_000, 10e6, 1, false));
         assert_eq!(r.bandwidth(), 10e6);
-        // 2 % of a round lost: nothing changes.
+        // 2 % of a round lost: nothing changes, startup goes on.
         r.on_loss(2_000);
-        r.on_ack(t, Acked { bytes: 98_000, sample: Some(s), min_rtt: Duration::from_millis(10), round: 2, new_round: true, inflight: 0 });
-        assert_eq!(r.bandwidth(), 10e6);
-        // 30 % lost: the estimate drops.
+        r.on_ack(t, ack(98_000, 10e6, 2, false));
+        assert_eq!((r.bandwidth(), r.phase_name()), (10e6, "startup"));
+        // 30 % lost in startup: its overshoot; startup ends, the estimate stays.
         r.on_loss(30_000);
-        r.on_ack(
-            t,
-            Acked {
-                bytes: 70_000,
-                sample: Some(Sample { rate: 1.0, app_limited: true }),
-                min_rtt: Duration::from_millis(10),
-                round: 3,
+        r.on_ack(t, ack(70_000, 1.0, 3, true));
+        assert_eq!(r.bandwidth(), 10e6);
+        assert!(r.take_reaction(), "a new loss epoch begins");
+        r.on_ack(t + ms10, ack(70_000, 10e6, 4, false));
+        assert_eq!(r.phase_name(), "probe_bw");
+        // 30 % lost once the pipe is full: the estimate drops.
+        r.on_loss(30_000);
+        r.on_ack(t + 2 * ms10, ack(70_000, 1.0, 5, true));
+        assert!(r.bandwidth() < 9e6, "{}", r.bandwidth());
+        assert!(r.take_reaction());
+    }
+
+    #[test]
+    fn startup_ends_when_a_queue_builds() {
+        let t = Instant::now();
+        let ms10 = Duration::from_millis(10);
+        let mut r = Rate::new(Mode::Model, 1000, ms10, 10_000, Duration::ZERO);
+        let mut round = 0;
+        let mut ack = |r: &mut Rate, rtt, rate| {
+            round += 1;
+            let a = Acked {
+                bytes: 10_000,
+                sample: Some(Sample { rate, app_limited: false }),
+                min_rtt: ms10,
+                round,
+                new_round: true,
+                inflight: 1 << 20,
+                rtt: Some(rtt),
+            };
+            r.on_ack(t, a);
+        };
+        // The rate still doubles each round, but the round's smallest RTT
+        // rose past 10 ms + 4 ms: a queue is building.
+        ack(&mut r, ms10, 1e6);
+        ack(&mut r, ms10 + Duration::from_millis(2), 2e6);
+        assert_eq!(r.phase_name(), "startup");
+        ack(&mut r, ms10 + Duration::from_millis(6), 4e6);
+        ack(&mut r, ms10 + Duration::from_millis(6), 8e6);
+        assert_eq!(r.phase_name(), "drain");
+    }
+
+    #[test]
+    fn a_probe_that_finds_much_more_bandwidth_starts_up_again() {
+        let t = Instant::now();
+        let ms10 = Duration::from_millis(10);
+        let mut r = Rate::new(Mode::Model, 1000, ms10, 10_000, Duration::ZERO);
+        let mut round = 0;
+        let mut now = t;
+        // The path delivers what we pace, up to its rate.
+        let mut ack = |r: &mut Rate, path: f64| {
+            round += 1;
+            now += ms10;
+            let rate = path.min(r.pacing_rate().unwrap_or(f64::MAX));
+            let a = Acked {
+                bytes: 10_000,
+                sample: Some(Sample { rate, app_limited: false }),
+                min_rtt: ms10,
+                round,
                 new_round: true,
                 inflight: 0,
-            },
-        );
-        assert!(r.bandwidth() < 9e6, "{}", r.bandwidth());
+                rtt: Some(ms10),
+            };
+            r.on_ack(now, a);
+        };
+        for _ in 0..8 {
+            ack(&mut r, 1e6);
+        }
+        assert_eq!(r.phase_name(), "probe_bw");
+        // A path of the same rate: probing keeps the phase.
+        for _ in 0..24 {
+            ack(&mut r, 1e6);
+            assert_eq!(r.phase_name(), "probe_bw");
+        }
+        // The path now has three times the rate: within two cycles, startup again.
+        let mut phases = vec![];
+        for _ in 0..16 {
+            ack(&mut r, 3e6);
+            phases.push(r.phase_name());
+        }
+        assert!(phases.contains(&"startup"), "{phases:?}");
     }
 
     #[test]
@@ -314,11 +463,12 @@ mod tests {
                     round,
                     new_round: true,
                     inflight: 1_000_000,
+                    rtt: None,
                 },
             );
         }
         assert_eq!(r.phase_name(), "drain");
-        r.on_ack(t, Acked { bytes: 1000, sample: None, min_rtt: Duration::from_millis(10), round: 7, new_round: false, inflight: 0 });
+        r.on_ack(t, Acked { bytes: 1000, sample: None, min_rtt: Duration::from_millis(10), round: 7, new_round: false, inflight: 0, rtt: None });
         assert_eq!(r.phase_name(), "probe_bw");
         assert!(r.cwnd() >= 2 * 50_000 - 1);
     }

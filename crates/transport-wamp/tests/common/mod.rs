@@ -161,6 +161,8 @@ impl Pair {
             if done(self) {
                 return true;
             }
+            // What `done` may have offered goes out now.
+            self.transmit();
             let mut next = self.wire.peek().map(|f| f.at);
             for i in 0..2 {
                 if let Some(t) = self.conns[i].deadline(self.now) {
@@ -187,10 +189,15 @@ impl Pair {
     pub fn one_way(&mut self, from: usize, channel: u16, msg: &[u8], limit: Duration) -> Option<Duration> {
         let t0 = self.now;
         let chunks: Vec<&[u8]> = msg.chunks(1 << 20).collect();
-        for c in &chunks {
-            assert!(self.conns[from].offer(channel, &[c]));
-        }
         let want = self.received[1 - from].len() + chunks.len();
-        self.run_until(limit, |p| p.received[1 - from].len() >= want).then(|| self.now - t0)
+        // Frames are offered as the send queue takes them, as the engine does.
+        let mut next = 0;
+        self.run_until(limit, |p| {
+            while next < chunks.len() && p.conns[from].offer(channel, &[chunks[next]]) {
+                next += 1;
+            }
+            p.received[1 - from].len() >= want
+        })
+        .then(|| self.now - t0)
     }
 }
