@@ -144,7 +144,8 @@ pub struct Conn {
     fec_recv: FecRecv,
     /// Loss estimate for FEC (note_loss).
     loss_rate: f64,
-    win_sent: u64,
+    /// Packets resolved and lost in the loss meter's current window.
+    win_resolved: u64,
     win_lost: u64,
     last_heard: Instant,
     lost: Option<String>,
@@ -191,7 +192,7 @@ impl Conn {
             fec_send: FecSend::new(cfg.fec, mss),
             fec_recv: FecRecv::new(),
             loss_rate: 0.0,
-            win_sent: 0,
+            win_resolved: 0,
             win_lost: 0,
             last_heard: now,
             lost: None,
@@ -409,6 +410,7 @@ impl Conn {
         let mut acked_bytes = 0;
         let mut sample = None;
         let mut new_round = false;
+        let mut acked_packets = 0;
         let end = largest.saturating_sub(self.sent_base).saturating_add(1).min(self.sent.len() as u64) as usize;
         for i in 0..end {
             let pn = self.sent_base + i as u64;
@@ -428,6 +430,10 @@ impl Conn {
             sample = Some(rs);
             new_round |= began;
             newly_largest = Some((pn, s.time));
+            acked_packets += 1;
+        }
+        if acked_packets > 0 {
+            self.note_resolved(acked_packets, 0);
         }
         if self.largest_acked.is_none_or(|l| largest > l) {
             self.largest_acked = Some(largest);
@@ -503,6 +509,7 @@ impl Conn {
         let delay = self.rtt.loss_delay();
         let mut lost_bytes = 0;
         let mut lost_packets = 0;
+        let mut lost_in_epoch = 0;
         for i in 0..self.sent.len() {
             let pn = self.sent_base + i as u64;
             if pn >= largest {
@@ -514,6 +521,7 @@ impl Conn {
                 self.in_flight -= s.size as u64;
                 if pn >= self.loss_epoch {
                     lost_bytes += s.size as u64;
+                    lost_in_epoch += 1;
                 }
                 lost_packets += 1;
                 for &r in &s.chunks {
@@ -533,32 +541,31 @@ impl Conn {
             if lost_bytes > 0 {
                 self.rate.on_loss(lost_bytes);
             }
-            self.note_loss(lost_packets);
+            self.note_resolved(lost_in_epoch, lost_in_epoch);
         }
     }
 
-    /// Loss rate of our packets, for sizing repairs: measured over windows
-    /// of `LOSS_WINDOW` packets, rising at once to a higher window's rate and
-    /// decaying slowly (a quiet spell should not switch repairs off).
-    fn note_loss(&mut self, lost: u64) {
+    /// Loss rate of our packets, for sizing repairs and for the adaptive
+    /// choice: lost over resolved (acknowledged or lost) packets, in windows
+    /// of `LOSS_WINDOW`, rising at once to a higher rate once a quarter
+    /// window is in and decaying slowly (a quiet spell should not switch
+    /// repairs off). Losses of packets sent before the rate model's last
+    /// reaction are left out: startup's overshoot is congestion, not the
+    /// path's random loss. (Counting losses against packets *sent* in the
+    /// window read 100 % at the end of a burst, when few are sent and the
+    /// last round trip's losses come in.)
+    fn note_resolved(&mut self, resolved: u64, lost: u64) {
+        self.win_resolved += resolved;
         self.win_lost += lost;
-        let sent = self.win_sent.max(LOSS_WINDOW / 4) as f64;
-        let now_rate = (self.win_lost as f64 / sent).min(1.0);
-        if now_rate > self.loss_rate {
-            self.loss_rate = now_rate;
-            self.fec_send.set_loss(self.loss_rate);
-        }
-    }
-
-    fn count_sent_for_loss(&mut self) {
-        self.win_sent += 1;
-        if self.win_sent >= LOSS_WINDOW {
-            let rate = self.win_lost as f64 / self.win_sent as f64;
+        if self.win_resolved >= LOSS_WINDOW {
+            let rate = self.win_lost as f64 / self.win_resolved as f64;
             self.loss_rate = if rate >= self.loss_rate { rate } else { 0.875 * self.loss_rate + 0.125 * rate };
-            self.fec_send.set_loss(self.loss_rate);
-            self.win_sent = 0;
+            self.win_resolved = 0;
             self.win_lost = 0;
+        } else if self.win_resolved >= LOSS_WINDOW / 4 {
+            self.loss_rate = self.loss_rate.max(self.win_lost as f64 / self.win_resolved as f64);
         }
+        self.fec_send.set_loss(self.loss_rate);
     }
 
     fn trim_sent(&mut self) {
@@ -789,10 +796,10 @@ impl Conn {
             self.in_flight += size as u64;
             self.last_eliciting_sent = Some(now);
             self.pacer.on_send(size as usize);
-            self.count_sent_for_loss();
             self.probes_due = self.probes_due.saturating_sub(1);
         }
         let tail = self.in_tail();
+        self.fec_send.set_rate(self.rate.bandwidth() / self.cfg.max_payload as f64);
         self.fec_send.source(now, self.next_pn, &out[start..], eliciting, self.send.nothing_to_send(), tail);
         self.next_pn += 1;
         self.stats.packets_sent += 1;
