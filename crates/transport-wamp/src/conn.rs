@@ -142,7 +142,7 @@ pub struct Conn {
     credit_sent: u64,
     fec_send: FecSend,
     fec_recv: FecRecv,
-    /// Loss estimate for FEC (note_loss).
+    /// Loss estimate for FEC and the adaptive choice (`note_resolved`).
     loss_rate: f64,
     /// Packets resolved and lost in the loss meter's current window.
     win_resolved: u64,
@@ -257,10 +257,11 @@ impl Conn {
     }
 
     /// Bytes near enough the end of what the sender holds that a loss
-    /// among them would delay the last frame's delivery: those sent within
-    /// the round trip and a half before the queue runs dry (detecting a
-    /// loss takes 9/8 of a round trip, its resend half of one). Forward
-    /// error correction protects only these.
+    /// among them would delay the last frame's delivery: about a round
+    /// trip's worth (a loss is found about a round trip after its send and
+    /// its resend arrives half a round trip later, as the last packet
+    /// does), with 1/8 to spare. Forward error correction protects only
+    /// these.
     fn tail_bytes(&self) -> u64 {
         let rtt = self.rtt.srtt.max(self.rtt.min);
         ((self.rate.bandwidth() * rtt.as_secs_f64() * 1.125) as u64).max(64 << 10)
@@ -538,9 +539,7 @@ impl Conn {
         }
         if lost_packets > 0 {
             self.stats.packets_lost += lost_packets;
-            if lost_bytes > 0 {
-                self.rate.on_loss(lost_bytes);
-            }
+            self.rate.on_loss(lost_bytes);
             self.note_resolved(lost_in_epoch, lost_in_epoch);
         }
     }

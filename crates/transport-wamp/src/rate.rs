@@ -42,8 +42,8 @@ const STARTUP_LOSS: f64 = 0.02;
 const STARTUP_LOSS_PACKETS: u64 = 8;
 /// A probe-bw cycle whose estimate grew this much (of the 1.25x it probed
 /// with) found a path far from full (startup ended early, or others left
-/// it): startup again, since
-/// probing at 1.25x one round in eight climbs only ~3 % per round trip.
+/// it): startup again, since probing at 1.25x one round in eight climbs
+/// only ~3 % per round trip.
 const REGROW: f64 = 1.15;
 
 /// How far above the path's minimum a round's smallest RTT must rise to
@@ -338,6 +338,13 @@ impl Pacer {
 mod tests {
     use super::*;
 
+    const MS10: Duration = Duration::from_millis(10);
+
+    /// An ACK that begins a round, with a rate sample and an RTT sample.
+    fn round_ack(bytes: u64, rate: f64, app_limited: bool, round: u64, inflight: u64, rtt: Duration) -> Acked {
+        Acked { bytes, sample: Some(Sample { rate, app_limited }), min_rtt: MS10, round, new_round: true, inflight, rtt: Some(rtt) }
+    }
+
     #[test]
     fn paper_mode_has_no_window_and_no_pacing() {
         let r = Rate::new(Mode::Paper, 1400, Duration::from_millis(40), 14_000, Duration::ZERO);
@@ -348,17 +355,8 @@ mod tests {
     #[test]
     fn random_loss_does_not_cut_the_estimate_but_heavy_loss_does() {
         let t = Instant::now();
-        let ms10 = Duration::from_millis(10);
-        let ack = |bytes, rate: f64, round, app_limited| Acked {
-            bytes,
-            sample: Some(Sample { rate, app_limited }),
-            min_rtt: ms10,
-            round,
-            new_round: true,
-            inflight: 0,
-            rtt: Some(ms10),
-        };
-        let mut r = Rate::new(Mode::Model, 1000, ms10, 10_000, Duration::ZERO);
+        let ack = |bytes, rate, round, app_limited| round_ack(bytes, rate, app_limited, round, 0, MS10);
+        let mut r = Rate::new(Mode::Model, 1000, MS10, 10_000, Duration::ZERO);
         r.on_ack(t, ack(100_000, 10e6, 1, false));
         assert_eq!(r.bandwidth(), 10e6);
         // 2 % of a round lost: nothing changes, startup goes on.
@@ -370,11 +368,11 @@ mod tests {
         r.on_ack(t, ack(70_000, 1.0, 3, true));
         assert_eq!(r.bandwidth(), 10e6);
         assert!(r.take_reaction(), "a new loss epoch begins");
-        r.on_ack(t + ms10, ack(70_000, 10e6, 4, false));
+        r.on_ack(t + MS10, ack(70_000, 10e6, 4, false));
         assert_eq!(r.phase_name(), "probe_bw");
         // 30 % lost once the pipe is full: the estimate drops.
         r.on_loss(30_000);
-        r.on_ack(t + 2 * ms10, ack(70_000, 1.0, 5, true));
+        r.on_ack(t + 2 * MS10, ack(70_000, 1.0, 5, true));
         assert!(r.bandwidth() < 9e6, "{}", r.bandwidth());
         assert!(r.take_reaction());
     }
@@ -382,54 +380,33 @@ mod tests {
     #[test]
     fn startup_ends_when_a_queue_builds() {
         let t = Instant::now();
-        let ms10 = Duration::from_millis(10);
-        let mut r = Rate::new(Mode::Model, 1000, ms10, 10_000, Duration::ZERO);
+        let mut r = Rate::new(Mode::Model, 1000, MS10, 10_000, Duration::ZERO);
         let mut round = 0;
         let mut ack = |r: &mut Rate, rtt, rate| {
             round += 1;
-            let a = Acked {
-                bytes: 10_000,
-                sample: Some(Sample { rate, app_limited: false }),
-                min_rtt: ms10,
-                round,
-                new_round: true,
-                inflight: 1 << 20,
-                rtt: Some(rtt),
-            };
-            r.on_ack(t, a);
+            r.on_ack(t, round_ack(10_000, rate, false, round, 1 << 20, rtt));
         };
         // The rate still doubles each round, but the round's smallest RTT
         // rose past 10 ms + 4 ms: a queue is building.
-        ack(&mut r, ms10, 1e6);
-        ack(&mut r, ms10 + Duration::from_millis(2), 2e6);
+        ack(&mut r, MS10, 1e6);
+        ack(&mut r, MS10 + Duration::from_millis(2), 2e6);
         assert_eq!(r.phase_name(), "startup");
-        ack(&mut r, ms10 + Duration::from_millis(6), 4e6);
-        ack(&mut r, ms10 + Duration::from_millis(6), 8e6);
+        ack(&mut r, MS10 + Duration::from_millis(6), 4e6);
+        ack(&mut r, MS10 + Duration::from_millis(6), 8e6);
         assert_eq!(r.phase_name(), "drain");
     }
 
     #[test]
     fn a_probe_that_finds_much_more_bandwidth_starts_up_again() {
-        let t = Instant::now();
-        let ms10 = Duration::from_millis(10);
-        let mut r = Rate::new(Mode::Model, 1000, ms10, 10_000, Duration::ZERO);
+        let mut r = Rate::new(Mode::Model, 1000, MS10, 10_000, Duration::ZERO);
         let mut round = 0;
-        let mut now = t;
+        let mut now = Instant::now();
         // The path delivers what we pace, up to its rate.
         let mut ack = |r: &mut Rate, path: f64| {
             round += 1;
-            now += ms10;
+            now += MS10;
             let rate = path.min(r.pacing_rate().unwrap_or(f64::MAX));
-            let a = Acked {
-                bytes: 10_000,
-                sample: Some(Sample { rate, app_limited: false }),
-                min_rtt: ms10,
-                round,
-                new_round: true,
-                inflight: 0,
-                rtt: Some(ms10),
-            };
-            r.on_ack(now, a);
+            r.on_ack(now, round_ack(10_000, rate, false, round, 0, MS10));
         };
         for _ in 0..8 {
             ack(&mut r, 1e6);
