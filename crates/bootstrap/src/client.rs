@@ -236,9 +236,10 @@ impl Client {
         self.send(&[req])
     }
 
-    /// Tells the other `members` that the communicator with context `pair` is revoked.
-    pub fn revoke(&mut self, pair: u32, members: Vec<u32>) -> Result<(), BootstrapError> {
-        let req = Request::Revoke { pair, members };
+    /// Tells the other `members` that the communicator `id` is revoked.
+    pub fn revoke(&mut self, id: &str, members: Vec<u32>) -> Result<(), BootstrapError> {
+        check_item("id", id)?;
+        let req = Request::Revoke { id: id.to_string(), members };
         if req.render().len() >= proto::MAX_LINE {
             return Err(BootstrapError::Protocol("a revoke over this many ranks does not fit one line".into()));
         }

@@ -26,7 +26,7 @@ pub trait Launcher: KeyValue + Send {
         Err(BootstrapError::Protocol("fault-tolerant agreement needs mpirun (this launcher cannot decide it)".into()))
     }
     /// Tells the other members of a communicator that it is revoked.
-    fn revoke(&mut self, _pair: u32, _members: Vec<u32>) -> Result<(), BootstrapError> {
+    fn revoke(&mut self, _id: &str, _members: Vec<u32>) -> Result<(), BootstrapError> {
         Err(BootstrapError::Protocol("revoke needs mpirun (this launcher cannot relay it)".into()))
     }
 }
@@ -50,7 +50,7 @@ impl Launcher for Client {
     fn agree_start(&mut self, id: &str, members: Vec<u32>, acked: Vec<u32>, value: Vec<u8>) -> Result<(), BootstrapError> {
         Client::agree_start(self, id, members, acked, value)
     }
-    fn revoke(&mut self, pair: u32, members: Vec<u32>) -> Result<(), BootstrapError> {
-        Client::revoke(self, pair, members)
+    fn revoke(&mut self, id: &str, members: Vec<u32>) -> Result<(), BootstrapError> {
+        Client::revoke(self, id, members)
     }
 }

@@ -15,7 +15,7 @@
 //! client: peer-lost <rank> <text>                  server: ok
 //! client: spawn <hex>                               server: ok | err <text>   (SpawnRequest)
 //! client: agree <id> <members> <acked> <hex>       (no reply; later the push `agreed`, see `push.rs`)
-//! client: revoke <pair> <members>                  (no reply; the others get the push `revoked`)
+//! client: revoke <id> <members>                    (no reply; the others get the push `revoked`)
 //! client: whoami                                   server: seen <address> | seen -   (the source the service sees)
 //! ```
 //!
@@ -71,9 +71,10 @@ pub enum Request {
         acked: Vec<u32>,
         value: Vec<u8>,
     },
-    /// ULFM revoke of the communicator with context pair `pair` over `members`.
+    /// ULFM revoke of the communicator `id` (the runtime's name for it:
+    /// context pair, member set, incarnation) over `members`.
     Revoke {
-        pair: u32,
+        id: String,
         members: Vec<u32>,
     },
     /// Which address the service sees this connection come from: a
@@ -116,7 +117,7 @@ impl Request {
             Request::Agree { id, members, acked, value } => {
                 format!("agree {id} {} {} {}", crate::push::render_ranks(members), crate::push::render_ranks(acked), crate::push::hex(value))
             }
-            Request::Revoke { pair, members } => format!("revoke {pair} {}", crate::push::render_ranks(members)),
+            Request::Revoke { id, members } => format!("revoke {id} {}", crate::push::render_ranks(members)),
             Request::Whoami => "whoami".into(),
         }
     }
@@ -175,8 +176,9 @@ impl Request {
             }
             "revoke" => {
                 exact(2)?;
+                check_item("id", words[0]).map_err(|e| e.to_string())?;
                 let members = crate::push::parse_ranks(words[1]).ok_or_else(|| "revoke: bad rank list".to_string())?;
-                Request::Revoke { pair: u32::try_from(num(words.first(), "pair")?).map_err(|_| "revoke: pair out of range".to_string())?, members }
+                Request::Revoke { id: words[0].into(), members }
             }
             _ => return Err(format!("unknown request {:?}", one_line(verb))),
         })
@@ -231,7 +233,7 @@ mod tests {
             Request::Finalize,
             Request::PeerLost { rank: 7, reason: "connection reset by peer".into() },
             Request::Agree { id: "3.1".into(), members: vec![0, 1, 2, 5], acked: vec![1], value: vec![0xff, 0, 1, 2] },
-            Request::Revoke { pair: 3, members: vec![0, 2] },
+            Request::Revoke { id: "3.00ab.1".into(), members: vec![0, 2] },
         ];
         for r in all {
             assert_eq!(Request::parse(&r.render()), Ok(r));

@@ -9,7 +9,7 @@
 //! agreed <id> <hex> <dead> <uniform>         agreement <id> is over: AND of the values (hex), the members
 //!                                            dead when it ended (rank list, "-" for none), 1 if every
 //!                                            participant had acknowledged every one of them, else 0
-//! revoked <pair>                             the communicator with context pair <pair> (of this rank) is revoked
+//! revoked <id>                               the communicator the runtime names <id> is revoked
 //! ```
 //!
 //! Rank lists are comma-separated ranks and ranges (`0-3,7`), `-` when empty.
@@ -19,7 +19,7 @@
 pub enum Push {
     Dead { rank: u32, reason: String },
     Agreed { id: String, value: Vec<u8>, dead: Vec<u32>, uniform: bool },
-    Revoked { pair: u32 },
+    Revoked { id: String },
 }
 
 impl Push {
@@ -27,7 +27,7 @@ impl Push {
         match self {
             Push::Dead { rank, reason } => format!("dead {rank} {}", crate::proto::one_line(reason)),
             Push::Agreed { id, value, dead, uniform } => format!("agreed {id} {} {} {}", hex(value), render_ranks(dead), u8::from(*uniform)),
-            Push::Revoked { pair } => format!("revoked {pair}"),
+            Push::Revoked { id } => format!("revoked {id}"),
         }
     }
 
@@ -49,7 +49,10 @@ impl Push {
                 };
                 Some(Push::Agreed { id: id.to_string(), value: unhex(value)?, dead: parse_ranks(dead)?, uniform })
             }
-            "revoked" => Some(Push::Revoked { pair: rest.parse().ok()? }),
+            "revoked" => {
+                crate::proto::check_item("id", rest).ok()?;
+                Some(Push::Revoked { id: rest.to_string() })
+            }
             _ => None,
         }
     }
@@ -129,12 +132,12 @@ mod tests {
             Push::Dead { rank: 3, reason: "rank 3 on host h2 (pid 4711) was killed by signal 9 (SIGKILL)".into() },
             Push::Agreed { id: "5.2".into(), value: vec![0xff, 0x01], dead: vec![1, 2, 3, 7], uniform: false },
             Push::Agreed { id: "0.0".into(), value: vec![], dead: vec![], uniform: true },
-            Push::Revoked { pair: 9 },
+            Push::Revoked { id: "9.ff.0".into() },
         ];
         for p in all {
             assert_eq!(Push::parse(&p.render()), Some(p));
         }
-        for reply in ["ok", "err no such key", "val 1.2.3.4:5", "missing", "dead x y", "agreed 1 zz - 1", "revoked -1"] {
+        for reply in ["ok", "err no such key", "val 1.2.3.4:5", "missing", "dead x y", "agreed 1 zz - 1", "revoked two words"] {
             assert_eq!(Push::parse(reply), None, "{reply}");
         }
     }

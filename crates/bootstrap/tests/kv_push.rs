@@ -74,8 +74,8 @@ fn run(bind: BootstrapAddr) {
         assert_eq!(agreed(&pushes(cl, 1)[0]), (vec![0x80], vec![3], true));
     }
     // A revoke reaches the other members only.
-    c[1].revoke(5, vec![0, 1]).unwrap();
-    assert_eq!(pushes(&mut c[0], 1), vec![Push::Revoked { pair: 5 }]);
+    c[1].revoke("5.0a.0", vec![0, 1]).unwrap();
+    assert_eq!(pushes(&mut c[0], 1), vec![Push::Revoked { id: "5.0a.0".into() }]);
     assert!(c[1].get("nothing").is_err(), "the revoke was handled before this reply");
     server.deaths().died(0, "rank 0 exited with code 3");
     for cl in c.iter_mut().skip(1).take(2) {

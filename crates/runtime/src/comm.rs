@@ -44,6 +44,9 @@ pub struct Comm {
     /// ULFM: revoked (by this process or another member); communication
     /// on it fails with MPIX_ERR_REVOKED (`ulfm/`).
     pub revoked: bool,
+    /// ULFM: how many communicators with this pair and member set this
+    /// process created before (`ulfm/identity.rs`).
+    pub incarnation: u32,
 }
 
 impl Comm {
@@ -60,6 +63,7 @@ impl Comm {
             cart: None,
             coll_seq: 0,
             revoked: false,
+            incarnation: 0,
         }
     }
     pub fn p2p_ctx(&self) -> u32 {

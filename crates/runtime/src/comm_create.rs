@@ -43,7 +43,9 @@ impl Runtime {
         let relaxed = info.get_bool(ALLOW_OVERTAKING).unwrap_or(false);
         st.engine.set_allow_overtaking(c.p2p_ctx(), relaxed);
         c.info = info;
-        st.comms.insert(c)
+        let id = st.comms.insert(c);
+        crate::ulfm::born(st, id);
+        id
     }
 
     pub fn comm_size(&self, comm: CommId) -> MpiResult<usize> {

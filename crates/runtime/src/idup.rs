@@ -92,6 +92,7 @@ impl Idup {
                 c.pair = pair;
                 let relaxed = c.info.get_bool(ALLOW_OVERTAKING).unwrap_or(false);
                 st.engine.set_allow_overtaking(2 * pair, relaxed);
+                crate::ulfm::born(st, self.new);
                 Ok(())
             }
             (failed, _) => {

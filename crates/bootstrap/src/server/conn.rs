@@ -174,8 +174,8 @@ fn requests(rank: u32, stream: &Stream, shared: &Shared, keys: Option<(LineKeys,
                 shared.agree(rank, &id, members, acked, &value);
                 continue;
             }
-            Request::Revoke { pair, members } => {
-                shared.revoke(rank, pair, &members);
+            Request::Revoke { id, members } => {
+                shared.revoke(rank, &id, &members);
                 continue;
             }
         };

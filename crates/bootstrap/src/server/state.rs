@@ -131,13 +131,13 @@ impl Shared {
         self.tell(decided.into_iter().collect());
     }
 
-    /// `rank` revoked the communicator with context `pair`: its other members hear.
-    pub fn revoke(&self, rank: u32, pair: u32, members: &[u32]) {
+    /// `rank` revoked the communicator `id`: its other members hear.
+    pub fn revoke(&self, rank: u32, id: &str, members: &[u32]) {
         let writers: Vec<SharedWriter> = {
             let st = self.lock();
             members.iter().filter(|m| **m != rank).filter_map(|m| st.writers.get(m).cloned()).collect()
         };
-        let line = Push::Revoked { pair }.render();
+        let line = Push::Revoked { id: id.to_string() }.render();
         for w in &writers {
             send_to(w, &line);
         }

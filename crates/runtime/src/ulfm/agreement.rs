@@ -2,9 +2,10 @@
 //! each, decided by mpirun's key/value service (the algorithm and why it
 //! survives failures: `wanmpi_bootstrap::server`'s `agree.rs`).
 //!
-//! An agreement is named `<pair>.<n>`: the communicator's context pair and
-//! the number of agreements started on it so far, alike at every member
-//! because agree and shrink are collective. Each member sends its value,
+//! An agreement is named `<communicator>.<n>`: the communicator's name
+//! across processes (`identity.rs`) and the number of agreements started
+//! on it so far, alike at every member because agree and shrink are
+//! collective. Each member sends its value,
 //! the failures it acknowledged, and the members; it then makes progress
 //! (its messages keep moving) until the outcome is pushed back, bounded by
 //! the bootstrap timeout (WANMPI_BOOTSTRAP_TIMEOUT, default 120 s).
@@ -92,9 +93,9 @@ impl Runtime {
             if members.iter().any(|m| *m >= self.size) {
                 return err(ErrorClass::UnsupportedOperation, "agree and shrink over processes of other jobs (spawned, connected) are not supported");
             }
-            let pair = c.pair;
+            let name = super::identity::name_of(&st, comm).map(|n| n.render()).unwrap_or_default();
             let n = st.ulfm.seq.entry(comm.0).or_insert(0);
-            let id = format!("{pair}.{n}");
+            let id = format!("{name}.{n}");
             *n += 1;
             (id, members, Self::acked_of(&st, comm))
         };

@@ -5,6 +5,7 @@
 
 use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 
+use super::identity::name_of;
 use super::notices::mark_revoked;
 use crate::comm::CommId;
 use crate::group::Group;
@@ -34,16 +35,16 @@ impl Runtime {
     /// with MPIX_ERR_REVOKED here and, once mpirun relayed it, at every
     /// other member; agree, shrink and the acknowledgements still work.
     pub fn comm_revoke(&self, comm: CommId) -> MpiResult<()> {
-        let (pair, members) = {
+        let (name, members) = {
             let mut st = self.lock();
             let members = Self::members_of(&st, comm)?;
-            let pair = comm_ref(&st, comm)?.pair;
+            let name = name_of(&st, comm).ok_or_else(|| MpiError::new(ErrorClass::Comm, "MPIX_Comm_revoke: no such communicator"))?;
             mark_revoked(&mut st, comm, &format!("revoked by rank {} (MPIX_Comm_revoke)", self.rank));
-            (pair, members)
+            (name.render(), members)
         };
         let mut kv = self.kv.lock().unwrap_or_else(|p| p.into_inner());
         match kv.as_mut() {
-            Some(k) => k.revoke(pair, members).map_err(|e| MpiError::new(ErrorClass::Other, format!("revoke: {e}"))),
+            Some(k) => k.revoke(&name, members).map_err(|e| MpiError::new(ErrorClass::Other, format!("revoke: {e}"))),
             // A job of one (no launcher): nobody else to tell.
             None => Ok(()),
         }

@@ -3,6 +3,8 @@
 //! which it acknowledged per communicator, revoked communicators, and the
 //! agreements the launcher decides.
 //!
+//! - `identity.rs`: which communicator a revoke or an agreement means
+//!   (pair, member set, incarnation), and revokes that come early;
 //! - `notices.rs`: the launcher's pushes (a rank died, a communicator was
 //!   revoked, an agreement ended) taken in by the progress loop;
 //! - `calls.rs`: revoke, failure_ack/get_acked, get_failed/ack_failed;
@@ -22,9 +24,11 @@
 mod agreement;
 mod calls;
 pub(crate) mod coll;
+mod identity;
 mod notices;
 
 pub use agreement::AgreeOutcome;
+pub(crate) use identity::born;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -46,6 +50,8 @@ pub struct Ulfm {
     /// name the next one alike at every member.
     seq: HashMap<u32, u32>,
     last_poll: Option<Instant>,
+    /// Communicators' names across processes, and early revokes.
+    names: identity::Names,
 }
 
 impl Ulfm {

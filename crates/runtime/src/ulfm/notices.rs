@@ -45,11 +45,7 @@ impl Runtime {
                     st.engine.peer_lost(rank, reason);
                 }
             }
-            Push::Revoked { pair } => {
-                if let Some(id) = st.comms.find_pair(pair) {
-                    mark_revoked(st, id, "revoked by another member (MPIX_Comm_revoke)");
-                }
-            }
+            Push::Revoked { ref id } => super::identity::revoked_elsewhere(st, id),
             Push::Agreed { ref id, .. } => {
                 st.ulfm.agreed.insert(id.clone(), p);
             }
