@@ -23,6 +23,10 @@ fn ulfm_calls_over_every_transport() {
                 .arg(&exe);
             let out = c.output().expect("run mpirun");
             assert_pass(&out, "ulfm", n);
+            // The survivors finalize without the dead: no transport waits
+            // for them to confirm a close (wamp waited 10 s, sctp 5 s).
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!stderr.contains("shutdown timed out"), "ulfm on {n} ranks over {transport}: a shutdown waited for the dead:\n{stderr}");
             eprintln!("ulfm: {n} ranks over {transport}: passed");
         }
     }

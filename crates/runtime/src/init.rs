@@ -208,6 +208,11 @@ impl Runtime {
                 eprintln!("wanmpi: rank {} sites: {} ({} sites)", self.rank, m.to_text(), m.count());
             }
         }
+        // Under ULFM the dead are left behind: the transport owes them nothing.
+        let failed: Vec<u32> = st.engine.failed_peers().map(|(p, _)| *p).collect();
+        for p in failed {
+            st.transport.peer_failed(p);
+        }
         st.transport.shutdown(Duration::from_secs(10)).map_err(|e| MpiError::new(ErrorClass::Other, format!("transport shutdown: {e}")))?;
         drop(st);
         if let Some(c) = self.kv.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {

@@ -502,6 +502,12 @@ impl Transport for Composite {
         self.parts.iter().any(|p| p.wants_progress_thread())
     }
 
+    fn peer_failed(&mut self, peer: PeerId) {
+        for p in &mut self.parts {
+            p.peer_failed(peer);
+        }
+    }
+
     /// Lets every part's data leave before any part closes: a peer seeing
     /// one part close must already have what the others carried (see also
     /// `LOSS_GRACE` on the receiving side). Then the parts close, last first.

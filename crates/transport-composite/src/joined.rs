@@ -212,6 +212,15 @@ impl Transport for Joined {
         self.attach_part(part, ranks)
     }
 
+    fn peer_failed(&mut self, peer: PeerId) {
+        if peer < self.base_size {
+            return self.base.peer_failed(peer);
+        }
+        if let Some((i, rank)) = self.route(peer) {
+            self.parts[i].transport.peer_failed(rank);
+        }
+    }
+
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
         let each = timeout / (1 + self.parts.len() as u32);
         let mut first_error = None;

@@ -438,6 +438,11 @@ impl Transport for SctpTransport {
         }
     }
 
+    fn peer_failed(&mut self, peer: PeerId) {
+        self.lose(peer, "its process ended (the launcher saw it)".into());
+        self.close_peer(peer);
+    }
+
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
         self.shutdown_gracefully(timeout)
     }

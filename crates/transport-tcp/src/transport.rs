@@ -582,6 +582,10 @@ impl Transport for TcpTransport {
         }
     }
 
+    fn peer_failed(&mut self, peer: PeerId) {
+        self.lose(peer, "its process ended (the launcher saw it)".into());
+    }
+
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError> {
         crate::shutdown::graceful(self, timeout)
     }

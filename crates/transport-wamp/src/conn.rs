@@ -241,6 +241,11 @@ impl Conn {
         self.lost.as_deref()
     }
 
+    /// Stops the connection for good (the peer's process is known dead).
+    pub fn abandon(&mut self, reason: &str) {
+        self.lost.get_or_insert_with(|| reason.to_string());
+    }
+
     /// The peer was heard from and answered at least one of our probes.
     pub fn established(&self) -> bool {
         self.largest_acked.is_some()

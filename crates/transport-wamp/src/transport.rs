@@ -408,6 +408,13 @@ impl Transport for WampTransport {
         Ok(SendStatus::Sent)
     }
 
+    fn peer_failed(&mut self, peer: PeerId) {
+        if let Some(Some(p)) = self.peers.get_mut(peer as usize) {
+            p.conn.abandon("its process ended (the launcher saw it)");
+            p.lost_reported = true;
+        }
+    }
+
     fn poll_recv(&mut self, sink: &mut dyn FnMut(Incoming<'_>)) -> Result<usize, TransportError> {
         self.take_input()?;
         let mut n = 0;

@@ -201,6 +201,11 @@ pub trait Transport: Send {
         Err(TransportError::Setup("this transport cannot take processes of another job".into()))
     }
 
+    /// The job knows `peer`'s process ended (the launcher saw it): nothing
+    /// queued for it can arrive, so stop sending to it, and let `shutdown`
+    /// not wait for it (under ULFM the survivors finalize without it).
+    fn peer_failed(&mut self, _peer: PeerId) {}
+
     /// Ends every connection gracefully, waiting at most `timeout` for queued
     /// data to leave.
     fn shutdown(&mut self, timeout: Duration) -> Result<(), TransportError>;

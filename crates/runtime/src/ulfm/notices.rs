@@ -43,6 +43,7 @@ impl Runtime {
             Push::Dead { rank, reason } => {
                 if rank != self.rank {
                     st.engine.peer_lost(rank, reason);
+                    st.transport.peer_failed(rank);
                 }
             }
             Push::Revoked { ref id } => super::identity::revoked_elsewhere(st, id),
