@@ -4,7 +4,8 @@
  * the failure is acknowledged, agree reports unacknowledged failures
  * uniformly and ANDs the flags, shrink drops the dead, revoke fails
  * pending and later operations with MPIX_ERR_REVOKED, and an agreement
- * during which another rank dies ends with the same answer everywhere.
+ * during which another rank dies ends with the same answer everywhere;
+ * iagree and ishrink return at once and complete later.
  * Ranks: last = first victim, last-1 = second victim (dies during an
  * agreement). Prints "PASS ulfm" at rank 0. */
 #define _POSIX_C_SOURCE 200809L
@@ -192,6 +193,37 @@ int main(int argc, char **argv) {
     CHECK(ss == size - 2, "second shrink: size %d", ss);
     int sum = 0, one = 1;
     CHECK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, smaller) == MPI_SUCCESS && sum == size - 2, "allreduce: %d", sum);
+
+    /* 10. iagree and ishrink return at once: rank 0 starts each, then sends
+     * what rank 1 needs before rank 1 joins (a blocking one would hang). */
+    MPI_Request ar;
+    int got = -1, v = 77;
+    flag = rank == 1 ? 0x5 : 0x7;
+    if (rank == 0) {
+        CHECK(MPIX_Comm_iagree(smaller, &flag, &ar) == MPI_SUCCESS, "iagree");
+        MPI_Send(&v, 1, MPI_INT, 1, 11, smaller);
+    } else {
+        if (rank == 1)
+            MPI_Recv(&got, 1, MPI_INT, 0, 11, smaller, MPI_STATUS_IGNORE);
+        CHECK(MPIX_Comm_iagree(smaller, &flag, &ar) == MPI_SUCCESS, "iagree");
+    }
+    rc = MPI_Wait(&ar, MPI_STATUS_IGNORE);
+    CHECK(rc == MPI_SUCCESS && flag == 0x5, "iagree overlapped: class %d flag %#x", cls(rc), flag);
+    MPI_Comm sh;
+    if (rank == 0) {
+        CHECK(MPIX_Comm_ishrink(smaller, &sh, &ar) == MPI_SUCCESS, "ishrink");
+        MPI_Send(&v, 1, MPI_INT, 1, 12, smaller);
+    } else {
+        if (rank == 1)
+            MPI_Recv(&got, 1, MPI_INT, 0, 12, smaller, MPI_STATUS_IGNORE);
+        CHECK(MPIX_Comm_ishrink(smaller, &sh, &ar) == MPI_SUCCESS, "ishrink");
+    }
+    rc = MPI_Wait(&ar, MPI_STATUS_IGNORE);
+    CHECK(rc == MPI_SUCCESS, "ishrink overlapped: class %d", cls(rc));
+    MPI_Comm_size(sh, &ss);
+    sum = 0;
+    CHECK(ss == size - 2 && MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, sh) == MPI_SUCCESS && sum == size - 2, "ishrunk: size %d sum %d", ss, sum);
+    MPI_Comm_free(&sh);
 
     MPI_Comm_free(&smaller);
     MPI_Comm_free(&small);

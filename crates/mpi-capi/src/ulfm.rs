@@ -44,28 +44,25 @@ unsafe fn agree(comm: c_int, flag: *mut c_int) -> c_int {
     call(comm, || agree_body(comm, out(flag, "flag")?))
 }
 
+/// The agreement goes to mpirun now; the request completes when its
+/// outcome comes back (the runtime's `ulfm/nonblocking.rs`).
 unsafe fn iagree(comm: c_int, flag: *mut c_int, request: *mut c_int) -> c_int {
     call(comm, || {
         let (f, q) = (out(flag, "flag")?, out(request, "request")?);
-        // Run to the end now; the request carries the outcome.
-        let e = match agree_body(comm, f) {
-            Ok(()) => None,
-            Err(e) if e.class == ErrorClass::ProcFailed => Some(e),
-            Err(e) => return Err(e),
-        };
-        *q = crate::request::new_request(rt()?.completed_request(e), comm, false)?;
+        // SAFETY: MPI's contract: the flag stays valid until completion.
+        let r = unsafe { rt()?.comm_iagree(comm_id(comm)?, f as *mut c_int) }?;
+        *q = crate::request::new_request(r, comm, false)?;
         Ok(())
     })
 }
 
 unsafe fn ishrink(comm: c_int, newcomm: *mut c_int, request: *mut c_int) -> c_int {
     call(comm, || {
-        let q = out(request, "request")?;
-        let rc = shrink(comm, newcomm);
-        if rc != 0 {
-            return Err(MpiError::new(ErrorClass::from_code(rc).unwrap_or(ErrorClass::Other), "MPIX_Comm_ishrink failed"));
-        }
-        *q = crate::request::new_request(rt()?.completed_request(None), comm, false)?;
+        let (o, q) = (out(newcomm, "newcomm")?, out(request, "request")?);
+        *o = crate::predef::COMM_NULL;
+        let (c, r) = rt()?.comm_ishrink(comm_id(comm)?)?;
+        *o = adopt(comm, c, false)?;
+        *q = crate::request::new_request(r, comm, false)?;
         Ok(())
     })
 }

@@ -236,7 +236,7 @@ fn test_entry(st: &mut State, e: &mut Entry) -> MpiResult<Option<Status>> {
             Ok(Some(s))
         }
         // Progress completes a collective (`icoll::advance`) or an RMA request (`rma::serve`).
-        Entry::Coll(_) | Entry::Remote => Ok(None),
+        Entry::Coll(_) | Entry::Awaited => Ok(None),
         Entry::Generalized(g) => Ok(g.finish().inspect(|s| *e = Entry::Done(s.clone()))),
         Entry::Pair { send, recv } => {
             let (s, r) = (test_entry(st, send)?, test_entry(st, recv)?);
@@ -295,7 +295,7 @@ fn peek_locked(st: &mut State, r: Req) -> MpiResult<bool> {
         match e {
             Entry::Done(_) | Entry::Persistent { active: None, .. } => Ok(true),
             Entry::Active { id, .. } => st.engine.is_complete(*id),
-            Entry::Coll(_) | Entry::Remote => Ok(false),
+            Entry::Coll(_) | Entry::Awaited => Ok(false),
             Entry::Generalized(g) => Ok(g.complete),
             Entry::Pair { send, recv } => Ok(peek(st, send)? && peek(st, recv)?),
             Entry::Persistent { active: Some(inner), .. } => peek(st, inner),
@@ -652,7 +652,7 @@ fn collect_done(st: &mut State, rs: &[Option<Req>]) -> MpiResult<Vec<(usize, Com
 fn free_entry(st: &mut State, e: Entry) -> MpiResult<()> {
     match e {
         // A freed RMA request: its reply finds no entry and is dropped.
-        Entry::Done(_) | Entry::Remote | Entry::Persistent { active: None, .. } => Ok(()),
+        Entry::Done(_) | Entry::Awaited | Entry::Persistent { active: None, .. } => Ok(()),
         Entry::Active { id, unpack, .. } => {
             if unpack.is_some() && !st.engine.is_complete(id)? {
                 // The staging buffer must outlive the receive: keep it around.

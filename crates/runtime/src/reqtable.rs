@@ -112,9 +112,10 @@ pub enum Entry {
     Generalized(Box<crate::grequest::Generalized>),
     /// A nonblocking collective still running (`icoll`).
     Coll(Box<crate::icoll::CollReq>),
-    /// A request-based one-sided operation (MPI_Rput, ...): `rma` makes it
-    /// `Done` when the target answers.
-    Remote,
+    /// Completed by another part of the runtime, which makes it `Done`:
+    /// `rma` when the target of a request-based one-sided operation
+    /// (MPI_Rput, ...) answers, `ulfm` when an iagree or ishrink ends.
+    Awaited,
     /// A persistent request; `active` while started.
     Persistent { spec: PersistentSpec, active: Option<Box<Entry>> },
 }

@@ -300,7 +300,7 @@ impl Runtime {
                 )
             }
         };
-        let req = want_req.then(|| st.reqs.insert(Entry::Remote));
+        let req = want_req.then(|| st.reqs.insert(Entry::Awaited));
         let State { wins, engine, .. } = &mut *st;
         let win = wins.map.get_mut(&w.0).ok_or_else(|| bad_win(w))?;
         let id = win.access.issue(world, sink, req);

@@ -26,10 +26,11 @@ use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
 
 use crate::comm::{Comm, CommId};
 use crate::context::ContextPool;
+use crate::errhandler::ErrHandler;
 use crate::group::Group;
 use crate::info::Info;
 use crate::p2p::comm_ref;
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, State};
 
 /// What `comm_agree` returns: the agreed flag, and whether a failure in
 /// the communicator was not acknowledged (the call then returns
@@ -41,10 +42,39 @@ pub struct AgreeOutcome {
 }
 
 /// An agreement's outcome: AND of the values, members dead, uniform.
-struct Decision {
-    value: Vec<u8>,
-    dead: Vec<u32>,
-    uniform: bool,
+pub(super) struct Decision {
+    pub value: Vec<u8>,
+    pub dead: Vec<u32>,
+    pub uniform: bool,
+}
+
+/// An agreement just joined.
+pub(super) enum Started {
+    /// A communicator of one: decided already.
+    Alone(Decision),
+    /// Sent to mpirun as `id`; its outcome comes on `fd` (the launcher's connection).
+    Sent { id: String, fd: Option<std::os::fd::RawFd> },
+}
+
+/// Agreement `id`'s outcome, if mpirun pushed it.
+pub(super) fn take_decision(st: &mut State, id: &str) -> Option<Decision> {
+    match st.ulfm.agreed.remove(id)? {
+        Push::Agreed { value, dead, uniform, .. } => Some(Decision { value, dead, uniform }),
+        _ => None,
+    }
+}
+
+/// The communicator a shrink of `comm` (whose members were `members` when
+/// it started) builds from decision `d`: the survivors, in order, on the
+/// lowest pair free at all of them, with `comm`'s error handler.
+pub(super) fn shrunk(st: &State, comm: CommId, members: &[u32], d: &Decision, me: u32) -> MpiResult<Comm> {
+    let words: Vec<u64> = d.value.chunks(8).map(|c| c.iter().rev().fold(0u64, |a, b| (a << 8) | u64::from(*b))).collect();
+    let pair = ContextPool::lowest(&words).ok_or_else(|| MpiError::new(ErrorClass::Intern, "no context free at every survivor"))?;
+    let survivors: Vec<u32> = members.iter().copied().filter(|m| !d.dead.contains(m)).collect();
+    let rank = survivors.iter().position(|m| *m == me).ok_or_else(|| MpiError::new(ErrorClass::Intern, "this process is not among the survivors"))?;
+    let mut c = Comm::new(Arc::new(Group::new(survivors)), None, rank, pair, String::new());
+    c.errhandler = st.comms.get(comm).map_or(ErrHandler::Fatal, |p| p.errhandler.clone());
+    Ok(c)
 }
 
 impl Runtime {
@@ -62,26 +92,45 @@ impl Runtime {
     /// not failed when the agreement ended, in `comm`'s order; works on a
     /// revoked communicator. Its error handler is `comm`'s.
     pub fn comm_shrink(&self, comm: CommId) -> MpiResult<CommId> {
-        let mask: Vec<u8> = self.lock().contexts.mask().iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mask: Vec<u8> = {
+            let st = self.lock();
+            st.reservations.offer(&st.contexts).iter().flat_map(|w| w.to_le_bytes()).collect()
+        };
+        let members = Self::members_of(&self.lock(), comm)?;
         let d = self.agreement(comm, mask)?;
-        let words: Vec<u64> = d.value.chunks(8).map(|c| c.iter().rev().fold(0u64, |a, b| (a << 8) | u64::from(*b))).collect();
-        let pair = ContextPool::lowest(&words).ok_or_else(|| MpiError::new(ErrorClass::Intern, "no context free at every survivor"))?;
         let mut st = self.lock();
-        let parent = comm_ref(&st, comm)?;
-        let survivors: Vec<u32> = parent.group.members().iter().copied().filter(|m| !d.dead.contains(m)).collect();
-        let errh = parent.errhandler.clone();
-        let rank = survivors
-            .iter()
-            .position(|m| *m == self.rank)
-            .ok_or_else(|| MpiError::new(ErrorClass::Intern, "this process is not among the survivors"))?;
-        st.contexts.take(pair);
-        let mut c = Comm::new(Arc::new(Group::new(survivors)), None, rank, pair, String::new());
-        c.errhandler = errh;
+        let c = shrunk(&st, comm, &members, &d, self.rank)?;
+        st.contexts.take(c.pair);
         Ok(self.install(&mut st, c, Info::default()))
     }
 
     /// Runs one agreement over `comm` with `value`; see the module doc.
     fn agreement(&self, comm: CommId, value: Vec<u8>) -> MpiResult<Decision> {
+        let (id, fd) = match self.agreement_start(comm, value)? {
+            Started::Alone(d) => return Ok(d),
+            Started::Sent { id, fd } => (id, fd),
+        };
+        let limit = wanmpi_bootstrap::timeout_from_env();
+        let until = Instant::now() + limit;
+        loop {
+            {
+                let mut st = self.lock();
+                self.progress(&mut st)?;
+                self.ulfm_poll(&mut st);
+                if let Some(d) = take_decision(&mut st, &id) {
+                    return Ok(d);
+                }
+            }
+            if Instant::now() >= until {
+                return err(ErrorClass::Other, format!("agreement {id} did not end within {limit:?} (a member neither took part nor failed)"));
+            }
+            self.sleep_on_launcher(fd, Duration::from_millis(2));
+        }
+    }
+
+    /// Joins an agreement over `comm` with `value` (its outcome comes later
+    /// as a push), or decides it at once for a communicator of one.
+    pub(super) fn agreement_start(&self, comm: CommId, value: Vec<u8>) -> MpiResult<Started> {
         let (id, members, acked) = {
             let mut st = self.lock();
             self.ulfm_poll(&mut st);
@@ -100,30 +149,12 @@ impl Runtime {
             (id, members, Self::acked_of(&st, comm))
         };
         if members.len() == 1 {
-            return Ok(Decision { value, dead: Vec::new(), uniform: true });
+            return Ok(Started::Alone(Decision { value, dead: Vec::new(), uniform: true }));
         }
-        let fd = {
-            let mut kv = self.kv.lock().unwrap_or_else(|p| p.into_inner());
-            let k = kv.as_mut().ok_or_else(|| MpiError::new(ErrorClass::UnsupportedOperation, "agree and shrink need mpirun (no launcher)"))?;
-            k.agree_start(&id, members, acked, value).map_err(|e| MpiError::new(ErrorClass::Other, format!("agreement {id}: {e}")))?;
-            k.push_fd()
-        };
-        let limit = wanmpi_bootstrap::timeout_from_env();
-        let until = Instant::now() + limit;
-        loop {
-            {
-                let mut st = self.lock();
-                self.progress(&mut st)?;
-                self.ulfm_poll(&mut st);
-                if let Some(Push::Agreed { value, dead, uniform, .. }) = st.ulfm.agreed.remove(&id) {
-                    return Ok(Decision { value, dead, uniform });
-                }
-            }
-            if Instant::now() >= until {
-                return err(ErrorClass::Other, format!("agreement {id} did not end within {limit:?} (a member neither took part nor failed)"));
-            }
-            self.sleep_on_launcher(fd, Duration::from_millis(2));
-        }
+        let mut kv = self.kv.lock().unwrap_or_else(|p| p.into_inner());
+        let k = kv.as_mut().ok_or_else(|| MpiError::new(ErrorClass::UnsupportedOperation, "agree and shrink need mpirun (no launcher)"))?;
+        k.agree_start(&id, members, acked, value).map_err(|e| MpiError::new(ErrorClass::Other, format!("agreement {id}: {e}")))?;
+        Ok(Started::Sent { fd: k.push_fd(), id })
     }
 
     /// Sleeps until the launcher's connection or the transport has something, or `t`.

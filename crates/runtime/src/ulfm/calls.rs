@@ -131,14 +131,3 @@ impl Runtime {
         st.ulfm.acked.get(&comm.0).cloned().unwrap_or_default()
     }
 }
-
-impl Runtime {
-    /// A request complete from the start, failed with `error` if given:
-    /// what MPIX_Comm_iagree and MPIX_Comm_ishrink return (they run to the
-    /// end when called; see docs/failures.md).
-    pub fn completed_request(&self, error: Option<MpiError>) -> crate::reqtable::Req {
-        let mut s = crate::reqtable::Status::empty();
-        s.error = error;
-        self.lock().reqs.insert(crate::reqtable::Entry::Done(s))
-    }
-}

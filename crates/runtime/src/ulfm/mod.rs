@@ -10,6 +10,7 @@
 //! - `calls.rs`: revoke, failure_ack/get_acked, get_failed/ack_failed;
 //! - `coll.rs`: a blocking collective's step fails rather than hang once
 //!   a member is known failed;
+//! - `nonblocking.rs`: iagree and ishrink, completed by progress;
 //! - `agreement.rs`: agree and shrink, one fault-tolerant agreement decided
 //!   by mpirun's key/value service (`wanmpi_bootstrap::server`'s
 //!   `agree.rs` holds the algorithm).
@@ -25,6 +26,7 @@ mod agreement;
 mod calls;
 pub(crate) mod coll;
 mod identity;
+mod nonblocking;
 mod notices;
 
 pub use agreement::AgreeOutcome;
@@ -52,6 +54,8 @@ pub struct Ulfm {
     last_poll: Option<Instant>,
     /// Communicators' names across processes, and early revokes.
     names: identity::Names,
+    /// iagree and ishrink waiting for their outcome.
+    pending: Vec<nonblocking::Pending>,
 }
 
 impl Ulfm {

@@ -11,13 +11,15 @@ use crate::runtime::{Runtime, State};
 
 impl Runtime {
     /// From the progress loop: at most every `POLL_EVERY`, and only when
-    /// the job tolerates rank failure (otherwise the launcher ends it).
+    /// the job tolerates rank failure (otherwise the launcher ends it);
+    /// every step while an iagree or ishrink waits.
     pub(crate) fn ulfm_tick(&self, st: &mut State) {
-        if !self.opts.tolerate_rank_failure {
+        let waiting = !st.ulfm.pending.is_empty();
+        if !self.opts.tolerate_rank_failure && !waiting {
             return;
         }
         let now = Instant::now();
-        if st.ulfm.last_poll.is_some_and(|t| now.duration_since(t) < POLL_EVERY) {
+        if !waiting && st.ulfm.last_poll.is_some_and(|t| now.duration_since(t) < POLL_EVERY) {
             return;
         }
         st.ulfm.last_poll = Some(now);
@@ -36,6 +38,7 @@ impl Runtime {
             self.apply_push(st, p);
         }
         self.sync_failed(st);
+        self.finish_nonblocking(st);
     }
 
     fn apply_push(&self, st: &mut State, p: Push) {
