@@ -117,6 +117,9 @@ pub struct StackCounters {
     pub cc_backoffs_delay: u32,
     /// T3 expiries it answered by halving cwnd instead of one MTU.
     pub cc_t3_halved: u32,
+    /// T3 expiries with nothing acked since the last one (an outage): cwnd
+    /// one MTU, ssthresh kept.
+    pub cc_t3_silent: u32,
 }
 
 impl StackCounters {
@@ -137,6 +140,7 @@ impl StackCounters {
             cc_backoffs_rate: s.raw[stat::WANMPI_LT_BACKOFFS_RATE],
             cc_backoffs_delay: s.raw[stat::WANMPI_LT_BACKOFFS_DELAY],
             cc_t3_halved: s.raw[stat::WANMPI_LT_T3_HALVED],
+            cc_t3_silent: s.raw[stat::WANMPI_LT_T3_SILENT],
         }
     }
 }
@@ -252,8 +256,8 @@ impl fmt::Display for Counters {
         if usrsctp_sys::PATCHED {
             write!(
                 f,
-                "\n  usrsctp patched: tail-loss probes {}, loss-tolerant cc: losses tolerated {}, back-offs for loss rate {}, for delay {}, T3 expiries halved {}",
-                s.tlp_probes, s.cc_tolerated, s.cc_backoffs_rate, s.cc_backoffs_delay, s.cc_t3_halved
+                "\n  usrsctp patched: tail-loss probes {}, loss-tolerant cc: losses tolerated {}, back-offs for loss rate {}, for delay {}, T3 expiries halved {}, taken as silence {}",
+                s.tlp_probes, s.cc_tolerated, s.cc_backoffs_rate, s.cc_backoffs_delay, s.cc_t3_halved, s.cc_t3_silent
             )
         } else {
             write!(f, "\n  usrsctp: Debian's library (no tail-loss probe, no loss-tolerant cc)")

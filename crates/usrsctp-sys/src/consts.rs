@@ -107,14 +107,16 @@ pub mod stat {
     pub const TIMODATA: usize = 68;
     pub const TIMOHEARTBEAT: usize = 73;
     pub const BADSUM: usize = 98;
-    /// `sctps_reserved[0..5]`, used by the patched library (always 0 in
+    /// `sctps_reserved[0..6]`, used by the patched library (always 0 in
     /// Debian's): tail-loss probes sent (patch 0002), losses the
     /// loss-tolerant module did not back off for, its back-offs for the
     /// loss rate and for the delay (0003), T3 expiries it answered by
-    /// halving cwnd rather than collapsing it (0006).
+    /// halving cwnd rather than collapsing it (0006), repeated expiries
+    /// with nothing acked between, taken as silence (0007).
     pub const WANMPI_TLP_PROBES: usize = 135;
     pub const WANMPI_LT_TOLERATED: usize = 136;
     pub const WANMPI_LT_BACKOFFS_RATE: usize = 137;
     pub const WANMPI_LT_BACKOFFS_DELAY: usize = 138;
     pub const WANMPI_LT_T3_HALVED: usize = 139;
+    pub const WANMPI_LT_T3_SILENT: usize = 140;
 }
