@@ -19,7 +19,8 @@ use crate::options::WanPeers;
 /// How often peers whose path is not measured yet are looked at again.
 const RECHECK: Duration = Duration::from_millis(100);
 /// After this, peers still unmeasured stay without a window (a transport
-/// that measures nothing, such as sctp) and the progress loop stops asking.
+/// that measures nothing, or a round trip below a millisecond that sctp
+/// reports as 0) and the progress loop stops asking.
 const GIVE_UP: Duration = Duration::from_secs(10);
 
 /// What is known of each peer's distance.

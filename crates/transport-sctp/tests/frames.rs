@@ -22,6 +22,10 @@ fn two_ranks_exchange_frames_in_order_on_every_stream() {
             }
         }
         let got = recv_n(&mut t, (per_stream * 10) as usize, Duration::from_secs(30));
+        // The path as the runtime sees it: measured, near, nothing lost.
+        let path = t.path(other).expect("an association's path");
+        assert!(path.sent >= u64::from(per_stream) * 10 && path.loss == 0.0, "{path:?}");
+        assert_ne!(path.is_far(), Some(true), "a loopback peer is not far: {path:?}");
         // Nobody shuts down before the other has received everything.
         drain(&mut t);
         done.wait();

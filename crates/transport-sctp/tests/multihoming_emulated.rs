@@ -122,6 +122,10 @@ fn rank(mut t: SctpTransport, emu: &Emulation, cut_at: &Mutex<Option<Instant>>, 
     let mut o = Outcome::default();
     // 10 ms one way: the association's srtt (about 20 ms) is far
     assert!(t.wants_progress_thread(), "rank {}: a peer 20 ms away must ask for the progress thread", t.rank());
+    // ... and counts as far, so the runtime grants it the WAN window.
+    let path = t.path(1 - t.rank()).expect("an association's path");
+    assert_eq!(path.is_far(), Some(true), "rank {}: a peer 20 ms away is far: {path:?}", t.rank());
+    assert!(path.srtt >= Duration::from_millis(15), "rank {}: srtt {:?} for a 20 ms round trip", t.rank(), path.srtt);
     if t.rank() == 0 {
         send_paced(&mut t, PACED, |_, sent| {
             if sent == CUT_AFTER {
