@@ -429,21 +429,20 @@ impl Transport for SctpTransport {
         })
     }
 
-    /// The association's smoothed round trip (usrsctp's, in ms) or, below
-    /// a millisecond, the glue's probe-measured one; loss is DATA chunks
-    /// sent again over those sent. The runtime grants a far peer its WAN
-    /// window from this (without it every long message to an sctp peer
-    /// paid a rendezvous round trip: a 128 KiB farm at 20 ms ran 2.8x its
-    /// compute bound).
+    /// The association's smoothed round trip (usrsctp's, in whole ms: the
+    /// middle of that millisecond, so an established association that
+    /// reads 0 counts as measured and near) or the glue's probe-measured
+    /// one when it has several paths; loss is DATA chunks sent again over
+    /// those sent. The runtime grants a far peer its WAN window from this
+    /// (without it every long message to an sctp peer paid a rendezvous
+    /// round trip: a 128 KiB farm at 20 ms ran 2.8x its compute bound).
     fn path(&self, peer: PeerId) -> Option<wanmpi_transport::PathStats> {
         let p = self.peers.get(peer as usize)?.as_ref().filter(|p| !p.closed)?;
         let (a, sock) = (p.assoc?, self.sock.as_ref()?);
         let st = sock.info::<sys::sctp_status>(a, sys::SCTP_STATUS).ok()?;
         let glue = p.paths.as_ref().and_then(|ps| ps.paths.get(ps.active)).and_then(|s| s.srtt);
-        let srtt = match Duration::from_millis(u64::from(st.sstat_primary.spinfo_srtt)) {
-            d if d.is_zero() => glue.unwrap_or_default(),
-            d => d,
-        };
+        let whole_ms = Duration::from_micros(u64::from(st.sstat_primary.spinfo_srtt) * 1000 + 500);
+        let srtt = glue.filter(|g| !g.is_zero()).unwrap_or(whole_ms);
         let s = &p.link.stats;
         let (sent, again) = (s.data_chunks_out.load(Relaxed), s.retransmitted_chunks.load(Relaxed));
         let loss = if sent == 0 { 0.0 } else { again as f64 / sent as f64 };
