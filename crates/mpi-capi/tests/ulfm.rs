@@ -77,6 +77,22 @@ struct Cut {
     id: String,
 }
 
+/// An iagree a member never joins fails after the bootstrap timeout, as
+/// the blocking agree does, instead of leaving MPI_Wait waiting forever.
+#[test]
+fn an_iagree_nobody_else_joins_fails_at_the_bootstrap_timeout() {
+    let exe = compile_own(&prefix().join("bin/mpicc"), "ulfm_iagree_bound", "mpicc");
+    let out = Command::new(mpirun())
+        .env("WANMPI_BOOTSTRAP_TIMEOUT", "3")
+        .args(["-x", "WANMPI_BOOTSTRAP_TIMEOUT", "-n", "2", "--timeout", "60"])
+        .arg(&exe)
+        .output()
+        .expect("run mpirun");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{}", stdout.trim());
+    assert!(out.status.success() && stdout.contains("PASS ulfm_iagree_bound"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// Three ranks across the emulator, 20 ms apart; every link cut, then
 /// rank 2 killed.
 fn cut_and_kill(tolerate: bool, emu: &std::path::Path) -> Cut {

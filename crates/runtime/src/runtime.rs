@@ -129,11 +129,9 @@ impl Runtime {
 
     /// One progress step under the lock: drain arrivals, send what can go.
     pub(crate) fn progress(&self, st: &mut State) -> MpiResult<()> {
-        // The launcher's word on deaths and revokes (ULFM); only when the
-        // job outlives a failure, else the launcher ends it.
-        if self.opts.tolerate_rank_failure {
-            self.ulfm_tick(st);
-        }
+        // The launcher's word on deaths and revokes (ULFM) when the job
+        // outlives a failure, and on a pending iagree or ishrink always.
+        self.ulfm_tick(st);
         let State { engine, transport, arrivals, .. } = st;
         let io = |e: wanmpi_transport::TransportError| MpiError::new(ErrorClass::Other, format!("transport: {e}"));
         let got = transport.poll_recv(&mut |ev| engine.handle_incoming(ev)).map_err(io)? as u64;

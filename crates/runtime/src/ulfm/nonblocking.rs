@@ -7,10 +7,13 @@
 //! An ishrink's communicator exists (without a context) from the call on,
 //! as MPI_Comm_idup's does; the pairs it offers stay reserved until the
 //! outcome, so no communicator created meanwhile takes the one it gets.
+//! As the blocking agreement, a request whose agreement has not ended
+//! within the bootstrap timeout fails (a member neither joined nor died).
 //! It offers the lowest `SHRINK_WINDOW` free pairs, not all: a reservation
 //! of every free pair would leave none for those communicators.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 
@@ -30,6 +33,9 @@ pub(crate) struct Pending {
     req: Req,
     id: String,
     kind: Kind,
+    /// As the blocking agreement does, the request fails after the
+    /// bootstrap timeout if a member neither took part nor failed.
+    until: Instant,
 }
 
 enum Kind {
@@ -57,7 +63,7 @@ impl Runtime {
         let kind = Kind::Agree { flag: flag as usize };
         match started {
             Started::Alone(d) => finish(&mut st, req, &kind, d, self.rank),
-            Started::Sent { id, .. } => st.ulfm.pending.push(Pending { req, id, kind }),
+            Started::Sent { id, .. } => st.ulfm.pending.push(Pending::new(req, id, kind)),
         }
         Ok(req)
     }
@@ -97,23 +103,51 @@ impl Runtime {
         let kind = Kind::Shrink { new, members, reserved };
         match started {
             Started::Alone(d) => finish(&mut st, req, &kind, d, self.rank),
-            Started::Sent { id, .. } => st.ulfm.pending.push(Pending { req, id, kind }),
+            Started::Sent { id, .. } => st.ulfm.pending.push(Pending::new(req, id, kind)),
         }
         Ok((new, req))
     }
 
-    /// From progress: completes the nonblocking agreements whose outcome came.
+    /// From progress: completes the nonblocking agreements whose outcome
+    /// came, and fails those past their time.
     pub(crate) fn finish_nonblocking(&self, st: &mut State) {
+        let now = Instant::now();
         let mut i = 0;
         while i < st.ulfm.pending.len() {
-            let Some(d) = take_decision(st, &st.ulfm.pending[i].id.clone()) else {
+            let decided = take_decision(st, &st.ulfm.pending[i].id.clone());
+            if decided.is_none() && now < st.ulfm.pending[i].until {
                 i += 1;
                 continue;
-            };
+            }
             let p = st.ulfm.pending.swap_remove(i);
-            finish(st, p.req, &p.kind, d, self.rank);
+            match decided {
+                Some(d) => finish(st, p.req, &p.kind, d, self.rank),
+                None => give_up(st, &p),
+            }
             st.activity += 1;
         }
+    }
+}
+
+impl Pending {
+    fn new(req: Req, id: String, kind: Kind) -> Pending {
+        Pending { req, id, kind, until: Instant::now() + wanmpi_bootstrap::timeout_from_env() }
+    }
+}
+
+/// Fails `p`'s request: its agreement did not end in time.
+fn give_up(st: &mut State, p: &Pending) {
+    if let Kind::Shrink { new, reserved, .. } = &p.kind {
+        for r in reserved {
+            st.reservations.release(*r);
+        }
+        st.comms.remove(*new);
+    }
+    let why = format!("agreement {} did not end within {:?} (a member neither took part nor failed)", p.id, wanmpi_bootstrap::timeout_from_env());
+    if let Some(e) = st.reqs.get_mut(p.req) {
+        let mut s = Status::empty();
+        s.error = Some(MpiError::new(ErrorClass::Other, why));
+        *e = Entry::Done(s);
     }
 }
 
