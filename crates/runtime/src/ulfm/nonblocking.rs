@@ -7,10 +7,11 @@
 //! An ishrink's communicator exists (without a context) from the call on,
 //! as MPI_Comm_idup's does; the pairs it offers stay reserved until the
 //! outcome, so no communicator created meanwhile takes the one it gets.
-//! As the blocking agreement, a request whose agreement has not ended
-//! within the bootstrap timeout fails (a member neither joined nor died).
 //! It offers the lowest `SHRINK_WINDOW` free pairs, not all: a reservation
 //! of every free pair would leave none for those communicators.
+//!
+//! As with the blocking agreement, a request whose agreement has not ended
+//! within the bootstrap timeout fails (a member neither joined nor died).
 
 use std::sync::Arc;
 use std::time::Instant;
