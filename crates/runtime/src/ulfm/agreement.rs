@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use wanmpi_bootstrap::Push;
 use wanmpi_engine::{error::err, ErrorClass, MpiError, MpiResult};
 
+use crate::agree::{bytes_to_words, words_to_bytes};
 use crate::comm::{Comm, CommId};
 use crate::context::ContextPool;
 use crate::errhandler::ErrHandler;
@@ -48,6 +49,17 @@ pub(super) struct Decision {
     pub uniform: bool,
 }
 
+impl Decision {
+    /// The agreed flag of an agree (the value's first 4 bytes).
+    pub fn flag(&self) -> i32 {
+        let mut b = [0u8; 4];
+        for (x, y) in b.iter_mut().zip(&self.value) {
+            *x = *y;
+        }
+        i32::from_le_bytes(b)
+    }
+}
+
 /// An agreement just joined.
 pub(super) enum Started {
     /// A communicator of one: decided already.
@@ -68,8 +80,8 @@ pub(super) fn take_decision(st: &mut State, id: &str) -> Option<Decision> {
 /// it started) builds from decision `d`: the survivors, in order, on the
 /// lowest pair free at all of them, with `comm`'s error handler.
 pub(super) fn shrunk(st: &State, comm: CommId, members: &[u32], d: &Decision, me: u32) -> MpiResult<Comm> {
-    let words: Vec<u64> = d.value.chunks(8).map(|c| c.iter().rev().fold(0u64, |a, b| (a << 8) | u64::from(*b))).collect();
-    let pair = ContextPool::lowest(&words).ok_or_else(|| MpiError::new(ErrorClass::Intern, "no context free at every survivor"))?;
+    let pair =
+        ContextPool::lowest(&bytes_to_words(&d.value)).ok_or_else(|| MpiError::new(ErrorClass::Intern, "no context free at every survivor"))?;
     let survivors: Vec<u32> = members.iter().copied().filter(|m| !d.dead.contains(m)).collect();
     let rank = survivors.iter().position(|m| *m == me).ok_or_else(|| MpiError::new(ErrorClass::Intern, "this process is not among the survivors"))?;
     let mut c = Comm::new(Arc::new(Group::new(survivors)), None, rank, pair, String::new());
@@ -81,11 +93,7 @@ impl Runtime {
     /// MPIX_Comm_agree: the AND of `flag` over the members that take part.
     pub fn comm_agree(&self, comm: CommId, flag: i32) -> MpiResult<AgreeOutcome> {
         let d = self.agreement(comm, flag.to_le_bytes().to_vec())?;
-        let mut b = [0u8; 4];
-        for (i, x) in d.value.iter().take(4).enumerate() {
-            b[i] = *x;
-        }
-        Ok(AgreeOutcome { flag: i32::from_le_bytes(b), unacknowledged: !d.uniform })
+        Ok(AgreeOutcome { flag: d.flag(), unacknowledged: !d.uniform })
     }
 
     /// MPIX_Comm_shrink: a new communicator of `comm`'s members that had
@@ -94,7 +102,7 @@ impl Runtime {
     pub fn comm_shrink(&self, comm: CommId) -> MpiResult<CommId> {
         let mask: Vec<u8> = {
             let st = self.lock();
-            st.reservations.offer(&st.contexts).iter().flat_map(|w| w.to_le_bytes()).collect()
+            words_to_bytes(&st.reservations.offer(&st.contexts))
         };
         let members = Self::members_of(&self.lock(), comm)?;
         let d = self.agreement(comm, mask)?;

@@ -19,6 +19,7 @@ use std::time::Instant;
 use wanmpi_engine::{ErrorClass, MpiError, MpiResult};
 
 use super::agreement::{shrunk, take_decision, Decision, Started};
+use crate::agree::words_to_bytes;
 use crate::comm::{Comm, CommId};
 use crate::context::WORDS;
 use crate::group::Group;
@@ -91,8 +92,7 @@ impl Runtime {
             }
             (offer, reserved, members, st.comms.insert(placeholder))
         };
-        let value: Vec<u8> = offer.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let started = self.agreement_start(comm, value).inspect_err(|_| {
+        let started = self.agreement_start(comm, words_to_bytes(&offer)).inspect_err(|_| {
             let mut st = self.lock();
             for p in &reserved {
                 st.reservations.release(*p);
@@ -156,14 +156,10 @@ fn give_up(st: &mut State, p: &Pending) {
 fn finish(st: &mut State, req: Req, kind: &Kind, d: Decision, me: u32) {
     let error = match kind {
         Kind::Agree { flag } => {
-            let mut b = [0u8; 4];
-            for (x, y) in b.iter_mut().zip(&d.value) {
-                *x = *y;
-            }
             // A freed request's flag is not the program's to expect any more.
             if st.reqs.get(req).is_some() {
                 // SAFETY: `comm_iagree`'s contract keeps the flag valid until now.
-                unsafe { *(*flag as *mut i32) = i32::from_le_bytes(b) };
+                unsafe { *(*flag as *mut i32) = d.flag() };
             }
             (!d.uniform)
                 .then(|| MpiError::new(ErrorClass::ProcFailed, "a member of the communicator failed and not every participant had acknowledged it"))
